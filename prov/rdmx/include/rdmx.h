@@ -1,0 +1,101 @@
+/*
+ * rdmx: root header. Everything in the provider includes this first: the
+ * provider descriptor, logging, run-time parameters and small helpers.
+ */
+#ifndef RDMX_H
+#define RDMX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_prov.h>
+#include <rdma/providers/fi_log.h>
+
+#define RDMX_PROV_NAME		"rdmx"
+#define RDMX_PROV_VERSION	FI_VERSION(0, 1)
+#define RDMX_API_VERSION	FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+/* Protocol spoken on the wire; bumped only with negotiated feature bits. */
+#define RDMX_WIRE_VERSION	1
+
+/* The value reported in ep_attr->protocol: a provider-specific protocol. */
+#define RDMX_PROTO		(FI_PROV_SPECIFIC | 0x52444d)
+
+#define RDMX_EXPORT		__attribute__((visibility("default")))
+
+extern struct fi_provider rdmx_prov;
+
+#define RDMX_WARN(subsys, ...)	FI_WARN(&rdmx_prov, subsys, __VA_ARGS__)
+#define RDMX_INFO(subsys, ...)	FI_INFO(&rdmx_prov, subsys, __VA_ARGS__)
+#ifdef RDMX_DEBUG
+#define RDMX_DBG(subsys, ...)	FI_LOG(&rdmx_prov, FI_LOG_DEBUG, subsys, __VA_ARGS__)
+#else
+#define RDMX_DBG(subsys, ...)	do { } while (0)
+#endif
+
+/* Run-time parameters (FI_RDMX_*), read once at provider load. */
+struct rdmx_params {
+	char	*iface;		/* FI_RDMX_IFACE: only this interface */
+	size_t	tx_size;	/* FI_RDMX_TX_SIZE: send queue depth */
+	size_t	rx_size;	/* FI_RDMX_RX_SIZE: receive queue depth */
+	size_t	inject_size;	/* FI_RDMX_INJECT_SIZE */
+	size_t	mtu;		/* FI_RDMX_MTU: cap on the device packet size */
+	size_t	rx_bufs;	/* FI_RDMX_RX_BUFS: device buffers posted */
+	size_t	sockbuf;	/* FI_RDMX_SOCKBUF: UDP socket buffer bytes */
+	size_t	cq_size;	/* FI_RDMX_CQ_SIZE: default CQ depth */
+};
+
+extern struct rdmx_params g_rdmx_params;
+
+/* Defines the FI_RDMX_* parameters and reads their values. */
+void rdmx_params_initialize(void);
+
+/* Reference counts of parent objects, changed from any thread. */
+static inline void rdmx_ref_get(int *refs)
+{
+	__atomic_add_fetch(refs, 1, __ATOMIC_RELAXED);
+}
+
+static inline void rdmx_ref_put(int *refs)
+{
+	__atomic_sub_fetch(refs, 1, __ATOMIC_RELAXED);
+}
+
+static inline int rdmx_ref_read(int *refs)
+{
+	return __atomic_load_n(refs, __ATOMIC_RELAXED);
+}
+
+#define rdmx_container_of(ptr, type, field) \
+	((type *) ((char *) (ptr) - offsetof(type, field)))
+
+#define RDMX_MIN(a, b)	((a) < (b) ? (a) : (b))
+#define RDMX_MAX(a, b)	((a) > (b) ? (a) : (b))
+
+#define RDMX_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Total length of an iovec array. */
+static inline size_t rdmx_iov_len(const struct iovec *iov, size_t count)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+/*
+ * Copies up to len bytes from buf into the iovec array; returns the number
+ * of bytes copied.
+ */
+size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
+			const void *buf, size_t len);
+
+/* Copies the whole iovec array into buf; returns the bytes copied. */
+size_t rdmx_copy_from_iov(void *buf, const struct iovec *iov, size_t count);
+
+#endif /* RDMX_H */

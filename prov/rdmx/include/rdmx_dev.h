@@ -1,0 +1,177 @@
+/*
+ * rdmx: the device contract (see docs/DESIGN in shared/ and
+ * prov/rdmx/src/README.md). A device moves datagrams of up to caps.mtu
+ * bytes between raw queues: sends from a scatter list to an address
+ * handle, receives into buffers posted earlier, and reports both through
+ * a completion queue polled by the rdm layer. Delivery is unordered; a
+ * device either is reliable (efa) or will be made so by swsrd.
+ *
+ * The rdm layer never asks which device it runs on, only what
+ * rdmx_dev_caps says it can do.
+ */
+#ifndef RDMX_DEV_H
+#define RDMX_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <rdma/fi_errno.h>
+
+/*
+ * Completion statuses: name, FI_E* code handed to the application, text.
+ * Device-specific statuses (errno, ibv_wc_status) are translated into
+ * these inside the device, in one place.
+ */
+#define RDMX_DEV_STATUSES(X)						\
+	X(OK,		0,			"success")		\
+	X(RNR,		FI_ENORX,		"receiver not ready")	\
+	X(UNREACH,	FI_EHOSTUNREACH,	"peer unreachable")	\
+	X(MSGSIZE,	FI_EMSGSIZE,		"packet too large")	\
+	X(FLUSHED,	FI_ECANCELED,		"flushed on close")	\
+	X(IO,		FI_EIO,			"device error")
+
+enum rdmx_dev_status {
+#define RDMX_DEV_STATUS_ENUM(name, code, text) RDMX_DEV_##name,
+	RDMX_DEV_STATUSES(RDMX_DEV_STATUS_ENUM)
+#undef RDMX_DEV_STATUS_ENUM
+	RDMX_DEV_STATUS_MAX
+};
+
+/* The positive FI_E* code of a status (0 for OK). */
+int rdmx_dev_status_errno(enum rdmx_dev_status status);
+
+/* A short lowercase description of a status. */
+const char *rdmx_dev_status_str(enum rdmx_dev_status status);
+
+/* Capability flags. */
+#define RDMX_DEV_CAP_RDMA_READ	(1ULL << 0)
+#define RDMX_DEV_CAP_RDMA_WRITE	(1ULL << 1)
+#define RDMX_DEV_CAP_RELIABLE	(1ULL << 2)
+
+/* The largest raw address of any device, in bytes. */
+#define RDMX_DEV_ADDR_MAX	32
+/* The most scatter entries a send may carry. */
+#define RDMX_DEV_SGE_MAX	8
+
+struct rdmx_dev_caps {
+	size_t		mtu;		/* largest datagram, bytes */
+	size_t		max_inline;	/* sends up to this may be reused at once */
+	size_t		sq_size;	/* sends outstanding at most */
+	size_t		rq_size;	/* receives posted at most */
+	uint64_t	flags;		/* RDMX_DEV_CAP_* */
+};
+
+enum rdmx_dev_op {
+	RDMX_DEV_OP_SEND,
+	RDMX_DEV_OP_RECV,
+};
+
+struct rdmx_ah;
+
+struct rdmx_dev_cqe {
+	uint64_t		wr_id;
+	enum rdmx_dev_op	op;
+	enum rdmx_dev_status	status;
+	uint32_t		len;		/* received bytes */
+	struct rdmx_ah		*src_ah;	/* sender's handle, if one exists */
+	const void		*src_addr;	/* sender's raw address, or NULL */
+};
+
+/* An address handle: the device's reference to one remote queue. */
+struct rdmx_ah {
+	void		*context;	/* the rdm layer's peer, or NULL */
+};
+
+struct rdmx_dev;
+
+/* One place a device can be opened: for udp, an interface address. */
+struct rdmx_dev_domain {
+	char		name[32];			/* domain name */
+	uint8_t		addr[RDMX_DEV_ADDR_MAX];	/* canonical source */
+	size_t		mtu;				/* datagram bytes */
+};
+
+/* What the rdm layer asks of a device when it opens one. */
+struct rdmx_dev_attr {
+	const void	*src_addr;	/* raw address to bind, or NULL */
+	size_t		sq_size;
+	size_t		rq_size;
+};
+
+/* Flags for post_send. */
+#define RDMX_DEV_SEND_MORE	(1U << 0)	/* more sends follow: batch */
+
+struct rdmx_dev_ops {
+	const char	*name;
+	size_t		addr_size;	/* canonical raw address bytes */
+
+	/* The fi_info addr_format of a canonical address. */
+	uint32_t	(*addr_format)(const void *canon);
+
+	/*
+	 * Checks an application-supplied address of len bytes and writes its
+	 * canonical raw form (addr_size bytes) to canon; returns 0 or
+	 * -FI_EINVAL. Needs no open device: AVs use it.
+	 */
+	int	(*addr_canon)(const void *addr, size_t len, void *canon);
+	/* Bytes of the application form of a canonical address. */
+	size_t	(*addr_len)(const void *canon);
+	/* Printable form ("fi_sockaddr_in://1.2.3.4:5"), NUL-terminated. */
+	void	(*addr_str)(const void *canon, char *buf, size_t len);
+
+	/*
+	 * Resolves a node/service pair (either may be NULL) to a canonical
+	 * address; 0 or -FI_ENODATA.
+	 */
+	int	(*resolve)(const char *node, const char *service, void *canon);
+	/*
+	 * Lists where an endpoint could be opened, best first: the domain
+	 * owning src when src is given, else the one that routes to dest when
+	 * dest is given, else every usable one. Returns how many it wrote
+	 * (at most max), 0 when none fits, or a negative -FI_E*.
+	 */
+	int	(*domains)(const void *src, const void *dest,
+			   struct rdmx_dev_domain *out, size_t max);
+
+	int	(*open)(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p);
+	void	(*close)(struct rdmx_dev *dev);
+	/* Writes the canonical raw address of the open device to canon. */
+	void	(*getname)(struct rdmx_dev *dev, void *canon);
+
+	/*
+	 * Returns a handle for a canonical raw address; the same address
+	 * yields the same handle, reference counted. 0 or -FI_E*.
+	 */
+	int	(*ah_create)(struct rdmx_dev *dev, const void *canon,
+			     struct rdmx_ah **ah_p);
+	void	(*ah_destroy)(struct rdmx_dev *dev, struct rdmx_ah *ah);
+
+	/*
+	 * Queues a datagram gathered from iov to ah. The iov memory must stay
+	 * untouched until the send completes. Returns 0 or -FI_EAGAIN when
+	 * the send queue is full.
+	 */
+	int	(*post_send)(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			     const struct iovec *iov, size_t iov_cnt,
+			     uint64_t wr_id, unsigned flags);
+	/* Posts a receive buffer; 0 or -FI_EAGAIN when the queue is full. */
+	int	(*post_recv)(struct rdmx_dev *dev, void *buf, size_t len,
+			     uint64_t wr_id);
+	/*
+	 * Makes progress and returns up to max completions (0 when none).
+	 * A receive completion's src_addr stays valid until the next poll.
+	 */
+	int	(*poll_cq)(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe,
+			   int max);
+};
+
+struct rdmx_dev {
+	const struct rdmx_dev_ops	*ops;
+	struct rdmx_dev_caps		caps;
+	/* Packets dropped by the device before the rdm layer saw them. */
+	uint64_t			rx_dropped;
+};
+
+extern const struct rdmx_dev_ops rdmx_dev_udp_ops;
+
+#endif /* RDMX_DEV_H */

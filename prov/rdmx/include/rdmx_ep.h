@@ -1,0 +1,150 @@
+/*
+ * rdmx: the RDM endpoint. It owns one device queue pair, the send and
+ * receive entry pools, the packet buffers posted to the device, the
+ * matching queues, and a peer entry per AV address it has talked to.
+ */
+#ifndef RDMX_EP_H
+#define RDMX_EP_H
+
+#include <rdma/fi_endpoint.h>
+
+#include "rdmx_dev.h"
+#include "rdmx_match.h"
+#include "rdmx_pool.h"
+#include "rdmx_wire.h"
+
+struct rdmx_av;
+struct rdmx_cq;
+struct rdmx_domain;
+
+/* What this endpoint knows of one AV address it sends to. */
+struct rdmx_peer {
+	struct rdmx_ah	*ah;
+	fi_addr_t	addr;
+	uint32_t	next_msg_id;	/* msg_id of the next message sent */
+};
+
+/* A send between posting and its device completion. */
+struct rdmx_txe {
+	void			*context;
+	uint64_t		cq_flags;	/* FI_SEND | FI_MSG or FI_TAGGED */
+	bool			completion;	/* write a CQ entry on success */
+	size_t			len;
+	uint64_t		tag;
+	fi_addr_t		addr;
+	struct rdmx_wire_eager	hdr;
+	struct iovec		iov[1 + RDMX_IOV_LIMIT];
+	size_t			iov_cnt;
+	uint8_t			inject[];	/* payload copied at post time */
+};
+
+/* Counters a user can read at close (FI_LOG_LEVEL=info). */
+struct rdmx_ep_stats {
+	uint64_t	rx_malformed;	/* packets failing validation */
+	uint64_t	rx_no_memory;	/* unexpected messages lost to ENOMEM */
+	uint64_t	rx_unexpected;	/* messages that arrived before a recv */
+	uint64_t	tx_errors;	/* sends the device failed */
+};
+
+struct rdmx_ep {
+	struct fid_ep		ep_fid;
+	struct rdmx_domain	*domain;
+	struct rdmx_av		*av;
+	struct rdmx_cq		*tx_cq;
+	struct rdmx_cq		*rx_cq;
+	bool			tx_selective;
+	bool			rx_selective;
+	bool			enabled;
+	uint64_t		caps;
+	uint64_t		tx_op_flags;
+	uint64_t		rx_op_flags;
+	size_t			max_msg_size;
+	size_t			inject_size;
+	size_t			tx_size;
+	size_t			rx_size;
+
+	struct rdmx_dev		*dev;
+	struct rdmx_pool	txe_pool;	/* of struct rdmx_txe */
+	struct rdmx_pool	rxe_pool;	/* of struct rdmx_rxe */
+	uint8_t			*rx_bufs;	/* packet buffers for the device */
+	size_t			rx_buf_size;
+	size_t			rx_buf_cnt;
+
+	struct rdmx_match_queue	msg_q;
+	struct rdmx_match_queue	tag_q;
+	struct rdmx_peer	**peers;	/* by fi_addr, made on first use */
+	size_t			peer_cap;
+	struct rdmx_ep_stats	stats;
+};
+
+static inline struct rdmx_ep *rdmx_ep(struct fid_ep *ep_fid)
+{
+	return rdmx_container_of(ep_fid, struct rdmx_ep, ep_fid);
+}
+
+/* fi_endpoint. 0 or -FI_E*. */
+int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **ep_p, void *context);
+
+/* The peer entry for fi_addr, made on first use; NULL if not in the AV. */
+struct rdmx_peer *rdmx_ep_peer(struct rdmx_ep *ep, fi_addr_t addr);
+
+/* Drops the peer entry of an address removed from the AV. */
+void rdmx_ep_forget_peer(struct rdmx_ep *ep, fi_addr_t addr);
+
+/* Polls the device and handles what completed; domain lock held. */
+void rdmx_ep_progress(struct rdmx_ep *ep);
+
+/* The message and tagged interfaces (rdmx_msg.c). */
+extern struct fi_ops_msg rdmx_msg_ops;
+extern struct fi_ops_tagged rdmx_tagged_ops;
+
+/* Operation flags accepted by the *msg calls. */
+#define RDMX_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | \
+			   FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
+			   FI_DELIVERY_COMPLETE | FI_MORE)
+#define RDMX_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE)
+
+/* What one send asks for, whichever call posted it. */
+struct rdmx_send_req {
+	const struct iovec	*iov;
+	size_t			iov_cnt;
+	fi_addr_t		dest;
+	uint64_t		tag;
+	uint64_t		data;
+	void			*context;
+	uint64_t		flags;	/* FI_TAGGED, FI_REMOTE_CQ_DATA, FI_INJECT,
+					   FI_COMPLETION, FI_MORE */
+	bool			inject_op; /* fi_inject: no completion at all */
+};
+
+/* What one receive asks for, whichever call posted it. */
+struct rdmx_recv_req {
+	const struct iovec	*iov;
+	size_t			iov_cnt;
+	fi_addr_t		src;
+	uint64_t		tag;
+	uint64_t		ignore;
+	void			*context;
+	uint64_t		flags;	/* FI_TAGGED, FI_COMPLETION */
+};
+
+/* Eager protocol (rdmx_eager.c); both take the domain lock. */
+ssize_t rdmx_eager_send(struct rdmx_ep *ep, const struct rdmx_send_req *req);
+ssize_t rdmx_eager_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req);
+
+/* Handles a received eager packet from src; domain lock held. */
+void rdmx_eager_handle(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+		       fi_addr_t src);
+
+/* Completes a send the device finished; domain lock held. */
+void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
+			  enum rdmx_dev_status status);
+
+/* Cancels a posted receive by context; 0 or -FI_ENOENT. */
+int rdmx_eager_cancel(struct rdmx_ep *ep, void *context);
+
+/* Frees every posted receive and unexpected message (endpoint close). */
+void rdmx_eager_drain(struct rdmx_ep *ep);
+
+#endif /* RDMX_EP_H */

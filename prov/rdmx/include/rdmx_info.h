@@ -1,0 +1,55 @@
+/*
+ * rdmx: fi_getinfo. Builds one fi_info per device domain describing what
+ * rdmx really does there, and filters and narrows it against the hints.
+ */
+#ifndef RDMX_INFO_H
+#define RDMX_INFO_H
+
+#include <rdma/fabric.h>
+
+#include "rdmx_dev.h"
+
+/* Capabilities, split the way fi_getinfo(3) splits them. */
+#define RDMX_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND)
+#define RDMX_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
+			 FI_SOURCE)
+#define RDMX_DOM_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define RDMX_CAPS	(RDMX_TX_CAPS | RDMX_RX_CAPS | RDMX_DOM_CAPS)
+#define RDMX_PRIMARY_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \
+			 FI_MULTICAST | FI_NAMED_RX_CTX | FI_DIRECTED_RECV | \
+			 FI_READ | FI_WRITE | FI_RECV | FI_SEND | \
+			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_VARIABLE_MSG | \
+			 FI_HMEM | FI_COLLECTIVE)
+#define RDMX_SECONDARY_CAPS (FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | \
+			 FI_SHARED_AV | FI_TRIGGER | FI_FENCE | \
+			 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE_ERR | \
+			 FI_RMA_PMEM)
+
+/* Bytes of provider error text a CQ error entry may carry. */
+#define RDMX_ERR_DATA_MAX	128
+
+/* Largest message the eager protocol carries on a device of this MTU. */
+size_t rdmx_info_max_msg(size_t mtu);
+
+/* The fi_info rdmx offers on one device domain; NULL on no memory. */
+struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,
+			       const struct rdmx_dev_domain *dom,
+			       uint32_t version);
+
+/*
+ * Whether prov satisfies hints (fi_getinfo(3) rules); 0 or -FI_ENODATA,
+ * logging at info level which attribute did not fit.
+ */
+int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
+		    uint32_t version);
+
+/* Narrows prov to what the hints asked for (caps, modes, levels). */
+void rdmx_info_narrow(struct fi_info *prov, const struct fi_info *hints,
+		      uint32_t version);
+
+/* The provider's getinfo entry point. */
+int rdmx_getinfo(uint32_t version, const char *node, const char *service,
+		 uint64_t flags, const struct fi_info *hints,
+		 struct fi_info **info);
+
+#endif /* RDMX_INFO_H */

@@ -1,0 +1,50 @@
+/*
+ * rdmx: fixed-size object pools. All objects are carved from one block at
+ * construction, so taking and returning one never calls malloc.
+ */
+#ifndef RDMX_POOL_H
+#define RDMX_POOL_H
+
+#include <stddef.h>
+
+struct rdmx_pool_free {
+	struct rdmx_pool_free *next;
+};
+
+struct rdmx_pool {
+	void			*mem;
+	size_t			elem_size;
+	size_t			count;
+	size_t			in_use;
+	struct rdmx_pool_free	*free;	/* list of free objects */
+};
+
+/* Carves count objects of elem_size bytes; returns 0 or -FI_ENOMEM. */
+int rdmx_pool_construct(struct rdmx_pool *pool, size_t elem_size, size_t count);
+
+/* Frees the block; objects still taken become invalid. */
+void rdmx_pool_destruct(struct rdmx_pool *pool);
+
+/* Takes an object, or returns NULL when all are in use. */
+static inline void *rdmx_pool_alloc(struct rdmx_pool *pool)
+{
+	struct rdmx_pool_free *obj = pool->free;
+
+	if (!obj)
+		return NULL;
+	pool->free = obj->next;
+	pool->in_use++;
+	return obj;
+}
+
+/* Returns an object taken from this pool. */
+static inline void rdmx_pool_release(struct rdmx_pool *pool, void *ptr)
+{
+	struct rdmx_pool_free *obj = ptr;
+
+	obj->next = pool->free;
+	pool->free = obj;
+	pool->in_use--;
+}
+
+#endif /* RDMX_POOL_H */

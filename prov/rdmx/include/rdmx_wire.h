@@ -1,0 +1,66 @@
+/*
+ * rdmx: every structure that travels on the wire. Fields are fixed-width
+ * and little-endian; each size is asserted. New behaviour arrives through
+ * negotiated feature bits, never by moving fields. docs/protocol.md
+ * describes each packet.
+ */
+#ifndef RDMX_WIRE_H
+#define RDMX_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RDMX_WIRE_MAGIC		0x5244u		/* "RD" */
+
+enum rdmx_pkt_type {
+	RDMX_PKT_EAGER = 1,	/* a whole message in one packet */
+	RDMX_PKT_TYPE_MAX,
+};
+
+/* Base header flags. */
+#define RDMX_PKT_TAGGED		(1u << 0)	/* tag field is meaningful */
+#define RDMX_PKT_CQ_DATA	(1u << 1)	/* data field carries CQ data */
+#define RDMX_PKT_FLAGS_KNOWN	(RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA)
+
+/* Starts every packet. */
+struct rdmx_wire_base {
+	uint16_t	magic;
+	uint8_t		version;
+	uint8_t		type;		/* enum rdmx_pkt_type */
+	uint32_t	flags;		/* RDMX_PKT_* */
+};
+_Static_assert(sizeof(struct rdmx_wire_base) == 8, "wire base size");
+
+/* RDMX_PKT_EAGER: header, then the payload up to the packet's end. */
+struct rdmx_wire_eager {
+	struct rdmx_wire_base	base;
+	uint32_t		msg_id;		/* per-peer send sequence */
+	uint32_t		reserved;	/* zero */
+	uint64_t		tag;
+	uint64_t		data;
+};
+_Static_assert(sizeof(struct rdmx_wire_eager) == 32, "wire eager size");
+
+/* A received packet after validation, in host byte order. */
+struct rdmx_pkt {
+	enum rdmx_pkt_type	type;
+	uint32_t		flags;
+	uint32_t		msg_id;
+	uint64_t		tag;
+	uint64_t		data;
+	const uint8_t		*payload;
+	size_t			payload_len;
+};
+
+/* Fills an eager header. */
+void rdmx_wire_eager_encode(struct rdmx_wire_eager *hdr, uint32_t flags,
+			    uint32_t msg_id, uint64_t tag, uint64_t data);
+
+/*
+ * Validates a received packet of len bytes and decodes it into pkt.
+ * Returns 0, or -FI_EINVAL for anything malformed (bad magic, version,
+ * type, length, unknown flags, non-zero reserved fields).
+ */
+int rdmx_wire_decode(const void *buf, size_t len, struct rdmx_pkt *pkt);
+
+#endif /* RDMX_WIRE_H */

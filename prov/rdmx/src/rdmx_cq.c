@@ -1,0 +1,359 @@
+/* rdmx: completion queues (see rdmx_cq.h). */
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "rdmx.h"
+#include "rdmx_cq.h"
+#include "rdmx_domain.h"
+#include "rdmx_ep.h"
+#include "rdmx_info.h"
+#include "rdmx_stubs.h"
+
+static struct rdmx_cq *rdmx_cq(struct fid_cq *cq_fid)
+{
+	return rdmx_container_of(cq_fid, struct rdmx_cq, cq_fid);
+}
+
+static const size_t rdmx_cq_entry_size[] = {
+	[FI_CQ_FORMAT_CONTEXT] = sizeof(struct fi_cq_entry),
+	[FI_CQ_FORMAT_MSG] = sizeof(struct fi_cq_msg_entry),
+	[FI_CQ_FORMAT_DATA] = sizeof(struct fi_cq_data_entry),
+	[FI_CQ_FORMAT_TAGGED] = sizeof(struct fi_cq_tagged_entry),
+};
+
+/* Writes one entry in the CQ's format at out; each format extends the last. */
+static void rdmx_cq_format(enum fi_cq_format format,
+			   const struct rdmx_cq_entry *e, void *out)
+{
+	struct fi_cq_tagged_entry full = {
+		.op_context = e->op_context,
+		.flags = e->flags,
+		.len = e->len,
+		.buf = e->buf,
+		.data = e->data,
+		.tag = e->tag,
+	};
+
+	memcpy(out, &full, rdmx_cq_entry_size[format]);
+}
+
+static int rdmx_cq_grow(struct rdmx_cq *cq)
+{
+	size_t cap = cq->cap * 2;
+	struct rdmx_cq_entry *ring = malloc(cap * sizeof(*ring));
+
+	if (!ring)
+		return -FI_ENOMEM;
+	for (uint64_t i = cq->head; i != cq->tail; i++)
+		ring[i & (cap - 1)] = cq->ring[i & (cq->cap - 1)];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->cap = cap;
+	return 0;
+}
+
+int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry)
+{
+	/* A full ring grows rather than losing a completion. */
+	if (cq->tail - cq->head == cq->cap && rdmx_cq_grow(cq)) {
+		RDMX_WARN(FI_LOG_CQ, "completion queue overrun\n");
+		return -FI_ENOMEM;
+	}
+	cq->ring[cq->tail++ & (cq->cap - 1)] = *entry;
+	return 0;
+}
+
+int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
+		      int err, size_t olen, const char *fmt, ...)
+{
+	struct rdmx_cq_err *ce;
+	va_list ap;
+	int n;
+
+	ce = calloc(1, sizeof(*ce) + RDMX_ERR_DATA_MAX);
+	if (!ce)
+		return -FI_ENOMEM;
+	va_start(ap, fmt);
+	n = vsnprintf(ce->text, RDMX_ERR_DATA_MAX, fmt, ap);
+	va_end(ap);
+	ce->text_len = RDMX_MIN((size_t) RDMX_MAX(n, 0) + 1, RDMX_ERR_DATA_MAX);
+	ce->entry.op_context = entry->op_context;
+	ce->entry.flags = entry->flags;
+	ce->entry.len = entry->len;
+	ce->entry.buf = entry->buf;
+	ce->entry.data = entry->data;
+	ce->entry.tag = entry->tag;
+	ce->entry.olen = olen;
+	ce->entry.err = err;
+	ce->entry.prov_errno = err;
+	ce->src = entry->src;
+	rdmx_dlist_insert_tail(&cq->errs, &ce->link);
+	return 0;
+}
+
+static void rdmx_cq_progress(struct rdmx_cq *cq)
+{
+	for (size_t i = 0; i < cq->ep_cnt; i++)
+		rdmx_ep_progress(cq->eps[i]);
+}
+
+/* Reads up to count entries; the caller holds the domain lock. */
+static ssize_t rdmx_cq_take(struct rdmx_cq *cq, void *buf, size_t count,
+			    fi_addr_t *src_addr)
+{
+	size_t size = rdmx_cq_entry_size[cq->format];
+	size_t n = 0;
+
+	rdmx_cq_progress(cq);
+	if (!rdmx_dlist_empty(&cq->errs))
+		return -FI_EAVAIL;
+	for (; n < count && cq->head != cq->tail; n++) {
+		const struct rdmx_cq_entry *e = &cq->ring[cq->head++ & (cq->cap - 1)];
+
+		rdmx_cq_format(cq->format, e, (char *) buf + n * size);
+		if (src_addr)
+			src_addr[n] = e->src;
+	}
+	return n ? (ssize_t) n : -FI_EAGAIN;
+}
+
+static ssize_t rdmx_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+				fi_addr_t *src_addr)
+{
+	struct rdmx_cq *cq = rdmx_cq(cq_fid);
+	ssize_t ret;
+
+	rdmx_lock_acquire(&cq->domain->lock);
+	ret = rdmx_cq_take(cq, buf, count, src_addr);
+	rdmx_lock_release(&cq->domain->lock);
+	return ret;
+}
+
+static ssize_t rdmx_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	return rdmx_cq_readfrom(cq_fid, buf, count, NULL);
+}
+
+static ssize_t rdmx_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
+			       uint64_t flags)
+{
+	struct rdmx_cq *cq = rdmx_cq(cq_fid);
+	struct rdmx_cq_err *ce;
+	void *user_data = buf->err_data;
+	size_t user_size = buf->err_data_size;
+	bool copy_out;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	rdmx_lock_acquire(&cq->domain->lock);
+	if (rdmx_dlist_empty(&cq->errs)) {
+		rdmx_lock_release(&cq->domain->lock);
+		return -FI_EAGAIN;
+	}
+	ce = rdmx_container_of(rdmx_dlist_pop_front(&cq->errs), struct rdmx_cq_err,
+			       link);
+	free(cq->last_err);
+	cq->last_err = ce;
+	*buf = ce->entry;
+	/*
+	 * fi_cq(3): from API 1.5 a caller that offers a buffer gets the data
+	 * copied into it; otherwise it gets our copy, valid until next read.
+	 */
+	copy_out = FI_VERSION_GE(cq->domain->api_version, FI_VERSION(1, 5)) &&
+		   user_size > 0;
+	if (copy_out) {
+		buf->err_data = user_data;
+		buf->err_data_size = RDMX_MIN(user_size, ce->text_len);
+		memcpy(user_data, ce->text, buf->err_data_size);
+	} else {
+		buf->err_data = ce->text;
+		buf->err_data_size = ce->text_len;
+	}
+	rdmx_lock_release(&cq->domain->lock);
+	return 1;
+}
+
+static ssize_t rdmx_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+				 fi_addr_t *src_addr, const void *cond,
+				 int timeout)
+{
+	struct rdmx_cq *cq = rdmx_cq(cq_fid);
+	struct timespec start, now;
+	ssize_t ret;
+
+	(void) cond;
+	if (cq->wait_obj == FI_WAIT_NONE)
+		return -FI_ENOSYS;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	/* Busy-poll: a blocking wake-up costs tens of microseconds here. */
+	for (;;) {
+		rdmx_lock_acquire(&cq->domain->lock);
+		ret = rdmx_cq_take(cq, buf, count, src_addr);
+		if (ret == -FI_EAGAIN && cq->signaled) {
+			cq->signaled = false;
+			rdmx_lock_release(&cq->domain->lock);
+			return -FI_EAGAIN;
+		}
+		rdmx_lock_release(&cq->domain->lock);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		if (timeout >= 0) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - start.tv_sec) * 1000 +
+			    (now.tv_nsec - start.tv_nsec) / 1000000 >= timeout)
+				return -FI_EAGAIN;
+		}
+		sched_yield();
+	}
+}
+
+static ssize_t rdmx_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
+			     const void *cond, int timeout)
+{
+	return rdmx_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
+}
+
+static int rdmx_cq_signal(struct fid_cq *cq_fid)
+{
+	struct rdmx_cq *cq = rdmx_cq(cq_fid);
+
+	rdmx_lock_acquire(&cq->domain->lock);
+	cq->signaled = true;
+	rdmx_lock_release(&cq->domain->lock);
+	return 0;
+}
+
+static const char *rdmx_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
+				    const void *err_data, char *buf, size_t len)
+{
+	const char *str = err_data ? err_data : fi_strerror(prov_errno);
+
+	(void) cq_fid;
+	if (buf && len) {
+		strncpy(buf, str, len - 1);
+		buf[len - 1] = '\0';
+		return buf;
+	}
+	return str;
+}
+
+int rdmx_cq_attach(struct rdmx_cq *cq, struct rdmx_ep *ep)
+{
+	struct rdmx_ep **eps;
+
+	rdmx_ref_get(&cq->refs);
+	for (size_t i = 0; i < cq->ep_cnt; i++) {
+		if (cq->eps[i] == ep)
+			return 0;
+	}
+	eps = realloc(cq->eps, (cq->ep_cnt + 1) * sizeof(*eps));
+	if (!eps) {
+		rdmx_ref_put(&cq->refs);
+		return -FI_ENOMEM;
+	}
+	eps[cq->ep_cnt++] = ep;
+	cq->eps = eps;
+	return 0;
+}
+
+void rdmx_cq_detach(struct rdmx_cq *cq, struct rdmx_ep *ep)
+{
+	for (size_t i = 0; i < cq->ep_cnt; i++) {
+		if (cq->eps[i] == ep) {
+			cq->eps[i] = cq->eps[--cq->ep_cnt];
+			break;
+		}
+	}
+	rdmx_ref_put(&cq->refs);
+}
+
+static int rdmx_cq_close(struct fid *fid)
+{
+	struct rdmx_cq *cq = rdmx_container_of(fid, struct rdmx_cq, cq_fid.fid);
+	struct rdmx_dlist *it;
+
+	if (rdmx_ref_read(&cq->refs)) {
+		RDMX_WARN(FI_LOG_CQ, "cq still bound to endpoints\n");
+		return -FI_EBUSY;
+	}
+	while ((it = rdmx_dlist_pop_front(&cq->errs)))
+		free(rdmx_container_of(it, struct rdmx_cq_err, link));
+	free(cq->last_err);
+	free(cq->ring);
+	free(cq->eps);
+	rdmx_ref_put(&cq->domain->refs);
+	free(cq);
+	return 0;
+}
+
+static struct fi_ops rdmx_cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rdmx_cq_close,
+	.bind = rdmx_no_bind,
+	.control = rdmx_no_control,
+	.ops_open = rdmx_no_ops_open,
+	.tostr = rdmx_no_tostr,
+	.ops_set = rdmx_no_ops_set,
+};
+
+static struct fi_ops_cq rdmx_cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = rdmx_cq_read,
+	.readfrom = rdmx_cq_readfrom,
+	.readerr = rdmx_cq_readerr,
+	.sread = rdmx_cq_sread,
+	.sreadfrom = rdmx_cq_sreadfrom,
+	.signal = rdmx_cq_signal,
+	.strerror = rdmx_cq_strerror,
+};
+
+int rdmx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		 struct fid_cq **cq_p, void *context)
+{
+	struct rdmx_domain *dom = rdmx_domain(domain);
+	enum fi_cq_format format = attr->format;
+	struct rdmx_cq *cq;
+	size_t cap = 1;
+
+	if (format == FI_CQ_FORMAT_UNSPEC)
+		format = FI_CQ_FORMAT_CONTEXT;
+	if (format > FI_CQ_FORMAT_TAGGED) {
+		RDMX_WARN(FI_LOG_CQ, "unknown cq format %d\n", attr->format);
+		return -FI_EINVAL;
+	}
+	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
+	    attr->wait_obj != FI_WAIT_YIELD) {
+		RDMX_WARN(FI_LOG_CQ, "cq wait object %d not supported\n",
+			  attr->wait_obj);
+		return -FI_ENOSYS;
+	}
+	if (attr->flags || attr->wait_set) {
+		RDMX_WARN(FI_LOG_CQ, "cq flags or wait sets not supported\n");
+		return -FI_ENOSYS;
+	}
+	while (cap < (attr->size ? attr->size : g_rdmx_params.cq_size))
+		cap *= 2;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->ring = calloc(cap, sizeof(*cq->ring));
+	if (!cq->ring) {
+		free(cq);
+		return -FI_ENOMEM;
+	}
+	cq->cap = cap;
+	cq->domain = dom;
+	cq->format = format;
+	cq->wait_obj = attr->wait_obj;
+	rdmx_dlist_init(&cq->errs);
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = &rdmx_cq_fi_ops;
+	cq->cq_fid.ops = &rdmx_cq_ops;
+	rdmx_ref_get(&dom->refs);
+	*cq_p = &cq->cq_fid;
+	return 0;
+}

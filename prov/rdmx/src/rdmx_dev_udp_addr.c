@@ -1,0 +1,274 @@
+/*
+ * rdmx: udp device addresses. Canonical socket addresses, their printable
+ * form, name resolution, and the list of interfaces an endpoint can bind
+ * to (one domain per interface address, named after the interface).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <arpa/inet.h>
+#include <sys/ioctl.h>
+
+#include "rdmx.h"
+#include "rdmx_dev_udp.h"
+
+/* The largest UDP payload over IPv4 (IPv6 allows 20 bytes more). */
+#define RDMX_UDP_PAYLOAD_MAX	65507
+
+socklen_t rdmx_udp_addr_len(const union rdmx_udp_addr *addr)
+{
+	switch (addr->sa.sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return 0;
+	}
+}
+
+int rdmx_udp_addr_canon(const union rdmx_udp_addr *in, socklen_t len,
+			union rdmx_udp_addr *out)
+{
+	union rdmx_udp_addr tmp;
+
+	memset(&tmp, 0, sizeof(tmp));
+	if (in->sa.sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		tmp.sin.sin_family = AF_INET;
+		tmp.sin.sin_port = in->sin.sin_port;
+		tmp.sin.sin_addr = in->sin.sin_addr;
+	} else if (in->sa.sa_family == AF_INET6 &&
+		   len >= sizeof(struct sockaddr_in6)) {
+		tmp.sin6.sin6_family = AF_INET6;
+		tmp.sin6.sin6_port = in->sin6.sin6_port;
+		tmp.sin6.sin6_addr = in->sin6.sin6_addr;
+		tmp.sin6.sin6_scope_id = in->sin6.sin6_scope_id;
+	} else {
+		return -FI_EINVAL;
+	}
+	*out = tmp;
+	return 0;
+}
+
+uint32_t rdmx_udp_addr_format(const void *canon)
+{
+	const union rdmx_udp_addr *addr = canon;
+
+	return addr->sa.sa_family == AF_INET6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
+}
+
+int rdmx_udp_addr_check(const void *addr, size_t len, void *canon)
+{
+	union rdmx_udp_addr in;
+	sa_family_t family;
+	size_t need;
+
+	if (!addr || len < sizeof(family))
+		return -FI_EINVAL;
+	memcpy(&family, addr, sizeof(family));
+	need = family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+	       sizeof(struct sockaddr_in);
+	if (len < need)
+		return -FI_EINVAL;
+	/* Copy only the family's bytes: the caller may hold no more. */
+	memset(&in, 0, sizeof(in));
+	memcpy(&in, addr, need);
+	return rdmx_udp_addr_canon(&in, (socklen_t) need, canon);
+}
+
+size_t rdmx_udp_addr_size(const void *canon)
+{
+	return rdmx_udp_addr_len(canon);
+}
+
+void rdmx_udp_addr_str(const void *canon, char *buf, size_t len)
+{
+	const union rdmx_udp_addr *addr = canon;
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (addr->sa.sa_family == AF_INET6) {
+		inet_ntop(AF_INET6, &addr->sin6.sin6_addr, ip, sizeof(ip));
+		snprintf(buf, len, "fi_sockaddr_in6://[%s]:%u", ip,
+			 ntohs(addr->sin6.sin6_port));
+	} else {
+		inet_ntop(AF_INET, &addr->sin.sin_addr, ip, sizeof(ip));
+		snprintf(buf, len, "fi_sockaddr_in://%s:%u", ip,
+			 ntohs(addr->sin.sin_port));
+	}
+}
+
+int rdmx_udp_resolve(const char *node, const char *service, void *canon)
+{
+	struct addrinfo hints, *res;
+	int ret;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_DGRAM;
+	hints.ai_flags = node ? 0 : AI_PASSIVE;
+	ret = getaddrinfo(node, service ? service : "0", &hints, &res);
+	if (ret) {
+		RDMX_INFO(FI_LOG_CORE, "cannot resolve %s:%s: %s\n",
+			  node ? node : "*", service ? service : "*",
+			  gai_strerror(ret));
+		return -FI_ENODATA;
+	}
+	ret = rdmx_udp_addr_canon((union rdmx_udp_addr *) res->ai_addr,
+				  res->ai_addrlen, canon);
+	freeaddrinfo(res);
+	return ret ? -FI_ENODATA : 0;
+}
+
+static bool rdmx_udp_ip_equal(const union rdmx_udp_addr *a,
+			      const union rdmx_udp_addr *b)
+{
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	if (a->sa.sa_family == AF_INET)
+		return a->sin.sin_addr.s_addr == b->sin.sin_addr.s_addr;
+	return !memcmp(&a->sin6.sin6_addr, &b->sin6.sin6_addr,
+		       sizeof(a->sin6.sin6_addr));
+}
+
+static bool rdmx_udp_ip_any(const union rdmx_udp_addr *a)
+{
+	if (a->sa.sa_family == AF_INET)
+		return a->sin.sin_addr.s_addr == htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(&a->sin6.sin6_addr);
+}
+
+static in_port_t *rdmx_udp_port(union rdmx_udp_addr *a)
+{
+	return a->sa.sa_family == AF_INET ? &a->sin.sin_port : &a->sin6.sin6_port;
+}
+
+/* Datagram payload bytes on an interface: its MTU less IP and UDP headers. */
+static size_t rdmx_udp_iface_mtu(const char *name, int family)
+{
+	size_t hdr = (family == AF_INET ? 20 : 40) + 8;
+	size_t mtu = RDMX_UDP_PAYLOAD_MAX;
+	struct ifreq ifr;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+		if (!ioctl(fd, SIOCGIFMTU, &ifr) && (size_t) ifr.ifr_mtu > hdr)
+			mtu = RDMX_MIN(mtu, (size_t) ifr.ifr_mtu - hdr);
+		close(fd);
+	}
+	if (g_rdmx_params.mtu)
+		mtu = RDMX_MIN(mtu, g_rdmx_params.mtu);
+	return mtu;
+}
+
+/* Usable: up, IPv4 or IPv6 (not link-local, whose scope would leak). */
+static bool rdmx_udp_iface_usable(const struct ifaddrs *ifa)
+{
+	if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP))
+		return false;
+	if (ifa->ifa_addr->sa_family == AF_INET)
+		return true;
+	return ifa->ifa_addr->sa_family == AF_INET6 &&
+	       !IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *) ifa->ifa_addr)->sin6_addr);
+}
+
+/*
+ * The source address the kernel would use to reach dest, found by
+ * connecting a UDP socket (which sends nothing).
+ */
+static int rdmx_udp_route_src(const union rdmx_udp_addr *dest,
+			      union rdmx_udp_addr *src)
+{
+	union rdmx_udp_addr to = *dest;
+	socklen_t len = sizeof(*src);
+	int fd, ret = 0;
+
+	if (!*rdmx_udp_port(&to))
+		*rdmx_udp_port(&to) = htons(9);
+	fd = socket(to.sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, &to.sa, rdmx_udp_addr_len(&to)) ||
+	    getsockname(fd, &src->sa, &len))
+		ret = -FI_ENODATA;
+	close(fd);
+	if (!ret)
+		ret = rdmx_udp_addr_canon(src, len, src);
+	if (!ret)
+		*rdmx_udp_port(src) = 0;
+	return ret;
+}
+
+/* Whether an interface address is a candidate for the request. */
+static bool rdmx_udp_domain_fits(const struct ifaddrs *ifa,
+				 const union rdmx_udp_addr *want, bool any_ip)
+{
+	union rdmx_udp_addr have;
+
+	if (!rdmx_udp_iface_usable(ifa))
+		return false;
+	if (rdmx_udp_addr_canon((const union rdmx_udp_addr *) ifa->ifa_addr,
+				sizeof(have), &have))
+		return false;
+	if (want && want->sa.sa_family != have.sa.sa_family)
+		return false;
+	if (want && !any_ip)
+		return rdmx_udp_ip_equal(want, &have);
+	return !g_rdmx_params.iface || !strcmp(g_rdmx_params.iface, ifa->ifa_name);
+}
+
+int rdmx_udp_domains(const void *src, const void *dest,
+		     struct rdmx_dev_domain *out, size_t max)
+{
+	union rdmx_udp_addr want, route;
+	const union rdmx_udp_addr *wantp = NULL;
+	struct ifaddrs *ifas, *ifa;
+	bool any_ip = false;
+	size_t n = 0;
+
+	if (src) {
+		want = *(const union rdmx_udp_addr *) src;
+		wantp = &want;
+		any_ip = rdmx_udp_ip_any(&want);
+	} else if (dest) {
+		want = *(const union rdmx_udp_addr *) dest;
+		wantp = &want;
+		any_ip = g_rdmx_params.iface != NULL;
+		if (!any_ip) {
+			if (rdmx_udp_route_src(&want, &route))
+				return 0;
+			want = route;
+		}
+		*rdmx_udp_port(&want) = 0;
+	}
+
+	if (getifaddrs(&ifas))
+		return -errno;
+	/* Two passes: other interfaces first, loopback last. */
+	for (int loop = 0; loop < 2; loop++) {
+		for (ifa = ifas; ifa && n < max; ifa = ifa->ifa_next) {
+			if (!!(ifa->ifa_flags & IFF_LOOPBACK) != loop ||
+			    !rdmx_udp_domain_fits(ifa, wantp, any_ip))
+				continue;
+			memset(&out[n], 0, sizeof(out[n]));
+			snprintf(out[n].name, sizeof(out[n].name), "%s", ifa->ifa_name);
+			rdmx_udp_addr_canon((const union rdmx_udp_addr *) ifa->ifa_addr,
+					    sizeof(union rdmx_udp_addr),
+					    (union rdmx_udp_addr *) out[n].addr);
+			if (wantp)
+				*rdmx_udp_port((union rdmx_udp_addr *) out[n].addr) =
+					*rdmx_udp_port(&want);
+			out[n].mtu = rdmx_udp_iface_mtu(ifa->ifa_name,
+							ifa->ifa_addr->sa_family);
+			n++;
+		}
+	}
+	freeifaddrs(ifas);
+	return (int) n;
+}

@@ -1,0 +1,288 @@
+/*
+ * rdmx: the eager protocol. A message that fits one packet travels as an
+ * RDMX_PKT_EAGER header followed by its payload. On arrival it is matched
+ * against posted receives, or copied out of the device buffer onto the
+ * unexpected queue so the buffer can be posted again at once.
+ */
+#include <stdlib.h>
+
+#include "rdmx.h"
+#include "rdmx_av.h"
+#include "rdmx_cq.h"
+#include "rdmx_domain.h"
+#include "rdmx_ep.h"
+
+static struct rdmx_match_queue *rdmx_eager_queue(struct rdmx_ep *ep, bool tagged)
+{
+	return tagged ? &ep->tag_q : &ep->msg_q;
+}
+
+/* Takes a send entry, progressing once to free some if none is left. */
+static struct rdmx_txe *rdmx_eager_txe_alloc(struct rdmx_ep *ep)
+{
+	struct rdmx_txe *txe = rdmx_pool_alloc(&ep->txe_pool);
+
+	if (!txe) {
+		rdmx_ep_progress(ep);
+		txe = rdmx_pool_alloc(&ep->txe_pool);
+	}
+	return txe;
+}
+
+static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
+				      const struct rdmx_send_req *req)
+{
+	size_t len = rdmx_iov_len(req->iov, req->iov_cnt);
+	bool copy = req->inject_op || (req->flags & FI_INJECT);
+	struct rdmx_peer *peer;
+	struct rdmx_txe *txe;
+	uint32_t pkt_flags = 0;
+	int ret;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (req->iov_cnt > RDMX_IOV_LIMIT) {
+		RDMX_WARN(FI_LOG_EP_DATA, "send iov count %zu > %d\n",
+			  req->iov_cnt, RDMX_IOV_LIMIT);
+		return -FI_EINVAL;
+	}
+	if (len > ep->max_msg_size || (copy && len > ep->inject_size)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "message of %zu bytes exceeds %zu\n",
+			  len, copy ? ep->inject_size : ep->max_msg_size);
+		return -FI_EMSGSIZE;
+	}
+	peer = rdmx_ep_peer(ep, req->dest);
+	if (!peer) {
+		RDMX_WARN(FI_LOG_EP_DATA, "send to unknown fi_addr %lu\n",
+			  (unsigned long) req->dest);
+		return -FI_EINVAL;
+	}
+	txe = rdmx_eager_txe_alloc(ep);
+	if (!txe)
+		return -FI_EAGAIN;
+
+	if (req->flags & FI_TAGGED)
+		pkt_flags |= RDMX_PKT_TAGGED;
+	if (req->flags & FI_REMOTE_CQ_DATA)
+		pkt_flags |= RDMX_PKT_CQ_DATA;
+	rdmx_wire_eager_encode(&txe->hdr, pkt_flags, peer->next_msg_id,
+			       req->tag, req->data);
+	txe->context = req->context;
+	txe->cq_flags = FI_SEND | ((req->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
+	txe->completion = !req->inject_op &&
+			  (!ep->tx_selective || (req->flags & FI_COMPLETION));
+	txe->len = len;
+	txe->tag = req->tag;
+	txe->addr = req->dest;
+	txe->iov[0].iov_base = &txe->hdr;
+	txe->iov[0].iov_len = sizeof(txe->hdr);
+	if (copy) {
+		rdmx_copy_from_iov(txe->inject, req->iov, req->iov_cnt);
+		txe->iov[1].iov_base = txe->inject;
+		txe->iov[1].iov_len = len;
+		txe->iov_cnt = 2;
+	} else {
+		memcpy(&txe->iov[1], req->iov, req->iov_cnt * sizeof(*req->iov));
+		txe->iov_cnt = 1 + req->iov_cnt;
+	}
+
+	ret = ep->dev->ops->post_send(ep->dev, peer->ah, txe->iov, txe->iov_cnt,
+				      (uintptr_t) txe,
+				      (req->flags & FI_MORE) ? RDMX_DEV_SEND_MORE : 0);
+	if (ret) {
+		rdmx_pool_release(&ep->txe_pool, txe);
+		if (ret == -FI_EAGAIN)
+			rdmx_ep_progress(ep);
+		return ret;
+	}
+	peer->next_msg_id++;
+	return 0;
+}
+
+ssize_t rdmx_eager_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
+{
+	ssize_t ret;
+
+	rdmx_lock_acquire(&ep->domain->lock);
+	ret = rdmx_eager_send_locked(ep, req);
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
+			  enum rdmx_dev_status status)
+{
+	struct rdmx_cq_entry entry = {
+		.op_context = txe->context,
+		.flags = txe->cq_flags,
+		.len = txe->len,
+		.tag = txe->tag,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+
+	if (status != RDMX_DEV_OK) {
+		ep->stats.tx_errors++;
+		RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
+			  (unsigned long) txe->addr, rdmx_dev_status_str(status));
+		rdmx_cq_write_err(ep->tx_cq, &entry, rdmx_dev_status_errno(status),
+				  0, "rdmx: send to fi_addr %lu failed: %s",
+				  (unsigned long) txe->addr,
+				  rdmx_dev_status_str(status));
+	} else if (txe->completion) {
+		rdmx_cq_write(ep->tx_cq, &entry);
+	}
+	rdmx_pool_release(&ep->txe_pool, txe);
+}
+
+/* Copies a message into a posted receive and completes it. */
+static void rdmx_eager_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
+			       const void *payload, size_t len, fi_addr_t src,
+			       uint64_t tag, uint64_t data, uint32_t pkt_flags)
+{
+	size_t cap = rdmx_iov_len(rxe->iov, rxe->iov_cnt);
+	size_t copied = rdmx_copy_to_iov(rxe->iov, rxe->iov_cnt, payload, len);
+	struct rdmx_cq_entry entry = {
+		.op_context = rxe->context,
+		.flags = FI_RECV | ((pkt_flags & RDMX_PKT_TAGGED) ? FI_TAGGED : FI_MSG),
+		.len = copied,
+		.buf = rxe->iov_cnt ? rxe->iov[0].iov_base : NULL,
+		.tag = tag,
+		.src = src,
+	};
+
+	if (pkt_flags & RDMX_PKT_CQ_DATA) {
+		entry.flags |= FI_REMOTE_CQ_DATA;
+		entry.data = data;
+	}
+	if (len > cap) {
+		rdmx_cq_write_err(ep->rx_cq, &entry, FI_ETRUNC, len - cap,
+				  "rdmx: %zu-byte message truncated to a %zu-byte buffer",
+				  len, cap);
+	} else if (!ep->rx_selective || (rxe->flags & FI_COMPLETION)) {
+		rdmx_cq_write(ep->rx_cq, &entry);
+	}
+	rdmx_pool_release(&ep->rxe_pool, rxe);
+}
+
+void rdmx_eager_handle(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+		       fi_addr_t src)
+{
+	bool tagged = pkt->flags & RDMX_PKT_TAGGED;
+	struct rdmx_match_queue *q = rdmx_eager_queue(ep, tagged);
+	uint64_t tag = tagged ? pkt->tag : 0;
+	struct rdmx_rxe *rxe;
+	struct rdmx_unexp *ux;
+
+	rxe = rdmx_match_posted(q, src, tag);
+	if (rxe) {
+		rdmx_eager_deliver(ep, rxe, pkt->payload, pkt->payload_len, src,
+				   tag, pkt->data, pkt->flags);
+		return;
+	}
+	ux = malloc(sizeof(*ux) + pkt->payload_len);
+	if (!ux) {
+		ep->stats.rx_no_memory++;
+		RDMX_WARN(FI_LOG_EP_DATA, "no memory for an unexpected message: dropped\n");
+		return;
+	}
+	ux->addr = src;
+	ux->tag = tag;
+	ux->data = pkt->data;
+	ux->pkt_flags = pkt->flags;
+	ux->len = pkt->payload_len;
+	if (ux->len)
+		memcpy(ux->payload, pkt->payload, ux->len);
+	rdmx_dlist_insert_tail(&q->unexp, &ux->link);
+	ep->stats.rx_unexpected++;
+}
+
+static ssize_t rdmx_eager_recv_locked(struct rdmx_ep *ep,
+				      const struct rdmx_recv_req *req)
+{
+	bool tagged = req->flags & FI_TAGGED;
+	struct rdmx_match_queue *q = rdmx_eager_queue(ep, tagged);
+	fi_addr_t src = (ep->caps & FI_DIRECTED_RECV) ? req->src : FI_ADDR_UNSPEC;
+	uint64_t tag = tagged ? req->tag : 0;
+	uint64_t ignore = tagged ? req->ignore : 0;
+	struct rdmx_rxe *rxe;
+	struct rdmx_unexp *ux;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (req->iov_cnt > RDMX_IOV_LIMIT) {
+		RDMX_WARN(FI_LOG_EP_DATA, "recv iov count %zu > %d\n",
+			  req->iov_cnt, RDMX_IOV_LIMIT);
+		return -FI_EINVAL;
+	}
+	if (src != FI_ADDR_UNSPEC && !rdmx_av_addr(ep->av, src)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "recv from unknown fi_addr %lu\n",
+			  (unsigned long) src);
+		return -FI_EINVAL;
+	}
+	rxe = rdmx_pool_alloc(&ep->rxe_pool);
+	if (!rxe)
+		return -FI_EAGAIN;
+	rxe->context = req->context;
+	rxe->flags = req->flags;
+	rxe->addr = src;
+	rxe->tag = tag;
+	rxe->ignore = ignore;
+	memcpy(rxe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
+	rxe->iov_cnt = req->iov_cnt;
+
+	ux = rdmx_match_unexp(q, src, tag, ignore);
+	if (ux) {
+		rdmx_eager_deliver(ep, rxe, ux->payload, ux->len, ux->addr,
+				   ux->tag, ux->data, ux->pkt_flags);
+		free(ux);
+		return 0;
+	}
+	rdmx_dlist_insert_tail(&q->posted, &rxe->link);
+	return 0;
+}
+
+ssize_t rdmx_eager_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req)
+{
+	ssize_t ret;
+
+	rdmx_lock_acquire(&ep->domain->lock);
+	ret = rdmx_eager_recv_locked(ep, req);
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+int rdmx_eager_cancel(struct rdmx_ep *ep, void *context)
+{
+	struct rdmx_rxe *rxe;
+	struct rdmx_cq_entry entry = { .src = FI_ADDR_NOTAVAIL };
+
+	rxe = rdmx_match_cancel(&ep->tag_q, context);
+	if (!rxe)
+		rxe = rdmx_match_cancel(&ep->msg_q, context);
+	if (!rxe)
+		return -FI_ENOENT;
+	entry.op_context = rxe->context;
+	entry.flags = FI_RECV | ((rxe->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
+	entry.tag = rxe->tag;
+	rdmx_cq_write_err(ep->rx_cq, &entry, FI_ECANCELED, 0,
+			  "rdmx: receive canceled");
+	rdmx_pool_release(&ep->rxe_pool, rxe);
+	return 0;
+}
+
+static void rdmx_eager_drain_queue(struct rdmx_ep *ep, struct rdmx_match_queue *q)
+{
+	struct rdmx_dlist *it;
+
+	while ((it = rdmx_dlist_pop_front(&q->posted)))
+		rdmx_pool_release(&ep->rxe_pool,
+				  rdmx_container_of(it, struct rdmx_rxe, link));
+	while ((it = rdmx_dlist_pop_front(&q->unexp)))
+		free(rdmx_container_of(it, struct rdmx_unexp, link));
+}
+
+void rdmx_eager_drain(struct rdmx_ep *ep)
+{
+	rdmx_eager_drain_queue(ep, &ep->msg_q);
+	rdmx_eager_drain_queue(ep, &ep->tag_q);
+}

@@ -1,0 +1,475 @@
+/* rdmx: the RDM endpoint object (see rdmx_ep.h). */
+#include <stdlib.h>
+
+#include "rdmx.h"
+#include "rdmx_av.h"
+#include "rdmx_cq.h"
+#include "rdmx_domain.h"
+#include "rdmx_ep.h"
+#include "rdmx_info.h"
+#include "rdmx_stubs.h"
+
+struct rdmx_peer *rdmx_ep_peer(struct rdmx_ep *ep, fi_addr_t addr)
+{
+	const void *canon = ep->av ? rdmx_av_addr(ep->av, addr) : NULL;
+	struct rdmx_peer *peer;
+
+	if (!canon)
+		return NULL;
+	if (addr >= ep->peer_cap) {
+		size_t cap = RDMX_MAX(ep->peer_cap * 2, 16);
+		struct rdmx_peer **peers;
+
+		while (cap <= addr)
+			cap *= 2;
+		peers = realloc(ep->peers, cap * sizeof(*peers));
+		if (!peers)
+			return NULL;
+		memset(peers + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*peers));
+		ep->peers = peers;
+		ep->peer_cap = cap;
+	}
+	if (ep->peers[addr])
+		return ep->peers[addr];
+	peer = calloc(1, sizeof(*peer));
+	if (!peer)
+		return NULL;
+	if (ep->dev->ops->ah_create(ep->dev, canon, &peer->ah)) {
+		free(peer);
+		return NULL;
+	}
+	peer->addr = addr;
+	peer->ah->context = peer;
+	ep->peers[addr] = peer;
+	return peer;
+}
+
+void rdmx_ep_forget_peer(struct rdmx_ep *ep, fi_addr_t addr)
+{
+	struct rdmx_peer *peer;
+
+	if (addr >= ep->peer_cap || !ep->peers[addr])
+		return;
+	peer = ep->peers[addr];
+	/* Another AV entry with the same address may share the handle. */
+	if (peer->ah->context == peer)
+		peer->ah->context = NULL;
+	ep->dev->ops->ah_destroy(ep->dev, peer->ah);
+	free(peer);
+	ep->peers[addr] = NULL;
+}
+
+static int rdmx_ep_bind_cq(struct rdmx_ep *ep, struct rdmx_cq *cq, uint64_t flags)
+{
+	int ret;
+
+	if (flags & ~(uint64_t) (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "cq bind flags %#lx not supported\n",
+			  (unsigned long) flags);
+		return -FI_EBADFLAGS;
+	}
+	if (!(flags & (FI_TRANSMIT | FI_RECV)) ||
+	    ((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq)) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "cq bind needs a free direction\n");
+		return -FI_EINVAL;
+	}
+	for (uint64_t dir = FI_TRANSMIT; dir; dir = dir == FI_TRANSMIT ? FI_RECV : 0) {
+		if (!(flags & dir))
+			continue;
+		ret = rdmx_cq_attach(cq, ep);
+		if (ret)
+			return ret;
+		if (dir == FI_TRANSMIT) {
+			ep->tx_cq = cq;
+			ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+		} else {
+			ep->rx_cq = cq;
+			ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+		}
+	}
+	return 0;
+}
+
+static int rdmx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
+	int ret;
+
+	if (ep->enabled) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "bind after fi_enable\n");
+		return -FI_EOPBADSTATE;
+	}
+	switch (bfid->fclass) {
+	case FI_CLASS_CQ: {
+		struct rdmx_cq *cq = rdmx_container_of(bfid, struct rdmx_cq, cq_fid.fid);
+
+		if (cq->domain != ep->domain)
+			return -FI_EINVAL;
+		rdmx_lock_acquire(&ep->domain->lock);
+		ret = rdmx_ep_bind_cq(ep, cq, flags);
+		rdmx_lock_release(&ep->domain->lock);
+		return ret;
+	}
+	case FI_CLASS_AV: {
+		struct rdmx_av *av = rdmx_container_of(bfid, struct rdmx_av, av_fid.fid);
+
+		if (av->domain != ep->domain || ep->av) {
+			RDMX_WARN(FI_LOG_EP_CTRL, "one AV of the same domain per endpoint\n");
+			return -FI_EINVAL;
+		}
+		ret = rdmx_av_attach(av, ep);
+		if (!ret)
+			ep->av = av;
+		return ret;
+	}
+	default:
+		RDMX_WARN(FI_LOG_EP_CTRL, "binding fid class %zu is not supported\n",
+			  bfid->fclass);
+		return -FI_ENOSYS;
+	}
+}
+
+static int rdmx_ep_enable(struct rdmx_ep *ep)
+{
+	int ret = 0;
+
+	if (!ep->av) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "fi_enable without an AV\n");
+		return -FI_ENOAV;
+	}
+	if (((ep->caps & FI_SEND) && !ep->tx_cq) ||
+	    ((ep->caps & FI_RECV) && !ep->rx_cq)) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "fi_enable without a CQ per direction\n");
+		return -FI_ENOCQ;
+	}
+	rdmx_lock_acquire(&ep->domain->lock);
+	for (size_t i = 0; !ep->enabled && i < ep->rx_buf_cnt; i++) {
+		ret = ep->dev->ops->post_recv(ep->dev, ep->rx_bufs + i * ep->rx_buf_size,
+					      ep->rx_buf_size, i);
+		if (ret)
+			break;
+	}
+	if (!ret)
+		ep->enabled = true;
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+static int rdmx_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
+	uint64_t *flags = arg;
+
+	switch (command) {
+	case FI_ENABLE:
+		return rdmx_ep_enable(ep);
+	case FI_GETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		if ((*flags & FI_TRANSMIT) && (*flags & FI_RECV))
+			return -FI_EINVAL;
+		*flags = (*flags & FI_TRANSMIT) ? ep->tx_op_flags : ep->rx_op_flags;
+		return 0;
+	case FI_SETOPSFLAG:
+		if (!flags || ((*flags & FI_TRANSMIT) && (*flags & FI_RECV)))
+			return -FI_EINVAL;
+		if (*flags & FI_TRANSMIT)
+			ep->tx_op_flags = *flags & ~(uint64_t) FI_TRANSMIT;
+		else
+			ep->rx_op_flags = *flags & ~(uint64_t) FI_RECV;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+/* Carves the entry pools and the device packet buffers. */
+static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
+{
+	int ret;
+
+	ep->max_msg_size = rdmx_info_max_msg(ep->dev->caps.mtu);
+	ep->inject_size = RDMX_MIN(ep->inject_size, ep->max_msg_size);
+	ret = rdmx_pool_construct(&ep->txe_pool,
+				  sizeof(struct rdmx_txe) + ep->inject_size,
+				  ep->tx_size);
+	if (ret)
+		return ret;
+	ret = rdmx_pool_construct(&ep->rxe_pool, sizeof(struct rdmx_rxe),
+				  ep->rx_size);
+	if (ret)
+		goto err_destruct_txe;
+	ep->rx_buf_size = ep->dev->caps.mtu;
+	ep->rx_buf_cnt = g_rdmx_params.rx_bufs;
+	/* Large and lazily touched: pages fault in only as packets land. */
+	ep->rx_bufs = calloc(ep->rx_buf_cnt, ep->rx_buf_size);
+	if (!ep->rx_bufs) {
+		ret = -FI_ENOMEM;
+		goto err_destruct_rxe;
+	}
+	return 0;
+
+err_destruct_rxe:
+	rdmx_pool_destruct(&ep->rxe_pool);
+err_destruct_txe:
+	rdmx_pool_destruct(&ep->txe_pool);
+	return ret;
+}
+
+static void rdmx_ep_free_buffers(struct rdmx_ep *ep)
+{
+	rdmx_pool_destruct(&ep->txe_pool);
+	rdmx_pool_destruct(&ep->rxe_pool);
+	free(ep->rx_bufs);
+	ep->rx_bufs = NULL;
+}
+
+static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
+{
+	RDMX_INFO(FI_LOG_EP_CTRL,
+		  "ep stats: rx_malformed=%lu rx_dropped=%lu rx_unexpected=%lu "
+		  "rx_no_memory=%lu tx_errors=%lu\n",
+		  (unsigned long) ep->stats.rx_malformed,
+		  (unsigned long) ep->dev->rx_dropped,
+		  (unsigned long) ep->stats.rx_unexpected,
+		  (unsigned long) ep->stats.rx_no_memory,
+		  (unsigned long) ep->stats.tx_errors);
+}
+
+static int rdmx_ep_close(struct fid *fid)
+{
+	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
+
+	rdmx_ep_log_stats(ep);
+	rdmx_lock_acquire(&ep->domain->lock);
+	rdmx_eager_drain(ep);
+	for (size_t i = 0; i < ep->peer_cap; i++)
+		rdmx_ep_forget_peer(ep, i);
+	if (ep->tx_cq)
+		rdmx_cq_detach(ep->tx_cq, ep);
+	if (ep->rx_cq)
+		rdmx_cq_detach(ep->rx_cq, ep);
+	rdmx_lock_release(&ep->domain->lock);
+	if (ep->av)
+		rdmx_av_detach(ep->av, ep);
+	ep->dev->ops->close(ep->dev);
+	rdmx_ep_free_buffers(ep);
+	free(ep->peers);
+	rdmx_ref_put(&ep->domain->refs);
+	free(ep);
+	return 0;
+}
+
+/* Opens the device bound to a canonical source address. */
+static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
+{
+	struct rdmx_dev_attr attr = {
+		.src_addr = src,
+		.sq_size = ep->tx_size,
+		.rq_size = g_rdmx_params.rx_bufs,
+	};
+
+	return ep->domain->dev_ops->open(&attr, &ep->dev);
+}
+
+static int rdmx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
+	const struct rdmx_dev_ops *ops = ep->dev->ops;
+	uint8_t canon[RDMX_DEV_ADDR_MAX];
+	size_t len;
+
+	ops->getname(ep->dev, canon);
+	len = ops->addr_len(canon);
+	if (addr && *addrlen)
+		memcpy(addr, canon, RDMX_MIN(len, *addrlen));
+	if (*addrlen < len) {
+		*addrlen = len;
+		return -FI_ETOOSMALL;
+	}
+	*addrlen = len;
+	return 0;
+}
+
+static int rdmx_ep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
+	uint8_t canon[RDMX_DEV_ADDR_MAX];
+	struct rdmx_dev *old = ep->dev;
+	int ret;
+
+	if (ep->enabled) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "fi_setname after fi_enable\n");
+		return -FI_EOPBADSTATE;
+	}
+	if (ep->domain->dev_ops->addr_canon(addr, addrlen, canon))
+		return -FI_EINVAL;
+	ret = rdmx_ep_open_dev(ep, canon);
+	if (ret) {
+		ep->dev = old;
+		return ret;
+	}
+	old->ops->close(old);
+	/* The new address may sit on an interface with another MTU. */
+	rdmx_ep_free_buffers(ep);
+	return rdmx_ep_alloc_buffers(ep);
+}
+
+static ssize_t rdmx_ep_cancel(fid_t fid, void *context)
+{
+	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
+	int ret;
+
+	rdmx_lock_acquire(&ep->domain->lock);
+	ret = rdmx_eager_cancel(ep, context);
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+static int rdmx_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			  size_t *optlen)
+{
+	(void) fid; (void) optval; (void) optlen;
+	RDMX_INFO(FI_LOG_EP_CTRL, "unknown option %d at level %d\n", optname, level);
+	return -FI_ENOPROTOOPT;
+}
+
+static int rdmx_ep_setopt(fid_t fid, int level, int optname, const void *optval,
+			  size_t optlen)
+{
+	(void) fid; (void) optval; (void) optlen;
+	RDMX_INFO(FI_LOG_EP_CTRL, "unknown option %d at level %d\n", optname, level);
+	return -FI_ENOPROTOOPT;
+}
+
+static ssize_t rdmx_ep_rx_size_left(struct fid_ep *ep_fid)
+{
+	struct rdmx_ep *ep = rdmx_ep(ep_fid);
+
+	return (ssize_t) (ep->rxe_pool.count - ep->rxe_pool.in_use);
+}
+
+static ssize_t rdmx_ep_tx_size_left(struct fid_ep *ep_fid)
+{
+	struct rdmx_ep *ep = rdmx_ep(ep_fid);
+
+	return (ssize_t) (ep->txe_pool.count - ep->txe_pool.in_use);
+}
+
+static struct fi_ops rdmx_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rdmx_ep_close,
+	.bind = rdmx_ep_bind,
+	.control = rdmx_ep_control,
+	.ops_open = rdmx_no_ops_open,
+	.tostr = rdmx_no_tostr,
+	.ops_set = rdmx_no_ops_set,
+};
+
+static struct fi_ops_ep rdmx_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = rdmx_ep_cancel,
+	.getopt = rdmx_ep_getopt,
+	.setopt = rdmx_ep_setopt,
+	.tx_ctx = rdmx_no_tx_ctx,
+	.rx_ctx = rdmx_no_rx_ctx,
+	.rx_size_left = rdmx_ep_rx_size_left,
+	.tx_size_left = rdmx_ep_tx_size_left,
+};
+
+static struct fi_ops_cm rdmx_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = rdmx_ep_setname,
+	.getname = rdmx_ep_getname,
+	.getpeer = rdmx_no_getpeer,
+	.connect = rdmx_no_connect,
+	.listen = rdmx_no_listen,
+	.accept = rdmx_no_accept,
+	.reject = rdmx_no_reject,
+	.shutdown = rdmx_no_shutdown,
+	.join = rdmx_no_join,
+};
+
+/* Reads sizes and flags from info (or the defaults when info is NULL). */
+static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
+			     const uint8_t **src_p, uint8_t *src_buf)
+{
+	const struct rdmx_dev_ops *ops = ep->domain->dev_ops;
+
+	if (info && info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_UNSPEC) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "only FI_EP_RDM endpoints exist\n");
+		return -FI_EINVAL;
+	}
+	if (info && info->caps & ~(uint64_t) RDMX_CAPS) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "caps %s not offered\n",
+			  fi_tostr(&info->caps, FI_TYPE_CAPS));
+		return -FI_EINVAL;
+	}
+	ep->caps = info && info->caps ? info->caps : RDMX_CAPS;
+	if (!(ep->caps & (FI_SEND | FI_RECV)))
+		ep->caps |= FI_SEND | FI_RECV;
+	ep->tx_size = info && info->tx_attr && info->tx_attr->size ?
+		      info->tx_attr->size : g_rdmx_params.tx_size;
+	ep->rx_size = info && info->rx_attr && info->rx_attr->size ?
+		      info->rx_attr->size : g_rdmx_params.rx_size;
+	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->inject_size = info && info->tx_attr && info->tx_attr->inject_size ?
+			  info->tx_attr->inject_size : g_rdmx_params.inject_size;
+
+	*src_p = ep->domain->dev_dom.addr;
+	if (info && info->src_addr) {
+		if (ops->addr_canon(info->src_addr, info->src_addrlen, src_buf)) {
+			RDMX_WARN(FI_LOG_EP_CTRL, "src_addr is not a valid address\n");
+			return -FI_EINVAL;
+		}
+		*src_p = src_buf;
+	}
+	return 0;
+}
+
+int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **ep_p, void *context)
+{
+	uint8_t src_buf[RDMX_DEV_ADDR_MAX];
+	const uint8_t *src;
+	struct rdmx_ep *ep;
+	int ret;
+
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->domain = rdmx_domain(domain);
+	ret = rdmx_ep_configure(ep, info, &src, src_buf);
+	if (ret)
+		goto err_free_ep;
+	ret = rdmx_ep_open_dev(ep, src);
+	if (ret)
+		goto err_free_ep;
+	ret = rdmx_ep_alloc_buffers(ep);
+	if (ret)
+		goto err_close_dev;
+	rdmx_match_queue_construct(&ep->msg_q);
+	rdmx_match_queue_construct(&ep->tag_q);
+
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &rdmx_ep_fi_ops;
+	ep->ep_fid.ops = &rdmx_ep_ops;
+	ep->ep_fid.cm = &rdmx_ep_cm_ops;
+	ep->ep_fid.msg = &rdmx_msg_ops;
+	ep->ep_fid.tagged = &rdmx_tagged_ops;
+	ep->ep_fid.rma = &rdmx_no_rma_ops;
+	ep->ep_fid.atomic = &rdmx_no_atomic_ops;
+	ep->ep_fid.collective = &rdmx_no_collective_ops;
+	rdmx_ref_get(&ep->domain->refs);
+	*ep_p = &ep->ep_fid;
+	return 0;
+
+err_close_dev:
+	ep->dev->ops->close(ep->dev);
+err_free_ep:
+	free(ep);
+	return ret;
+}

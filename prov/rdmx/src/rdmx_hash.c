@@ -1,0 +1,155 @@
+/*
+ * rdmx: byte-keyed hash map (see rdmx_hash.h). Linear probing over a
+ * power-of-two table; removed slots are marked so probes continue past
+ * them, and the table is rebuilt when live plus removed slots pass half.
+ */
+#include <stdlib.h>
+
+#include "rdmx.h"
+#include "rdmx_hash.h"
+
+enum {
+	RDMX_HASH_EMPTY,
+	RDMX_HASH_USED,
+	RDMX_HASH_GONE,
+};
+
+#define RDMX_HASH_MIN_CAP	16
+
+/* FNV-1a over the key bytes. */
+static uint64_t rdmx_hash_key(const void *key, size_t len)
+{
+	const uint8_t *p = key;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static int rdmx_hash_alloc(struct rdmx_hash *hash, size_t cap)
+{
+	hash->keys = calloc(cap, hash->key_len);
+	hash->vals = calloc(cap, sizeof(*hash->vals));
+	hash->state = calloc(cap, 1);
+	if (!hash->keys || !hash->vals || !hash->state) {
+		free(hash->keys);
+		free(hash->vals);
+		free(hash->state);
+		return -FI_ENOMEM;
+	}
+	hash->cap = cap;
+	hash->used = 0;
+	hash->filled = 0;
+	return 0;
+}
+
+int rdmx_hash_construct(struct rdmx_hash *hash, size_t key_len)
+{
+	hash->key_len = key_len;
+	return rdmx_hash_alloc(hash, RDMX_HASH_MIN_CAP);
+}
+
+void rdmx_hash_destruct(struct rdmx_hash *hash)
+{
+	free(hash->keys);
+	free(hash->vals);
+	free(hash->state);
+	hash->keys = NULL;
+	hash->vals = NULL;
+	hash->state = NULL;
+}
+
+/* The slot holding key, or (size_t) -1. */
+static size_t rdmx_hash_slot(const struct rdmx_hash *hash, const void *key)
+{
+	size_t mask = hash->cap - 1;
+	size_t i = rdmx_hash_key(key, hash->key_len) & mask;
+
+	for (size_t n = 0; n < hash->cap; n++, i = (i + 1) & mask) {
+		if (hash->state[i] == RDMX_HASH_EMPTY)
+			break;
+		if (hash->state[i] == RDMX_HASH_USED &&
+		    !memcmp(hash->keys + i * hash->key_len, key, hash->key_len))
+			return i;
+	}
+	return (size_t) -1;
+}
+
+static void rdmx_hash_put(struct rdmx_hash *hash, const void *key, uint64_t val)
+{
+	size_t mask = hash->cap - 1;
+	size_t i = rdmx_hash_key(key, hash->key_len) & mask;
+
+	while (hash->state[i] == RDMX_HASH_USED)
+		i = (i + 1) & mask;
+	if (hash->state[i] == RDMX_HASH_EMPTY)
+		hash->filled++;
+	hash->state[i] = RDMX_HASH_USED;
+	memcpy(hash->keys + i * hash->key_len, key, hash->key_len);
+	hash->vals[i] = val;
+	hash->used++;
+}
+
+static int rdmx_hash_rebuild(struct rdmx_hash *hash, size_t cap)
+{
+	struct rdmx_hash old = *hash;
+	int ret;
+
+	ret = rdmx_hash_alloc(hash, cap);
+	if (ret) {
+		*hash = old;
+		return ret;
+	}
+	for (size_t i = 0; i < old.cap; i++) {
+		if (old.state[i] == RDMX_HASH_USED)
+			rdmx_hash_put(hash, old.keys + i * old.key_len, old.vals[i]);
+	}
+	rdmx_hash_destruct(&old);
+	return 0;
+}
+
+int rdmx_hash_insert(struct rdmx_hash *hash, const void *key, uint64_t val)
+{
+	size_t slot = rdmx_hash_slot(hash, key);
+	int ret;
+
+	if (slot != (size_t) -1) {
+		hash->vals[slot] = val;
+		return 0;
+	}
+	if ((hash->filled + 1) * 2 > hash->cap) {
+		size_t cap = hash->cap;
+
+		/* Leave room for as many inserts again before the next rebuild. */
+		while ((hash->used + 1) * 4 > cap)
+			cap *= 2;
+		ret = rdmx_hash_rebuild(hash, cap);
+		if (ret)
+			return ret;
+	}
+	rdmx_hash_put(hash, key, val);
+	return 0;
+}
+
+bool rdmx_hash_find(const struct rdmx_hash *hash, const void *key, uint64_t *val_p)
+{
+	size_t slot = rdmx_hash_slot(hash, key);
+
+	if (slot == (size_t) -1)
+		return false;
+	*val_p = hash->vals[slot];
+	return true;
+}
+
+void rdmx_hash_remove(struct rdmx_hash *hash, const void *key)
+{
+	size_t slot = rdmx_hash_slot(hash, key);
+
+	if (slot == (size_t) -1)
+		return;
+	hash->state[slot] = RDMX_HASH_GONE;
+	hash->used--;
+}

@@ -1,0 +1,82 @@
+/*
+ * rdmx: provider entry. libfabric dlopens librdmx-fi.so and calls
+ * fi_prov_ini, which defines the FI_RDMX_* parameters and hands back the
+ * provider descriptor.
+ */
+#include <stdlib.h>
+
+#include "rdmx.h"
+#include "rdmx_fabric.h"
+#include "rdmx_info.h"
+
+struct rdmx_params g_rdmx_params = {
+	.tx_size	= 1024,
+	.rx_size	= 1024,
+	.inject_size	= 4096,
+	.mtu		= 0,
+	.rx_bufs	= 256,
+	.sockbuf	= 8 << 20,
+	.cq_size	= 1024,
+};
+
+/* The size_t parameters: name, where the value goes, help text. */
+static const struct {
+	const char	*name;
+	size_t		*value;
+	const char	*help;
+} rdmx_size_params[] = {
+	{ "tx_size", &g_rdmx_params.tx_size,
+	  "Send queue depth of an endpoint (default 1024)." },
+	{ "rx_size", &g_rdmx_params.rx_size,
+	  "Receive queue depth of an endpoint (default 1024)." },
+	{ "inject_size", &g_rdmx_params.inject_size,
+	  "Largest message fi_inject accepts, capped at the largest message (default 4096)." },
+	{ "mtu", &g_rdmx_params.mtu,
+	  "Cap on the device packet size in bytes; 0 uses the interface MTU (default 0)." },
+	{ "rx_bufs", &g_rdmx_params.rx_bufs,
+	  "Packet buffers each endpoint keeps posted to its device (default 256)." },
+	{ "sockbuf", &g_rdmx_params.sockbuf,
+	  "udp device: socket send and receive buffer bytes (default 8 MiB)." },
+	{ "cq_size", &g_rdmx_params.cq_size,
+	  "Completion queue depth when fi_cq_open asks for none (default 1024)." },
+};
+
+void rdmx_params_initialize(void)
+{
+	fi_param_define(&rdmx_prov, "iface", FI_PARAM_STRING,
+			"Interface the udp device uses (e.g. lo, eth0); default: "
+			"every interface that is up, loopback last.");
+	fi_param_get_str(&rdmx_prov, "iface", &g_rdmx_params.iface);
+
+	for (size_t i = 0; i < RDMX_ARRAY_SIZE(rdmx_size_params); i++) {
+		size_t val;
+
+		fi_param_define(&rdmx_prov, rdmx_size_params[i].name,
+				FI_PARAM_SIZE_T, "%s", rdmx_size_params[i].help);
+		if (!fi_param_get_size_t(&rdmx_prov, rdmx_size_params[i].name, &val))
+			*rdmx_size_params[i].value = val;
+	}
+	g_rdmx_params.tx_size = RDMX_MAX(g_rdmx_params.tx_size, 1);
+	g_rdmx_params.rx_size = RDMX_MAX(g_rdmx_params.rx_size, 1);
+	g_rdmx_params.rx_bufs = RDMX_MAX(g_rdmx_params.rx_bufs, 2);
+	g_rdmx_params.cq_size = RDMX_MAX(g_rdmx_params.cq_size, 1);
+}
+
+static void rdmx_cleanup(void)
+{
+}
+
+struct fi_provider rdmx_prov = {
+	.name = RDMX_PROV_NAME,
+	.version = RDMX_PROV_VERSION,
+	.fi_version = RDMX_API_VERSION,
+	.getinfo = rdmx_getinfo,
+	.fabric = rdmx_fabric_open,
+	.cleanup = rdmx_cleanup,
+};
+
+FI_EXT_INI
+{
+	rdmx_params_initialize();
+	return &rdmx_prov;
+}

@@ -1,0 +1,72 @@
+/*
+ * rdmx: endpoint progress. Polls the device completion queue, completes
+ * sends, and dispatches each received packet to its handler by type
+ * after the codec validated it. Malformed packets are counted and the
+ * buffer goes straight back to the device.
+ */
+#include "rdmx.h"
+#include "rdmx_av.h"
+#include "rdmx_ep.h"
+#include "rdmx_wire.h"
+
+#define RDMX_PROGRESS_BATCH	32
+/* Polls per call at most, so a flood cannot hold the caller forever. */
+#define RDMX_PROGRESS_ROUNDS	4
+
+typedef void (*rdmx_pkt_handler_t)(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+				   fi_addr_t src);
+
+static const rdmx_pkt_handler_t rdmx_pkt_handlers[RDMX_PKT_TYPE_MAX] = {
+	[RDMX_PKT_EAGER] = rdmx_eager_handle,
+};
+
+/* The AV address of a packet's sender, or FI_ADDR_NOTAVAIL. */
+static fi_addr_t rdmx_progress_src(struct rdmx_ep *ep,
+				   const struct rdmx_dev_cqe *cqe)
+{
+	if (cqe->src_ah && cqe->src_ah->context)
+		return ((struct rdmx_peer *) cqe->src_ah->context)->addr;
+	if (cqe->src_addr)
+		return rdmx_av_reverse(ep->av, cqe->src_addr);
+	return FI_ADDR_NOTAVAIL;
+}
+
+static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe)
+{
+	uint8_t *buf = ep->rx_bufs + cqe->wr_id * ep->rx_buf_size;
+	struct rdmx_pkt pkt;
+
+	if (cqe->status == RDMX_DEV_OK) {
+		if (rdmx_wire_decode(buf, cqe->len, &pkt) ||
+		    !rdmx_pkt_handlers[pkt.type]) {
+			ep->stats.rx_malformed++;
+			RDMX_DBG(FI_LOG_EP_DATA, "malformed packet of %u bytes\n",
+				 cqe->len);
+		} else {
+			rdmx_pkt_handlers[pkt.type](ep, &pkt,
+						    rdmx_progress_src(ep, cqe));
+		}
+	}
+	/* Cannot fail: the buffer just left the same receive queue. */
+	(void) ep->dev->ops->post_recv(ep->dev, buf, ep->rx_buf_size, cqe->wr_id);
+}
+
+void rdmx_ep_progress(struct rdmx_ep *ep)
+{
+	struct rdmx_dev_cqe cqe[RDMX_PROGRESS_BATCH];
+	int n, rounds = 0;
+
+	if (!ep->enabled)
+		return;
+	do {
+		n = ep->dev->ops->poll_cq(ep->dev, cqe, RDMX_PROGRESS_BATCH);
+		for (int i = 0; i < n; i++) {
+			if (cqe[i].op == RDMX_DEV_OP_SEND)
+				rdmx_eager_send_done(ep, (struct rdmx_txe *)
+						     (uintptr_t) cqe[i].wr_id,
+						     cqe[i].status);
+			else
+				rdmx_progress_recv(ep, &cqe[i]);
+		}
+	} while (n == RDMX_PROGRESS_BATCH && ++rounds < RDMX_PROGRESS_ROUNDS);
+}

@@ -1,0 +1,56 @@
+/* rdmx: small helpers shared by all layers. */
+#include <sys/uio.h>
+
+#include "rdmx.h"
+#include "rdmx_dev.h"
+
+size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
+			const void *buf, size_t len)
+{
+	const char *src = buf;
+	size_t done = 0;
+
+	for (size_t i = 0; i < count && done < len; i++) {
+		size_t n = RDMX_MIN(iov[i].iov_len, len - done);
+
+		/* A zero-length entry may carry a NULL base. */
+		if (n)
+			memcpy(iov[i].iov_base, src + done, n);
+		done += n;
+	}
+	return done;
+}
+
+size_t rdmx_copy_from_iov(void *buf, const struct iovec *iov, size_t count)
+{
+	char *dst = buf;
+	size_t done = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		memcpy(dst + done, iov[i].iov_base, iov[i].iov_len);
+		done += iov[i].iov_len;
+	}
+	return done;
+}
+
+static const struct {
+	int		code;
+	const char	*text;
+} rdmx_dev_statuses[] = {
+#define RDMX_DEV_STATUS_ROW(name, code, text) [RDMX_DEV_##name] = { code, text },
+	RDMX_DEV_STATUSES(RDMX_DEV_STATUS_ROW)
+#undef RDMX_DEV_STATUS_ROW
+};
+
+int rdmx_dev_status_errno(enum rdmx_dev_status status)
+{
+	return status < RDMX_DEV_STATUS_MAX ? rdmx_dev_statuses[status].code : FI_EIO;
+}
+
+const char *rdmx_dev_status_str(enum rdmx_dev_status status)
+{
+	return status < RDMX_DEV_STATUS_MAX ? rdmx_dev_statuses[status].text :
+	       "unknown status";
+}

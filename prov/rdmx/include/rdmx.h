@@ -47,6 +47,7 @@ struct rdmx_params {
 	size_t	rx_bufs;	/* FI_RDMX_RX_BUFS: device buffers posted */
 	size_t	sockbuf;	/* FI_RDMX_SOCKBUF: UDP socket buffer bytes */
 	size_t	cq_size;	/* FI_RDMX_CQ_SIZE: default CQ depth */
+	size_t	unexp_max;	/* FI_RDMX_UNEXP_MAX: unexpected bytes held */
 };
 
 extern struct rdmx_params g_rdmx_params;

@@ -41,7 +41,8 @@ struct rdmx_txe {
 /* Counters a user can read at close (FI_LOG_LEVEL=info). */
 struct rdmx_ep_stats {
 	uint64_t	rx_malformed;	/* packets failing validation */
-	uint64_t	rx_no_memory;	/* unexpected messages lost to ENOMEM */
+	uint64_t	rx_no_memory;	/* unexpected messages over memory limits */
+	uint64_t	rx_no_recv;	/* messages to an endpoint without FI_RECV */
 	uint64_t	rx_unexpected;	/* messages that arrived before a recv */
 	uint64_t	tx_errors;	/* sends the device failed */
 };
@@ -72,6 +73,7 @@ struct rdmx_ep {
 
 	struct rdmx_match_queue	msg_q;
 	struct rdmx_match_queue	tag_q;
+	size_t			unexp_bytes;	/* payload held on unexp queues */
 	struct rdmx_peer	**peers;	/* by fi_addr, made on first use */
 	size_t			peer_cap;
 	struct rdmx_ep_stats	stats;

@@ -175,17 +175,6 @@ err_free_queues:
 	return ret;
 }
 
-static void rdmx_udp_close(struct rdmx_dev *dev)
-{
-	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
-
-	close(udp->fd);
-	rdmx_hash_destruct(&udp->ah_map);
-	free(udp->sq);
-	free(udp->rq);
-	free(udp);
-}
-
 static void rdmx_udp_getname(struct rdmx_dev *dev, void *canon)
 {
 	memcpy(canon, &rdmx_udp_dev(dev)->addr, sizeof(union rdmx_udp_addr));
@@ -219,14 +208,33 @@ static int rdmx_udp_ah_create(struct rdmx_dev *dev, const void *canon,
 	return 0;
 }
 
+/* Drops one reference; the handle goes when the last one does. */
+static void rdmx_udp_ah_put(struct rdmx_udp_dev *udp, struct rdmx_udp_ah *ah)
+{
+	if (--ah->refs)
+		return;
+	rdmx_hash_remove(&udp->ah_map, &ah->addr);
+	free(ah);
+}
+
 static void rdmx_udp_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
 {
-	struct rdmx_udp_ah *uah = rdmx_container_of(ah, struct rdmx_udp_ah, ah);
+	rdmx_udp_ah_put(rdmx_udp_dev(dev),
+			rdmx_container_of(ah, struct rdmx_udp_ah, ah));
+}
 
-	if (--uah->refs)
-		return;
-	rdmx_hash_remove(&rdmx_udp_dev(dev)->ah_map, &uah->addr);
-	free(uah);
+static void rdmx_udp_close(struct rdmx_dev *dev)
+{
+	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
+
+	/* Sends never reported still hold their handles. */
+	while (udp->sq_head != udp->sq_tail)
+		rdmx_udp_ah_put(udp, udp->sq[udp->sq_head++ % udp->sq_size].ah);
+	close(udp->fd);
+	rdmx_hash_destruct(&udp->ah_map);
+	free(udp->sq);
+	free(udp->rq);
+	free(udp);
 }
 
 /* Hands queued sends to the socket, as many per system call as possible. */
@@ -280,6 +288,8 @@ static int rdmx_udp_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	s = &udp->sq[udp->sq_tail % udp->sq_size];
 	s->wr_id = wr_id;
 	s->ah = rdmx_container_of(ah, struct rdmx_udp_ah, ah);
+	/* A queued send keeps its handle alive past ah_destroy. */
+	s->ah->refs++;
 	memcpy(s->iov, iov, iov_cnt * sizeof(*iov));
 	s->iov_cnt = iov_cnt;
 	s->status = RDMX_DEV_OK;
@@ -367,6 +377,7 @@ static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 	while (done < max && udp->sq_head != udp->sq_sent) {
 		struct rdmx_udp_send *s = &udp->sq[udp->sq_head++ % udp->sq_size];
 
+		rdmx_udp_ah_put(udp, s->ah);
 		cqe[done].wr_id = s->wr_id;
 		cqe[done].op = RDMX_DEV_OP_SEND;
 		cqe[done].status = s->status;

@@ -41,6 +41,10 @@ static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (!(ep->caps & FI_SEND)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "send on an endpoint without FI_SEND\n");
+		return -FI_EOPNOTSUPP;
+	}
 	if (req->iov_cnt > RDMX_IOV_LIMIT) {
 		RDMX_WARN(FI_LOG_EP_DATA, "send iov count %zu > %d\n",
 			  req->iov_cnt, RDMX_IOV_LIMIT);
@@ -173,18 +177,25 @@ void rdmx_eager_handle(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 	struct rdmx_rxe *rxe;
 	struct rdmx_unexp *ux;
 
+	if (!ep->rx_cq) {
+		ep->stats.rx_no_recv++;
+		return;
+	}
 	rxe = rdmx_match_posted(q, src, tag);
 	if (rxe) {
 		rdmx_eager_deliver(ep, rxe, pkt->payload, pkt->payload_len, src,
 				   tag, pkt->data, pkt->flags);
 		return;
 	}
-	ux = malloc(sizeof(*ux) + pkt->payload_len);
+	/* Bounded, so a flood from the wire cannot exhaust our memory. */
+	ux = ep->unexp_bytes + pkt->payload_len <= g_rdmx_params.unexp_max ?
+	     malloc(sizeof(*ux) + pkt->payload_len) : NULL;
 	if (!ux) {
 		ep->stats.rx_no_memory++;
-		RDMX_WARN(FI_LOG_EP_DATA, "no memory for an unexpected message: dropped\n");
+		RDMX_WARN(FI_LOG_EP_DATA, "unexpected message over the memory limit: dropped\n");
 		return;
 	}
+	ep->unexp_bytes += pkt->payload_len;
 	ux->addr = src;
 	ux->tag = tag;
 	ux->data = pkt->data;
@@ -209,6 +220,10 @@ static ssize_t rdmx_eager_recv_locked(struct rdmx_ep *ep,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (!(ep->caps & FI_RECV)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "receive on an endpoint without FI_RECV\n");
+		return -FI_EOPNOTSUPP;
+	}
 	if (req->iov_cnt > RDMX_IOV_LIMIT) {
 		RDMX_WARN(FI_LOG_EP_DATA, "recv iov count %zu > %d\n",
 			  req->iov_cnt, RDMX_IOV_LIMIT);
@@ -232,6 +247,7 @@ static ssize_t rdmx_eager_recv_locked(struct rdmx_ep *ep,
 
 	ux = rdmx_match_unexp(q, src, tag, ignore);
 	if (ux) {
+		ep->unexp_bytes -= ux->len;
 		rdmx_eager_deliver(ep, rxe, ux->payload, ux->len, ux->addr,
 				   ux->tag, ux->data, ux->pkt_flags);
 		free(ux);

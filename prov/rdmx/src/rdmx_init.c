@@ -17,6 +17,7 @@ struct rdmx_params g_rdmx_params = {
 	.rx_bufs	= 256,
 	.sockbuf	= 8 << 20,
 	.cq_size	= 1024,
+	.unexp_max	= 64 << 20,
 };
 
 /* The size_t parameters: name, where the value goes, help text. */
@@ -39,6 +40,8 @@ static const struct {
 	  "udp device: socket send and receive buffer bytes (default 8 MiB)." },
 	{ "cq_size", &g_rdmx_params.cq_size,
 	  "Completion queue depth when fi_cq_open asks for none (default 1024)." },
+	{ "unexp_max", &g_rdmx_params.unexp_max,
+	  "Bytes of unexpected messages an endpoint holds; beyond, arrivals are dropped and counted (default 64 MiB)." },
 };
 
 void rdmx_params_initialize(void)

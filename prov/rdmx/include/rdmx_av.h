@@ -26,6 +26,7 @@ struct rdmx_av {
 	size_t			*free_slots;	/* FI_AV_MAP: removed slots */
 	size_t			free_cnt;
 	struct rdmx_hash	reverse;	/* canonical address → index */
+	bool			had_dups;	/* an address was inserted twice */
 	struct rdmx_ep		**eps;		/* endpoints bound to this AV */
 	size_t			ep_cnt;
 	int			refs;		/* bound endpoints */

@@ -68,7 +68,8 @@ struct rdmx_ep {
 	struct rdmx_pool	txe_pool;	/* of struct rdmx_txe */
 	struct rdmx_pool	rxe_pool;	/* of struct rdmx_rxe */
 	uint8_t			*rx_bufs;	/* packet buffers for the device */
-	size_t			rx_buf_size;
+	size_t			rx_buf_size;	/* bytes a packet may fill */
+	size_t			rx_buf_stride;	/* rx_buf_size, 64-byte aligned */
 	size_t			rx_buf_cnt;
 
 	struct rdmx_match_queue	msg_q;
@@ -82,6 +83,12 @@ struct rdmx_ep {
 static inline struct rdmx_ep *rdmx_ep(struct fid_ep *ep_fid)
 {
 	return rdmx_container_of(ep_fid, struct rdmx_ep, ep_fid);
+}
+
+/* Packet buffer idx: aligned, so headers are read in place. */
+static inline uint8_t *rdmx_ep_rx_buf(const struct rdmx_ep *ep, size_t idx)
+{
+	return ep->rx_bufs + idx * ep->rx_buf_stride;
 }
 
 /* fi_endpoint. 0 or -FI_E*. */

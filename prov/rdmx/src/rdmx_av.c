@@ -72,8 +72,9 @@ static fi_addr_t rdmx_av_store(struct rdmx_av *av, const void *canon)
 	memcpy(av->addrs + slot * av->addr_size, canon, av->addr_size);
 	av->valid[slot] = 1;
 	/* A repeated address keeps answering to its first entry. */
-	if (rdmx_av_reverse(av, canon) == FI_ADDR_NOTAVAIL &&
-	    rdmx_hash_insert(&av->reverse, canon, slot)) {
+	if (rdmx_av_reverse(av, canon) != FI_ADDR_NOTAVAIL) {
+		av->had_dups = true;
+	} else if (rdmx_hash_insert(&av->reverse, canon, slot)) {
 		av->valid[slot] = 0;
 		return FI_ADDR_NOTAVAIL;
 	}
@@ -143,6 +144,24 @@ static int rdmx_av_insertsym(struct fid_av *av_fid, const char *node,
 	return -FI_ENOSYS;
 }
 
+/*
+ * Drops the reverse entry of a removed address, handing it to another
+ * entry with the same address if the application inserted one (a scan,
+ * paid only by AVs that ever held duplicates).
+ */
+static void rdmx_av_unmap(struct rdmx_av *av, const void *canon)
+{
+	rdmx_hash_remove(&av->reverse, canon);
+	for (size_t i = 0; av->had_dups && i < av->count; i++) {
+		if (av->valid[i] &&
+		    !memcmp(av->addrs + i * av->addr_size, canon, av->addr_size)) {
+			/* On failure the source just reads FI_ADDR_NOTAVAIL. */
+			(void) rdmx_hash_insert(&av->reverse, canon, i);
+			return;
+		}
+	}
+}
+
 static int rdmx_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 			  size_t count, uint64_t flags)
 {
@@ -163,9 +182,9 @@ static int rdmx_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 		}
 		for (size_t e = 0; e < av->ep_cnt; e++)
 			rdmx_ep_forget_peer(av->eps[e], fi_addr[i]);
-		if (rdmx_av_reverse(av, canon) == fi_addr[i])
-			rdmx_hash_remove(&av->reverse, canon);
 		av->valid[fi_addr[i]] = 0;
+		if (rdmx_av_reverse(av, canon) == fi_addr[i])
+			rdmx_av_unmap(av, canon);
 		if (av->type == FI_AV_MAP)
 			av->free_slots[av->free_cnt++] = fi_addr[i];
 	}

@@ -86,7 +86,9 @@ static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
 		txe->iov[1].iov_len = len;
 		txe->iov_cnt = 2;
 	} else {
-		memcpy(&txe->iov[1], req->iov, req->iov_cnt * sizeof(*req->iov));
+		/* iov may be NULL when iov_cnt is 0. */
+		if (req->iov_cnt)
+			memcpy(&txe->iov[1], req->iov, req->iov_cnt * sizeof(*req->iov));
 		txe->iov_cnt = 1 + req->iov_cnt;
 	}
 
@@ -242,7 +244,8 @@ static ssize_t rdmx_eager_recv_locked(struct rdmx_ep *ep,
 	rxe->addr = src;
 	rxe->tag = tag;
 	rxe->ignore = ignore;
-	memcpy(rxe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
+	if (req->iov_cnt)
+		memcpy(rxe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
 	rxe->iov_cnt = req->iov_cnt;
 
 	ux = rdmx_match_unexp(q, src, tag, ignore);

@@ -144,7 +144,7 @@ static int rdmx_ep_enable(struct rdmx_ep *ep)
 	}
 	rdmx_lock_acquire(&ep->domain->lock);
 	for (size_t i = 0; !ep->enabled && i < ep->rx_buf_cnt; i++) {
-		ret = ep->dev->ops->post_recv(ep->dev, ep->rx_bufs + i * ep->rx_buf_size,
+		ret = ep->dev->ops->post_recv(ep->dev, rdmx_ep_rx_buf(ep, i),
 					      ep->rx_buf_size, i);
 		if (ret)
 			break;
@@ -200,9 +200,10 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 	if (ret)
 		goto err_destruct_txe;
 	ep->rx_buf_size = ep->dev->caps.mtu;
+	ep->rx_buf_stride = (ep->rx_buf_size + 63) & ~(size_t) 63;
 	ep->rx_buf_cnt = g_rdmx_params.rx_bufs;
 	/* Large and lazily touched: pages fault in only as packets land. */
-	ep->rx_bufs = calloc(ep->rx_buf_cnt, ep->rx_buf_size);
+	ep->rx_bufs = aligned_alloc(64, ep->rx_buf_cnt * ep->rx_buf_stride);
 	if (!ep->rx_bufs) {
 		ret = -FI_ENOMEM;
 		goto err_destruct_rxe;
@@ -230,7 +231,7 @@ static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 		  "ep stats: rx_malformed=%lu rx_dropped=%lu rx_unexpected=%lu "
 		  "rx_no_memory=%lu rx_no_recv=%lu tx_errors=%lu\n",
 		  (unsigned long) ep->stats.rx_malformed,
-		  (unsigned long) ep->dev->rx_dropped,
+		  (unsigned long) ep->dev->stats.rx_dropped,
 		  (unsigned long) ep->stats.rx_unexpected,
 		  (unsigned long) ep->stats.rx_no_memory,
 		  (unsigned long) ep->stats.rx_no_recv,

@@ -33,7 +33,7 @@ static fi_addr_t rdmx_progress_src(struct rdmx_ep *ep,
 
 static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe)
 {
-	uint8_t *buf = ep->rx_bufs + cqe->wr_id * ep->rx_buf_size;
+	uint8_t *buf = rdmx_ep_rx_buf(ep, cqe->wr_id);
 	struct rdmx_pkt pkt;
 
 	if (cqe->status == RDMX_DEV_OK) {

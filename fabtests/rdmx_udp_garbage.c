@@ -1,0 +1,179 @@
+/*
+ * rdmx_udp_garbage: sends hostile UDP datagrams at an rdmx endpoint, with
+ * plain sockets and no libfabric, to prove the provider drops and counts
+ * what it cannot parse and keeps working.
+ *
+ *   rdmx_udp_garbage host port count seed
+ *
+ * The datagrams come from a fixed-seed PRNG, so a failure can be replayed.
+ * They are, in turn: random bytes of random length (0..1500), short ones
+ * (1..40 bytes, shorter than any rdmx header), empty ones, ones that start
+ * with the rdmx magic (0x44 0x52, little-endian 0x5244) followed by random
+ * bytes, and ones that also carry protocol version 1 and the eager packet
+ * type, so that validation has to look past the first header bytes. None
+ * is a valid packet except by a chance of about 2^-62 each.
+ *
+ * Exits 0 when every datagram was handed to the kernel, 1 on any error
+ * (including ICMP "port unreachable" when nobody listens).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#define GB_NAME		"rdmx_udp_garbage"
+#define GB_MAX_LEN	1500
+#define GB_SHORT_MAX	40
+#define GB_MAGIC_LO	0x44	/* 0x5244 stored little-endian */
+#define GB_MAGIC_HI	0x52
+#define GB_VERSION	1	/* the rdmx wire version */
+#define GB_TYPE_EAGER	1	/* the rdmx eager packet type */
+
+enum gb_kind {
+	GB_RANDOM,	/* random bytes, random length 0..1500 */
+	GB_SHORT,	/* 1..40 random bytes */
+	GB_EMPTY,	/* zero-length datagram */
+	GB_MAGIC,	/* magic, then random bytes */
+	GB_MAGIC_HDR,	/* magic, version and eager type, then random bytes */
+	GB_KINDS,
+};
+
+/* xorshift64*: small, fast, and the same sequence on every host. */
+static uint64_t gb_next(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Bounded uniform-enough value in [0, n) for small n. */
+static size_t gb_below(uint64_t *state, size_t n)
+{
+	return (size_t) ((gb_next(state) >> 32) % n);
+}
+
+/* Builds one datagram in buf; returns its length. */
+static size_t gb_make(uint64_t *state, enum gb_kind kind, uint8_t *buf)
+{
+	size_t len;
+
+	switch (kind) {
+	case GB_SHORT:
+		len = 1 + gb_below(state, GB_SHORT_MAX);
+		break;
+	case GB_EMPTY:
+		return 0;
+	case GB_MAGIC:
+		len = 2 + gb_below(state, GB_MAX_LEN - 1);
+		break;
+	case GB_MAGIC_HDR:
+		len = 4 + gb_below(state, GB_MAX_LEN - 3);
+		break;
+	default:
+		len = gb_below(state, GB_MAX_LEN + 1);
+		break;
+	}
+	for (size_t off = 0; off < len; off += 8) {
+		uint64_t w = gb_next(state);
+
+		memcpy(buf + off, &w, len - off < 8 ? len - off : 8);
+	}
+	if (kind == GB_MAGIC || kind == GB_MAGIC_HDR) {
+		buf[0] = GB_MAGIC_LO;
+		buf[1] = GB_MAGIC_HI;
+	}
+	if (kind == GB_MAGIC_HDR) {
+		buf[2] = GB_VERSION;
+		buf[3] = GB_TYPE_EAGER;
+	}
+	return len;
+}
+
+static int gb_parse_u64(const char *s, const char *what, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-') {
+		fprintf(stderr, GB_NAME ": bad %s '%s'\n", what, s);
+		return -1;
+	}
+	return 0;
+}
+
+static int gb_connect(const char *host, const char *port)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *res;
+	int fd, ret = getaddrinfo(host, port, &hints, &res);
+
+	if (ret) {
+		fprintf(stderr, GB_NAME ": %s:%s: %s\n", host, port, gai_strerror(ret));
+		return -1;
+	}
+	fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	/* Connected, so the kernel reports an unreachable port to us. */
+	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen)) {
+		fprintf(stderr, GB_NAME ": socket/connect: %s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t count, seed, state, sent = 0, bytes = 0;
+	uint64_t per_kind[GB_KINDS] = { 0 };
+	uint8_t buf[GB_MAX_LEN + 8];
+	int fd, status = 0;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: " GB_NAME " host port count seed\n");
+		return 2;
+	}
+	if (gb_parse_u64(argv[3], "count", &count) ||
+	    gb_parse_u64(argv[4], "seed", &seed))
+		return 2;
+	fd = gb_connect(argv[1], argv[2]);
+	if (fd < 0)
+		return 1;
+	/* xorshift must not start at 0; mix the seed so nearby seeds differ. */
+	state = (seed + 1) * 0x9E3779B97F4A7C15ULL;
+	if (!state)
+		state = 1;
+
+	for (uint64_t i = 0; i < count; i++) {
+		enum gb_kind kind = (enum gb_kind) gb_below(&state, GB_KINDS);
+		size_t len = gb_make(&state, kind, buf);
+
+		if (send(fd, buf, len, 0) < 0) {
+			fprintf(stderr, GB_NAME ": datagram %" PRIu64 " of %zu bytes: %s\n",
+				i, len, strerror(errno));
+			status = 1;
+			break;
+		}
+		sent++;
+		bytes += len;
+		per_kind[kind]++;
+	}
+	close(fd);
+	printf(GB_NAME ": sent %" PRIu64 " datagrams, %" PRIu64 " bytes (random %"
+	       PRIu64 ", short %" PRIu64 ", empty %" PRIu64 ", magic %" PRIu64
+	       ", magic+header %" PRIu64 ")\n", sent, bytes, per_kind[GB_RANDOM],
+	       per_kind[GB_SHORT], per_kind[GB_EMPTY], per_kind[GB_MAGIC],
+	       per_kind[GB_MAGIC_HDR]);
+	return status;
+}

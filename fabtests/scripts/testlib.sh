@@ -1,0 +1,146 @@
+#!/bin/sh
+# testlib.sh: helpers the test scripts (and contrib/demo.sh) source:
+# scratch folder and cleanup, processes under timeout, bounded readiness
+# waits, and starting an rdmx_pingpong server and client.
+#
+# RDMX_WRAP, when set, prefixes every program started (e.g. valgrind).
+# The shell must know `local` (dash, bash and busybox sh do).
+
+# Wall-clock cap of each process; the program's own waits time out sooner.
+: "${RDMX_TEST_TIMEOUT:=120}"
+# Bound on waiting for a server to become ready, in tenths of a second.
+T_READY_TENTHS=300
+
+# Defaults for a run by hand from the build directory; `make check` sets
+# these through AM_TESTS_ENVIRONMENT.
+t_env_defaults() {
+	: "${RDMX_BUILDDIR:=$PWD}"
+	: "${FI_PROVIDER_PATH:=$RDMX_BUILDDIR/.libs}"
+	: "${FI_PROVIDER:=rdmx}"
+	: "${FI_RDMX_IFACE:=lo}"
+	export RDMX_BUILDDIR FI_PROVIDER_PATH FI_PROVIDER FI_RDMX_IFACE
+	PP="$RDMX_BUILDDIR/fabtests/rdmx_pingpong"
+	if [ ! -x "$PP" ]; then
+		echo "$0: $PP not built (set RDMX_BUILDDIR)" >&2
+		exit 1
+	fi
+}
+
+T_PIDS=""
+
+t_cleanup() {
+	local pid
+	for pid in $T_PIDS; do
+		kill "$pid" 2>/dev/null || :
+	done
+	for pid in $T_PIDS; do
+		wait "$pid" 2>/dev/null || :
+	done
+	rm -rf "$T_DIR"
+}
+
+# Creates the scratch folder and makes sure no process outlives the script.
+t_init() {
+	T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rdmx-test.XXXXXX")
+	trap t_cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+}
+
+# Prints the captured output of every process started so far.
+t_dump() {
+	local f
+	for f in "$T_DIR"/*.out "$T_DIR"/*.err; do
+		[ -s "$f" ] || continue
+		echo "----- ${f##*/}"
+		cat "$f"
+	done
+}
+
+t_fail() {
+	echo "FAIL: $*" >&2
+	t_dump >&2
+	exit 1
+}
+
+# t_spawn name cmd...: starts cmd under timeout in the background, output
+# in $T_DIR/name.out and name.err; its pid goes to T_LAST_PID.
+t_spawn() {
+	local name=$1
+	shift
+	timeout "$RDMX_TEST_TIMEOUT" ${RDMX_WRAP:-} "$@" >"$T_DIR/$name.out" 2>"$T_DIR/$name.err" &
+	T_LAST_PID=$!
+	T_PIDS="$T_PIDS $T_LAST_PID"
+}
+
+# t_wait_ready pid what check...: polls `check` (bounded) until it
+# succeeds; fails at once if the process exits first.
+t_wait_ready() {
+	local pid=$1 what=$2 n=0
+	shift 2
+	until "$@"; do
+		kill -0 "$pid" 2>/dev/null || t_fail "$what exited before it was ready"
+		n=$((n + 1))
+		[ "$n" -le "$T_READY_TENTHS" ] || t_fail "$what not ready after 30 s"
+		sleep 0.1
+	done
+}
+
+# t_collect pid: waits for a spawned process; its exit status goes to T_RC.
+t_collect() {
+	T_RC=0
+	wait "$1" || T_RC=$?
+	T_PIDS=$(echo "$T_PIDS" | sed "s/ $1\b//")
+}
+
+# t_reap pid what: waits for a spawned process; fails unless it exited 0.
+t_reap() {
+	t_collect "$1"
+	[ "$T_RC" -eq 0 ] || t_fail "$2 exited with status $T_RC"
+}
+
+pp_server_listening() {
+	grep -q ' listening on ' "$T_DIR/$1.out" 2>/dev/null
+}
+
+# pp_start_server name args...: starts an rdmx_pingpong server on a port
+# the kernel picks (-p 0, so runs never collide), waits for its
+# "listening" line, and sets PP_SERVER_PID and PP_PORT.
+pp_start_server() {
+	local name=$1
+	shift
+	t_spawn "$name" "$PP" -p 0 "$@"
+	PP_SERVER_PID=$T_LAST_PID
+	t_wait_ready "$PP_SERVER_PID" "$name" pp_server_listening "$name"
+	PP_PORT=$(sed -n 's/.* listening on .* port \([0-9][0-9]*\) .*/\1/p' \
+		"$T_DIR/$name.out")
+	[ -n "$PP_PORT" ] && [ "$PP_PORT" -gt 0 ] ||
+		t_fail "$name printed no port"
+}
+
+# pp_client_and_reap name host args...: runs the client to the server last
+# started, then checks that both exited 0 and that both printed PASS.
+pp_client_and_reap() {
+	local name=$1 host=$2
+	shift 2
+	t_spawn "$name" "$PP" -p "$PP_PORT" "$@" "$host"
+	t_reap "$T_LAST_PID" "$name client"
+	t_reap "$PP_SERVER_PID" "$name server"
+	grep -q '^rdmx_pingpong: PASS' "$T_DIR/$name.out" ||
+		t_fail "$name client printed no PASS"
+	cat "$T_DIR/$name.out"
+}
+
+# pp_case name host args...: one complete server + client run.
+pp_case() {
+	local name=$1 host=$2
+	shift 2
+	echo "== $name"
+	pp_start_server "$name-server" -b "$host" "$@"
+	pp_client_and_reap "$name" "$host" "$@"
+}
+
+pp_have_ipv6_loopback() {
+	[ -r /proc/net/if_inet6 ] &&
+		grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6
+}
+

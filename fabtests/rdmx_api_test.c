@@ -152,6 +152,11 @@ struct fixture {
 	struct fid_domain	*domain;
 	struct fid_av		*av;
 	struct node		node[NODES];
+	/*
+	 * Endpoints of a transfer that are not fixture nodes: progressed
+	 * too, since a send completes only once its receiver acknowledged.
+	 */
+	struct node		*guest[2];
 };
 
 struct fixture_opts {
@@ -296,18 +301,27 @@ static void fixture_close(struct fixture *fx, bool v)
 /* ------------------------------------------------------------------ */
 /* Completion helpers.                                                 */
 
+/* Drives progress on the CQs of a node except skip. */
+static void progress_node(const struct node *n, struct fid_cq *skip)
+{
+	struct fid_cq *cqs[] = { n->tx_cq, n->rx_cq };
+
+	for (size_t c = 0; c < ARRAY_SIZE(cqs); c++) {
+		if (cqs[c] && cqs[c] != skip)
+			(void) fi_cq_read(cqs[c], NULL, 0);
+	}
+}
+
 /* Drives progress on every CQ of fx except skip (manual progress). */
 static void progress_others(struct fixture *fx, struct fid_cq *skip)
 {
 	if (!fx)
 		return;
-	for (int i = 0; i < NODES; i++) {
-		struct fid_cq *cqs[] = { fx->node[i].tx_cq, fx->node[i].rx_cq };
-
-		for (size_t c = 0; c < ARRAY_SIZE(cqs); c++) {
-			if (cqs[c] && cqs[c] != skip)
-				(void) fi_cq_read(cqs[c], NULL, 0);
-		}
+	for (int i = 0; i < NODES; i++)
+		progress_node(&fx->node[i], skip);
+	for (size_t i = 0; i < ARRAY_SIZE(fx->guest); i++) {
+		if (fx->guest[i])
+			progress_node(fx->guest[i], skip);
 	}
 }
 
@@ -760,6 +774,8 @@ static bool transfer(struct fixture *fx, struct route *r, const struct xfer *x,
 
 	fill(tx, x->len, seed);
 	memset(rx, 0, cap);
+	fx->guest[0] = r->from;
+	fx->guest[1] = r->to;
 	ret = post_recv(r->to->ep, rx, cap, FI_ADDR_UNSPEC, op->tagged, tag, 0, &rctx);
 	if (!check_ret(ret, 0, nm(prefix, "post receive")))
 		goto out;
@@ -797,6 +813,8 @@ static bool transfer(struct fixture *fx, struct route *r, const struct xfer *x,
 		expect_no_tx_completion(fx, r, prefix);
 	}
 out:
+	fx->guest[0] = NULL;
+	fx->guest[1] = NULL;
 	if (!x->tx)
 		free(tx);
 	free(rx);

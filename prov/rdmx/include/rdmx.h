@@ -48,6 +48,13 @@ struct rdmx_params {
 	size_t	sockbuf;	/* FI_RDMX_SOCKBUF: UDP socket buffer bytes */
 	size_t	cq_size;	/* FI_RDMX_CQ_SIZE: default CQ depth */
 	size_t	unexp_max;	/* FI_RDMX_UNEXP_MAX: unexpected bytes held */
+	size_t	rto_min_us;	/* FI_RDMX_RTO_MIN_US: retransmission floor */
+	size_t	unreach_ms;	/* FI_RDMX_UNREACH_MS: silence before failure */
+	size_t	rnr_retry;	/* FI_RDMX_RNR_RETRY: device RNR retries */
+	size_t	udp_drop;	/* FI_RDMX_UDP_DROP: test only, percent */
+	size_t	udp_dup;	/* FI_RDMX_UDP_DUP: test only, percent */
+	size_t	udp_reorder;	/* FI_RDMX_UDP_REORDER: test only, percent */
+	size_t	udp_seed;	/* FI_RDMX_UDP_SEED: fault injection seed */
 };
 
 extern struct rdmx_params g_rdmx_params;

@@ -165,11 +165,24 @@ struct rdmx_dev_ops {
 			   int max);
 };
 
+/* What a device counts; a device leaves at zero what it cannot see. */
+struct rdmx_dev_stats {
+	uint64_t	rx_malformed;	/* datagrams failing the device's checks */
+	uint64_t	rx_dropped;	/* other datagrams dropped (too many peers) */
+	uint64_t	retransmits;	/* timeouts that resent a packet */
+	uint64_t	fast_retransmits; /* holes resent on selective acks */
+	uint64_t	rnr_sent;	/* refusals of packets with no buffer */
+	uint64_t	rnr_received;	/* refusals of our packets */
+	uint64_t	duplicates;	/* packets received twice */
+	uint64_t	stale;		/* packets of an old session or window */
+	uint64_t	acks_sent;	/* acknowledgement-only packets */
+	uint64_t	unreachable;	/* peers declared unreachable */
+};
+
 struct rdmx_dev {
 	const struct rdmx_dev_ops	*ops;
 	struct rdmx_dev_caps		caps;
-	/* Packets dropped by the device before the rdm layer saw them. */
-	uint64_t			rx_dropped;
+	struct rdmx_dev_stats		stats;
 };
 
 extern const struct rdmx_dev_ops rdmx_dev_udp_ops;

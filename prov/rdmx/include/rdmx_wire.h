@@ -41,6 +41,58 @@ struct rdmx_wire_eager {
 };
 _Static_assert(sizeof(struct rdmx_wire_eager) == 32, "wire eager size");
 
+/*
+ * swsrd (software SRD) header: in front of every datagram on a device
+ * that is not reliable by itself (udp, verbs UD). The rdm packet follows
+ * a DATA header; ACK and RNR packets end after it.
+ */
+#define RDMX_SRD_MAGIC		0x5853u		/* "SX" */
+
+enum rdmx_srd_type {
+	RDMX_SRD_DATA = 1,	/* carries psn and a payload for the rdm layer */
+	RDMX_SRD_ACK,		/* acknowledges only */
+	RDMX_SRD_RNR,		/* refuses psn: no receive buffer was posted */
+	RDMX_SRD_TYPE_MAX,
+};
+
+#define RDMX_SRD_SKIP		(1u << 0)	/* DATA with no payload: fills
+						   the psn of an abandoned send */
+#define RDMX_SRD_FLAGS_KNOWN	RDMX_SRD_SKIP
+
+struct rdmx_wire_srd {
+	uint16_t	magic;
+	uint8_t		type;		/* enum rdmx_srd_type */
+	uint8_t		flags;		/* RDMX_SRD_* */
+	uint32_t	epoch;		/* DATA: the sender's session */
+	uint32_t	psn;		/* DATA: sequence; RNR: refused psn */
+	uint32_t	ack_epoch;	/* session the ack fields speak of; 0: none */
+	uint32_t	ack;		/* first psn of ack_epoch not yet seen */
+	uint32_t	reserved;	/* zero */
+	uint64_t	sack;		/* bit i: psn ack + i seen */
+};
+_Static_assert(sizeof(struct rdmx_wire_srd) == 32, "wire srd size");
+
+/* A swsrd header after validation, in host byte order. */
+struct rdmx_srd_hdr {
+	enum rdmx_srd_type	type;
+	uint32_t		flags;
+	uint32_t		epoch;
+	uint32_t		psn;
+	uint32_t		ack_epoch;
+	uint32_t		ack;
+	uint64_t		sack;
+};
+
+/* Writes hdr in wire form. */
+void rdmx_wire_srd_encode(struct rdmx_wire_srd *wire, const struct rdmx_srd_hdr *hdr);
+
+/*
+ * Validates the swsrd header at the start of a datagram of len bytes;
+ * 0 or -FI_EINVAL (short, bad magic/type/flags, non-zero reserved, an
+ * ACK or RNR with a payload, a SKIP with a payload).
+ */
+int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr);
+
 /* A received packet after validation, in host byte order. */
 struct rdmx_pkt {
 	enum rdmx_pkt_type	type;

@@ -1,42 +1,62 @@
 /*
  * rdmx: the udp device. One non-blocking UDP socket per endpoint gives a
- * raw queue pair: sends are batched into sendmmsg, receives land in the
- * buffers the rdm layer posted, read with recvmmsg only while buffers are
- * posted (so a busy receiver pushes back into the socket buffer instead of
- * losing packets inside the provider). UDP is not reliable; swsrd will sit
- * on top of this device without changing its interface.
+ * raw datagram queue; swsrd (rdmx_swsrd.c) on top makes it honour the
+ * device contract: reliable, unordered, RNR refusal when no receive
+ * buffer is posted. Sends are batched into sendmmsg, receives are read
+ * with recvmmsg, header and payload scattered apart so the payload lands
+ * at the start of the buffer the rdm layer posted.
+ *
+ * FI_RDMX_UDP_DROP/DUP/REORDER (percent, test only) inject faults on the
+ * send side with a fixed seed (FI_RDMX_UDP_SEED).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_dev.h"
 #include "rdmx_dev_udp.h"
 #include "rdmx_hash.h"
+#include "rdmx_pool.h"
+#include "rdmx_swsrd.h"
 
-#define RDMX_UDP_BATCH	32
+#define RDMX_UDP_BATCH		32
+/* Peers learnt from packets alone (not in any AV) kept at most. */
+#define RDMX_UDP_ANON_MAX	4096
 
 struct rdmx_udp_ah {
 	struct rdmx_ah		ah;
 	union rdmx_udp_addr	addr;
-	uint32_t		refs;
+	uint32_t		refs;		/* ah_create calls not destroyed */
+	struct rdmx_swsrd_peer	srd;
+	struct rdmx_dlist	link;		/* on rdmx_udp_dev.ahs */
 };
 
 struct rdmx_udp_send {
-	uint64_t		wr_id;
-	struct rdmx_udp_ah	*ah;
-	struct iovec		iov[RDMX_DEV_SGE_MAX];
-	size_t			iov_cnt;
-	enum rdmx_dev_status	status;
+	struct rdmx_swsrd_send	srd;
 };
 
 struct rdmx_udp_recv {
 	uint64_t		wr_id;
-	void			*buf;
+	void			*buf;		/* NULL: none posted, header only */
 	size_t			len;
+};
+
+struct rdmx_udp_done {
+	uint64_t		wr_id;
+	enum rdmx_dev_status	status;
+};
+
+struct rdmx_udp_faults {
+	unsigned		drop, dup, reorder;	/* percent */
+	uint64_t		rng;
+	uint8_t			*held;		/* a datagram kept back */
+	size_t			held_len;
+	union rdmx_udp_addr	held_to;
 };
 
 struct rdmx_udp_dev {
@@ -44,51 +64,344 @@ struct rdmx_udp_dev {
 	int			fd;
 	union rdmx_udp_addr	addr;
 	struct rdmx_hash	ah_map;		/* canonical addr → ah */
+	struct rdmx_dlist	ahs;		/* of rdmx_udp_ah, freed at close */
+	size_t			anon_cnt;
+	struct rdmx_swsrd	srd;
+	struct rdmx_pool	send_pool;	/* of rdmx_udp_send */
 
-	/*
-	 * Send queue ring: [sq_head, sq_sent) left the socket and wait to be
-	 * reported; [sq_sent, sq_tail) wait for the socket. Counters only grow.
-	 */
-	struct rdmx_udp_send	*sq;
-	size_t			sq_size;
-	uint64_t		sq_head, sq_sent, sq_tail;
+	/* Sends swsrd finished, not yet reported: a ring of sq_size. */
+	struct rdmx_udp_done	*done;
+	size_t			done_cap;
+	uint64_t		done_head, done_tail;
 
-	/* Receive queue ring of posted buffers. */
+	/* Posted receive buffers, a stack: any buffer fits any packet. */
 	struct rdmx_udp_recv	*rq;
-	size_t			rq_size;
-	uint64_t		rq_head, rq_tail;
+	size_t			rq_size, rq_cnt;
 
-	struct mmsghdr		msgs[RDMX_UDP_BATCH];
-	struct iovec		rx_iov[RDMX_UDP_BATCH];
+	struct mmsghdr		tx_msgs[RDMX_UDP_BATCH];
+	struct iovec		tx_iov[RDMX_UDP_BATCH][1 + RDMX_DEV_SGE_MAX];
+	size_t			tx_cnt;
+
+	struct mmsghdr		rx_msgs[RDMX_UDP_BATCH];
+	struct iovec		rx_iov[RDMX_UDP_BATCH][2];
+	struct rdmx_wire_srd	rx_hdr[RDMX_UDP_BATCH];
 	union rdmx_udp_addr	rx_src[RDMX_UDP_BATCH];
-};
+	struct rdmx_udp_recv	rx_slot[RDMX_UDP_BATCH];
 
-/* errno values a send can fail with, and the status each becomes. */
-static const struct {
-	int			err;
-	enum rdmx_dev_status	status;
-} rdmx_udp_send_errors[] = {
-	{ ECONNREFUSED,	RDMX_DEV_UNREACH },
-	{ EHOSTUNREACH,	RDMX_DEV_UNREACH },
-	{ ENETUNREACH,	RDMX_DEV_UNREACH },
-	{ EHOSTDOWN,	RDMX_DEV_UNREACH },
-	{ EADDRNOTAVAIL, RDMX_DEV_UNREACH },
-	{ EPERM,	RDMX_DEV_UNREACH },
-	{ EMSGSIZE,	RDMX_DEV_MSGSIZE },
+	struct rdmx_udp_faults	faults;
 };
-
-static enum rdmx_dev_status rdmx_udp_send_status(int err)
-{
-	for (size_t i = 0; i < RDMX_ARRAY_SIZE(rdmx_udp_send_errors); i++) {
-		if (rdmx_udp_send_errors[i].err == err)
-			return rdmx_udp_send_errors[i].status;
-	}
-	return RDMX_DEV_IO;
-}
 
 static struct rdmx_udp_dev *rdmx_udp_dev(struct rdmx_dev *dev)
 {
 	return rdmx_container_of(dev, struct rdmx_udp_dev, dev);
+}
+
+/* Hands the batch to the socket; what it refuses is lost (swsrd resends). */
+static void rdmx_udp_flush(struct rdmx_udp_dev *udp)
+{
+	size_t off = 0;
+
+	while (off < udp->tx_cnt) {
+		int sent = sendmmsg(udp->fd, udp->tx_msgs + off,
+				    (unsigned) (udp->tx_cnt - off), 0);
+
+		if (sent < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK ||
+			    errno == ENOBUFS || errno == EINTR)
+				break;
+			/* The first datagram failed for itself: skip it. */
+			RDMX_DBG(FI_LOG_EP_DATA, "udp send: %s\n", strerror(errno));
+			sent = 1;
+		}
+		off += (size_t) sent;
+	}
+	udp->tx_cnt = 0;
+}
+
+/* Queues one datagram in the batch (flushing a full batch first). */
+static void rdmx_udp_queue(struct rdmx_udp_dev *udp, union rdmx_udp_addr *to,
+			   const struct iovec *iov, size_t iov_cnt)
+{
+	struct msghdr *m;
+
+	if (udp->tx_cnt == RDMX_UDP_BATCH)
+		rdmx_udp_flush(udp);
+	m = &udp->tx_msgs[udp->tx_cnt].msg_hdr;
+	memset(m, 0, sizeof(*m));
+	memcpy(udp->tx_iov[udp->tx_cnt], iov, iov_cnt * sizeof(*iov));
+	m->msg_name = to;
+	m->msg_namelen = rdmx_udp_addr_len(to);
+	m->msg_iov = udp->tx_iov[udp->tx_cnt];
+	m->msg_iovlen = iov_cnt;
+	udp->tx_cnt++;
+}
+
+/* A percent draw from the fault injector's fixed-seed generator. */
+static bool rdmx_udp_fault(struct rdmx_udp_faults *f, unsigned percent)
+{
+	if (!percent)
+		return false;
+	f->rng ^= f->rng << 13;
+	f->rng ^= f->rng >> 7;
+	f->rng ^= f->rng << 17;
+	return f->rng % 100 < percent;
+}
+
+/* Keeps a copy of a datagram back, to send it after the next one. */
+static void rdmx_udp_hold(struct rdmx_udp_dev *udp, union rdmx_udp_addr *to,
+			  const struct iovec *iov, size_t iov_cnt)
+{
+	struct rdmx_udp_faults *f = &udp->faults;
+
+	f->held_len = rdmx_copy_from_iov(f->held, iov, iov_cnt);
+	f->held_to = *to;
+}
+
+static int rdmx_udp_xmit(void *ctx, struct rdmx_swsrd_peer *peer,
+			 const struct iovec *iov, size_t iov_cnt)
+{
+	struct rdmx_udp_dev *udp = ctx;
+	struct rdmx_udp_ah *ah = rdmx_container_of(peer, struct rdmx_udp_ah, srd);
+	struct rdmx_udp_faults *f = &udp->faults;
+
+	if (rdmx_udp_fault(f, f->drop))
+		return 0;
+	if (f->held && !f->held_len && rdmx_udp_fault(f, f->reorder)) {
+		rdmx_udp_hold(udp, &ah->addr, iov, iov_cnt);
+		return 0;
+	}
+	rdmx_udp_queue(udp, &ah->addr, iov, iov_cnt);
+	if (rdmx_udp_fault(f, f->dup))
+		rdmx_udp_queue(udp, &ah->addr, iov, iov_cnt);
+	if (f->held_len) {
+		struct iovec held = { f->held, f->held_len };
+
+		rdmx_udp_queue(udp, &f->held_to, &held, 1);
+		rdmx_udp_flush(udp);
+		f->held_len = 0;
+	}
+	return 0;
+}
+
+static void rdmx_udp_done(void *ctx, struct rdmx_swsrd_send *send,
+			  enum rdmx_dev_status status)
+{
+	struct rdmx_udp_dev *udp = ctx;
+	struct rdmx_udp_done *d = &udp->done[udp->done_tail++ % udp->done_cap];
+
+	d->wr_id = send->wr_id;
+	d->status = status;
+	rdmx_pool_release(&udp->send_pool,
+			  rdmx_container_of(send, struct rdmx_udp_send, srd));
+}
+
+static const struct rdmx_swsrd_ops rdmx_udp_srd_ops = {
+	.xmit = rdmx_udp_xmit,
+	.done = rdmx_udp_done,
+};
+
+/* Finds the handle of a canonical address, making one if asked. */
+static struct rdmx_udp_ah *rdmx_udp_ah_get(struct rdmx_udp_dev *udp,
+					   const union rdmx_udp_addr *addr,
+					   bool create)
+{
+	struct rdmx_udp_ah *ah;
+	uint64_t val;
+
+	if (rdmx_hash_find(&udp->ah_map, addr, &val))
+		return (struct rdmx_udp_ah *) (uintptr_t) val;
+	if (!create)
+		return NULL;
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+	ah->addr = *addr;
+	if (rdmx_hash_insert(&udp->ah_map, addr, (uintptr_t) ah)) {
+		free(ah);
+		return NULL;
+	}
+	rdmx_swsrd_peer_construct(&udp->srd, &ah->srd, ah);
+	rdmx_dlist_insert_tail(&udp->ahs, &ah->link);
+	return ah;
+}
+
+static int rdmx_udp_ah_create(struct rdmx_dev *dev, const void *canon,
+			      struct rdmx_ah **ah_p)
+{
+	struct rdmx_udp_ah *ah = rdmx_udp_ah_get(rdmx_udp_dev(dev), canon, true);
+
+	if (!ah)
+		return -FI_ENOMEM;
+	ah->refs++;
+	*ah_p = &ah->ah;
+	return 0;
+}
+
+static void rdmx_udp_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	struct rdmx_udp_ah *uah = rdmx_container_of(ah, struct rdmx_udp_ah, ah);
+
+	(void) dev;
+	/* The reliability state outlives the handle: the peer keeps counting. */
+	uah->refs--;
+}
+
+static int rdmx_udp_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			      const struct iovec *iov, size_t iov_cnt,
+			      uint64_t wr_id, unsigned flags)
+{
+	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
+	struct rdmx_udp_ah *uah = rdmx_container_of(ah, struct rdmx_udp_ah, ah);
+	struct rdmx_udp_send *send;
+	int ret;
+
+	if (iov_cnt > RDMX_DEV_SGE_MAX || rdmx_iov_len(iov, iov_cnt) > dev->caps.mtu)
+		return -FI_EINVAL;
+	send = rdmx_pool_alloc(&udp->send_pool);
+	if (!send)
+		return -FI_EAGAIN;
+	send->srd.wr_id = wr_id;
+	memcpy(send->srd.iov, iov, iov_cnt * sizeof(*iov));
+	send->srd.iov_cnt = iov_cnt;
+	ret = rdmx_swsrd_send(&udp->srd, &uah->srd, &send->srd);
+	if (ret) {
+		rdmx_pool_release(&udp->send_pool, send);
+		return ret;
+	}
+	if (!(flags & RDMX_DEV_SEND_MORE))
+		rdmx_udp_flush(udp);
+	return 0;
+}
+
+static int rdmx_udp_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
+			      uint64_t wr_id)
+{
+	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
+
+	if (udp->rq_cnt == udp->rq_size)
+		return -FI_EAGAIN;
+	udp->rq[udp->rq_cnt++] = (struct rdmx_udp_recv) { wr_id, buf, len };
+	return 0;
+}
+
+/* Takes up to n posted buffers into the receive batch; returns how many
+ * datagrams to read (header-only reads when none is posted). */
+static size_t rdmx_udp_rx_prepare(struct rdmx_udp_dev *udp, size_t n)
+{
+	if (udp->rq_cnt)
+		n = RDMX_MIN(n, udp->rq_cnt);
+	for (size_t i = 0; i < n; i++) {
+		struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
+
+		if (udp->rq_cnt)
+			udp->rx_slot[i] = udp->rq[--udp->rq_cnt];
+		else
+			udp->rx_slot[i] = (struct rdmx_udp_recv) { 0, NULL, 0 };
+		udp->rx_iov[i][0].iov_base = &udp->rx_hdr[i];
+		udp->rx_iov[i][0].iov_len = sizeof(udp->rx_hdr[i]);
+		udp->rx_iov[i][1].iov_base = udp->rx_slot[i].buf;
+		udp->rx_iov[i][1].iov_len = udp->rx_slot[i].len;
+		memset(m, 0, sizeof(*m));
+		m->msg_name = &udp->rx_src[i];
+		m->msg_namelen = sizeof(udp->rx_src[i]);
+		m->msg_iov = udp->rx_iov[i];
+		m->msg_iovlen = 2;
+	}
+	return n;
+}
+
+/* Gives a batch slot's buffer back to the posted stack. */
+static void rdmx_udp_rx_unuse(struct rdmx_udp_dev *udp, size_t i)
+{
+	if (udp->rx_slot[i].buf)
+		udp->rq[udp->rq_cnt++] = udp->rx_slot[i];
+}
+
+/* Handles one datagram of the batch; true when it became a completion. */
+static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i,
+			    struct rdmx_dev_cqe *cqe)
+{
+	struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
+	size_t len = udp->rx_msgs[i].msg_len;
+	struct rdmx_udp_recv *slot = &udp->rx_slot[i];
+	union rdmx_udp_addr *src = &udp->rx_src[i];
+	struct rdmx_srd_hdr hdr;
+	struct rdmx_udp_ah *ah;
+	bool have_buf;
+
+	if (rdmx_wire_srd_decode(&udp->rx_hdr[i], len, &hdr) ||
+	    rdmx_udp_addr_canon(src, m->msg_namelen, src)) {
+		udp->dev.stats.rx_malformed++;
+		return false;
+	}
+	ah = rdmx_udp_ah_get(udp, src, false);
+	if (!ah && udp->anon_cnt < RDMX_UDP_ANON_MAX &&
+	    (ah = rdmx_udp_ah_get(udp, src, true)))
+		udp->anon_cnt++;
+	if (!ah) {
+		udp->dev.stats.rx_dropped++;
+		return false;
+	}
+	/* A datagram larger than the buffer is refused like a missing one. */
+	have_buf = slot->buf && !(m->msg_flags & MSG_TRUNC);
+	if (!rdmx_swsrd_recv(&udp->srd, &ah->srd, &hdr, len - sizeof(hdr), have_buf))
+		return false;
+	cqe->wr_id = slot->wr_id;
+	cqe->op = RDMX_DEV_OP_RECV;
+	cqe->status = RDMX_DEV_OK;
+	cqe->len = (uint32_t) (len - sizeof(struct rdmx_wire_srd));
+	cqe->src_ah = &ah->ah;
+	cqe->src_addr = &ah->addr;
+	return true;
+}
+
+/* Reads datagrams into posted buffers; returns the receive completions. */
+static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe,
+			      int max)
+{
+	int done = 0;
+
+	while (done < max) {
+		size_t n = rdmx_udp_rx_prepare(udp, RDMX_MIN((size_t) (max - done),
+							      RDMX_UDP_BATCH));
+		int got = recvmmsg(udp->fd, udp->rx_msgs, (unsigned) n,
+				   MSG_DONTWAIT, NULL);
+
+		for (size_t i = 0; i < n; i++) {
+			if ((int) i >= got || !rdmx_udp_rx_one(udp, i, &cqe[done]))
+				rdmx_udp_rx_unuse(udp, i);
+			else
+				done++;
+		}
+		if (got < (int) n)
+			break;
+	}
+	return done;
+}
+
+static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
+{
+	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
+	/* Half the room at least stays for finished sends, if there are any. */
+	int keep = (int) RDMX_MIN(udp->done_tail - udp->done_head, (uint64_t) max / 2);
+	int done;
+
+	/* Packets first: their acks complete sends reported below. */
+	done = rdmx_udp_poll_recv(udp, cqe, max - keep);
+	rdmx_swsrd_progress(&udp->srd);
+	rdmx_udp_flush(udp);
+	while (done < max && udp->done_head != udp->done_tail) {
+		struct rdmx_udp_done *d = &udp->done[udp->done_head++ % udp->done_cap];
+
+		cqe[done].wr_id = d->wr_id;
+		cqe[done].op = RDMX_DEV_OP_SEND;
+		cqe[done].status = d->status;
+		cqe[done].len = 0;
+		cqe[done].src_ah = NULL;
+		cqe[done].src_addr = NULL;
+		done++;
+	}
+	return done;
 }
 
 static void rdmx_udp_set_bufsize(int fd, int opt, int force_opt, size_t size)
@@ -100,293 +413,140 @@ static void rdmx_udp_set_bufsize(int fd, int opt, int force_opt, size_t size)
 		(void) setsockopt(fd, SOL_SOCKET, opt, &val, sizeof(val));
 }
 
+/* Opens and binds the socket; the canonical bound address goes to udp. */
+static int rdmx_udp_socket(struct rdmx_udp_dev *udp, const union rdmx_udp_addr *src)
+{
+	union rdmx_udp_addr bound = *src;
+	socklen_t len = sizeof(bound);
+
+	udp->fd = socket(bound.sa.sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (udp->fd < 0) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "socket: %s\n", strerror(errno));
+		return -errno;
+	}
+	if (bind(udp->fd, &bound.sa, rdmx_udp_addr_len(&bound)) ||
+	    getsockname(udp->fd, &bound.sa, &len)) {
+		int ret = -errno;
+
+		RDMX_WARN(FI_LOG_EP_CTRL, "bind: %s\n", strerror(errno));
+		close(udp->fd);
+		return ret;
+	}
+	rdmx_udp_set_bufsize(udp->fd, SO_RCVBUF, SO_RCVBUFFORCE, g_rdmx_params.sockbuf);
+	rdmx_udp_set_bufsize(udp->fd, SO_SNDBUF, SO_SNDBUFFORCE, g_rdmx_params.sockbuf);
+	rdmx_udp_addr_canon(&bound, len, &udp->addr);
+	return 0;
+}
+
+static void rdmx_udp_faults_init(struct rdmx_udp_faults *f, size_t mtu)
+{
+	f->drop = (unsigned) RDMX_MIN(g_rdmx_params.udp_drop, 100);
+	f->dup = (unsigned) RDMX_MIN(g_rdmx_params.udp_dup, 100);
+	f->reorder = (unsigned) RDMX_MIN(g_rdmx_params.udp_reorder, 100);
+	f->rng = g_rdmx_params.udp_seed ? g_rdmx_params.udp_seed : 1;
+	if (f->reorder)
+		f->held = malloc(mtu);
+	if (f->drop || f->dup || f->reorder)
+		RDMX_INFO(FI_LOG_EP_CTRL, "udp fault injection: drop %u%% dup %u%% "
+			  "reorder %u%%\n", f->drop, f->dup, f->reorder);
+}
+
+static uint32_t rdmx_udp_incarnation(void)
+{
+	uint32_t val;
+
+	if (getrandom(&val, sizeof(val), GRND_NONBLOCK) != sizeof(val))
+		val = (uint32_t) (rdmx_clock_ns() ^ ((uint64_t) getpid() << 16));
+	return val;
+}
+
+static int rdmx_udp_alloc(struct rdmx_udp_dev *udp, const struct rdmx_dev_attr *attr)
+{
+	udp->rq_size = attr->rq_size;
+	udp->done_cap = attr->sq_size;
+	udp->rq = calloc(udp->rq_size, sizeof(*udp->rq));
+	udp->done = calloc(udp->done_cap, sizeof(*udp->done));
+	if (!udp->rq || !udp->done ||
+	    rdmx_pool_construct(&udp->send_pool, sizeof(struct rdmx_udp_send),
+				attr->sq_size))
+		return -FI_ENOMEM;
+	return 0;
+}
+
+static void rdmx_udp_free(struct rdmx_udp_dev *udp)
+{
+	rdmx_pool_destruct(&udp->send_pool);
+	free(udp->rq);
+	free(udp->done);
+	free(udp->faults.held);
+	free(udp);
+}
+
 static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p)
 {
-	struct rdmx_udp_dev *udp;
+	struct rdmx_swsrd_cfg cfg;
 	struct rdmx_dev_domain dom;
-	union rdmx_udp_addr bound;
-	socklen_t len;
+	struct rdmx_udp_dev *udp;
 	int ret;
 
-	if (!attr->src_addr) {
-		RDMX_WARN(FI_LOG_EP_CTRL, "udp device needs a source address\n");
-		return -FI_EINVAL;
-	}
-	ret = rdmx_udp_domains(attr->src_addr, NULL, &dom, 1);
+	ret = attr->src_addr ? rdmx_udp_domains(attr->src_addr, NULL, &dom, 1) : 0;
 	if (ret <= 0) {
 		RDMX_WARN(FI_LOG_EP_CTRL, "no interface owns the source address\n");
 		return ret < 0 ? ret : -FI_EADDRNOTAVAIL;
 	}
-
 	udp = calloc(1, sizeof(*udp));
 	if (!udp)
 		return -FI_ENOMEM;
-	udp->sq_size = attr->sq_size;
-	udp->rq_size = attr->rq_size;
-	udp->sq = calloc(udp->sq_size, sizeof(*udp->sq));
-	udp->rq = calloc(udp->rq_size, sizeof(*udp->rq));
-	if (!udp->sq || !udp->rq) {
-		ret = -FI_ENOMEM;
-		goto err_free_queues;
-	}
+	ret = rdmx_udp_alloc(udp, attr);
+	if (ret)
+		goto err_free_udp;
 	ret = rdmx_hash_construct(&udp->ah_map, sizeof(union rdmx_udp_addr));
 	if (ret)
-		goto err_free_queues;
-
-	memcpy(&bound, attr->src_addr, sizeof(bound));
-	udp->fd = socket(bound.sa.sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (udp->fd < 0) {
-		ret = -errno;
-		RDMX_WARN(FI_LOG_EP_CTRL, "socket: %s\n", strerror(errno));
+		goto err_free_udp;
+	ret = rdmx_udp_socket(udp, attr->src_addr);
+	if (ret)
 		goto err_destruct_hash;
-	}
-	if (bind(udp->fd, &bound.sa, rdmx_udp_addr_len(&bound))) {
-		ret = -errno;
-		RDMX_WARN(FI_LOG_EP_CTRL, "bind: %s\n", strerror(errno));
-		goto err_close_fd;
-	}
-	rdmx_udp_set_bufsize(udp->fd, SO_RCVBUF, SO_RCVBUFFORCE, g_rdmx_params.sockbuf);
-	rdmx_udp_set_bufsize(udp->fd, SO_SNDBUF, SO_SNDBUFFORCE, g_rdmx_params.sockbuf);
 
-	len = sizeof(bound);
-	if (getsockname(udp->fd, &bound.sa, &len)) {
-		ret = -errno;
-		goto err_close_fd;
-	}
-	rdmx_udp_addr_canon(&bound, len, &udp->addr);
-
+	rdmx_dlist_init(&udp->ahs);
+	rdmx_swsrd_cfg_default(&cfg);
+	rdmx_swsrd_construct(&udp->srd, &rdmx_udp_srd_ops, udp, &cfg,
+			     rdmx_udp_incarnation(), &udp->dev.stats);
+	rdmx_udp_faults_init(&udp->faults, dom.mtu + sizeof(struct rdmx_wire_srd));
 	udp->dev.ops = &rdmx_dev_udp_ops;
 	udp->dev.caps.mtu = dom.mtu;
-	udp->dev.caps.max_inline = dom.mtu;	/* the kernel copies at send */
-	udp->dev.caps.sq_size = udp->sq_size;
-	udp->dev.caps.rq_size = udp->rq_size;
-	udp->dev.caps.flags = 0;
+	udp->dev.caps.max_inline = udp->dev.caps.mtu;	/* copied at send */
+	udp->dev.caps.sq_size = attr->sq_size;
+	udp->dev.caps.rq_size = attr->rq_size;
+	udp->dev.caps.flags = RDMX_DEV_CAP_RELIABLE;
 	*dev_p = &udp->dev;
 	return 0;
 
-err_close_fd:
-	close(udp->fd);
 err_destruct_hash:
 	rdmx_hash_destruct(&udp->ah_map);
-err_free_queues:
-	free(udp->sq);
-	free(udp->rq);
-	free(udp);
+err_free_udp:
+	rdmx_udp_free(udp);
 	return ret;
-}
-
-static void rdmx_udp_getname(struct rdmx_dev *dev, void *canon)
-{
-	memcpy(canon, &rdmx_udp_dev(dev)->addr, sizeof(union rdmx_udp_addr));
-}
-
-static int rdmx_udp_ah_create(struct rdmx_dev *dev, const void *canon,
-			      struct rdmx_ah **ah_p)
-{
-	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
-	struct rdmx_udp_ah *ah;
-	uint64_t val;
-	int ret;
-
-	if (rdmx_hash_find(&udp->ah_map, canon, &val)) {
-		ah = (struct rdmx_udp_ah *) (uintptr_t) val;
-		ah->refs++;
-		*ah_p = &ah->ah;
-		return 0;
-	}
-	ah = calloc(1, sizeof(*ah));
-	if (!ah)
-		return -FI_ENOMEM;
-	memcpy(&ah->addr, canon, sizeof(ah->addr));
-	ah->refs = 1;
-	ret = rdmx_hash_insert(&udp->ah_map, canon, (uintptr_t) ah);
-	if (ret) {
-		free(ah);
-		return ret;
-	}
-	*ah_p = &ah->ah;
-	return 0;
-}
-
-/* Drops one reference; the handle goes when the last one does. */
-static void rdmx_udp_ah_put(struct rdmx_udp_dev *udp, struct rdmx_udp_ah *ah)
-{
-	if (--ah->refs)
-		return;
-	rdmx_hash_remove(&udp->ah_map, &ah->addr);
-	free(ah);
-}
-
-static void rdmx_udp_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
-{
-	rdmx_udp_ah_put(rdmx_udp_dev(dev),
-			rdmx_container_of(ah, struct rdmx_udp_ah, ah));
 }
 
 static void rdmx_udp_close(struct rdmx_dev *dev)
 {
 	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
+	struct rdmx_dlist *it;
 
-	/* Sends never reported still hold their handles. */
-	while (udp->sq_head != udp->sq_tail)
-		rdmx_udp_ah_put(udp, udp->sq[udp->sq_head++ % udp->sq_size].ah);
+	while ((it = rdmx_dlist_pop_front(&udp->ahs))) {
+		struct rdmx_udp_ah *ah = rdmx_container_of(it, struct rdmx_udp_ah, link);
+
+		rdmx_swsrd_peer_destruct(&udp->srd, &ah->srd);
+		free(ah);
+	}
 	close(udp->fd);
 	rdmx_hash_destruct(&udp->ah_map);
-	free(udp->sq);
-	free(udp->rq);
-	free(udp);
+	rdmx_udp_free(udp);
 }
 
-/* Hands queued sends to the socket, as many per system call as possible. */
-static void rdmx_udp_flush(struct rdmx_udp_dev *udp)
+static void rdmx_udp_getname(struct rdmx_dev *dev, void *canon)
 {
-	while (udp->sq_sent != udp->sq_tail) {
-		size_t n = RDMX_MIN(udp->sq_tail - udp->sq_sent, RDMX_UDP_BATCH);
-		int sent;
-
-		for (size_t i = 0; i < n; i++) {
-			struct rdmx_udp_send *s = &udp->sq[(udp->sq_sent + i) % udp->sq_size];
-			struct msghdr *m = &udp->msgs[i].msg_hdr;
-
-			memset(m, 0, sizeof(*m));
-			m->msg_name = &s->ah->addr;
-			m->msg_namelen = rdmx_udp_addr_len(&s->ah->addr);
-			m->msg_iov = s->iov;
-			m->msg_iovlen = s->iov_cnt;
-		}
-		sent = sendmmsg(udp->fd, udp->msgs, (unsigned) n, 0);
-		if (sent < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK ||
-			    errno == ENOBUFS || errno == EINTR)
-				return;
-			/* The first datagram failed for itself: report it. */
-			udp->sq[udp->sq_sent % udp->sq_size].status =
-				rdmx_udp_send_status(errno);
-			RDMX_DBG(FI_LOG_EP_DATA, "udp send: %s\n", strerror(errno));
-			sent = 1;
-		}
-		udp->sq_sent += (unsigned) sent;
-		if ((size_t) sent < n)
-			return;
-	}
-}
-
-static int rdmx_udp_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
-			      const struct iovec *iov, size_t iov_cnt,
-			      uint64_t wr_id, unsigned flags)
-{
-	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
-	struct rdmx_udp_send *s;
-
-	if (udp->sq_tail - udp->sq_head == udp->sq_size) {
-		rdmx_udp_flush(udp);
-		return -FI_EAGAIN;
-	}
-	if (iov_cnt > RDMX_DEV_SGE_MAX || rdmx_iov_len(iov, iov_cnt) > dev->caps.mtu)
-		return -FI_EINVAL;
-
-	s = &udp->sq[udp->sq_tail % udp->sq_size];
-	s->wr_id = wr_id;
-	s->ah = rdmx_container_of(ah, struct rdmx_udp_ah, ah);
-	/* A queued send keeps its handle alive past ah_destroy. */
-	s->ah->refs++;
-	memcpy(s->iov, iov, iov_cnt * sizeof(*iov));
-	s->iov_cnt = iov_cnt;
-	s->status = RDMX_DEV_OK;
-	udp->sq_tail++;
-
-	if (!(flags & RDMX_DEV_SEND_MORE) ||
-	    udp->sq_tail - udp->sq_sent >= RDMX_UDP_BATCH)
-		rdmx_udp_flush(udp);
-	return 0;
-}
-
-static int rdmx_udp_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
-			      uint64_t wr_id)
-{
-	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
-	struct rdmx_udp_recv *r;
-
-	if (udp->rq_tail - udp->rq_head == udp->rq_size)
-		return -FI_EAGAIN;
-	r = &udp->rq[udp->rq_tail++ % udp->rq_size];
-	r->wr_id = wr_id;
-	r->buf = buf;
-	r->len = len;
-	return 0;
-}
-
-/* Reads datagrams into posted buffers; returns how many completions. */
-static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp,
-			      struct rdmx_dev_cqe *cqe, int max)
-{
-	size_t n = RDMX_MIN(udp->rq_tail - udp->rq_head, (size_t) max);
-	int got, done = 0;
-
-	n = RDMX_MIN(n, RDMX_UDP_BATCH);
-	if (!n)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		struct rdmx_udp_recv *r = &udp->rq[(udp->rq_head + i) % udp->rq_size];
-		struct msghdr *m = &udp->msgs[i].msg_hdr;
-
-		udp->rx_iov[i].iov_base = r->buf;
-		udp->rx_iov[i].iov_len = r->len;
-		memset(m, 0, sizeof(*m));
-		memset(&udp->rx_src[i], 0, sizeof(udp->rx_src[i]));
-		m->msg_name = &udp->rx_src[i];
-		m->msg_namelen = sizeof(udp->rx_src[i]);
-		m->msg_iov = &udp->rx_iov[i];
-		m->msg_iovlen = 1;
-	}
-	got = recvmmsg(udp->fd, udp->msgs, (unsigned) n, MSG_DONTWAIT, NULL);
-	if (got <= 0)
-		return 0;
-
-	for (int i = 0; i < got; i++) {
-		struct rdmx_udp_recv r = udp->rq[udp->rq_head++ % udp->rq_size];
-		struct msghdr *m = &udp->msgs[i].msg_hdr;
-		union rdmx_udp_addr *src = &udp->rx_src[i];
-		uint64_t val;
-
-		if (m->msg_flags & MSG_TRUNC) {
-			/* Larger than any packet we accept: keep the buffer. */
-			udp->dev.rx_dropped++;
-			udp->rq[udp->rq_tail++ % udp->rq_size] = r;
-			continue;
-		}
-		rdmx_udp_addr_canon(src, m->msg_namelen, src);
-		cqe[done].wr_id = r.wr_id;
-		cqe[done].op = RDMX_DEV_OP_RECV;
-		cqe[done].status = RDMX_DEV_OK;
-		cqe[done].len = udp->msgs[i].msg_len;
-		cqe[done].src_addr = src;
-		cqe[done].src_ah = rdmx_hash_find(&udp->ah_map, src, &val) ?
-			&((struct rdmx_udp_ah *) (uintptr_t) val)->ah : NULL;
-		done++;
-	}
-	return done;
-}
-
-static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
-{
-	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
-	int done = 0;
-
-	rdmx_udp_flush(udp);
-	while (done < max && udp->sq_head != udp->sq_sent) {
-		struct rdmx_udp_send *s = &udp->sq[udp->sq_head++ % udp->sq_size];
-
-		rdmx_udp_ah_put(udp, s->ah);
-		cqe[done].wr_id = s->wr_id;
-		cqe[done].op = RDMX_DEV_OP_SEND;
-		cqe[done].status = s->status;
-		cqe[done].len = 0;
-		cqe[done].src_ah = NULL;
-		cqe[done].src_addr = NULL;
-		done++;
-	}
-	return done + rdmx_udp_poll_recv(udp, cqe + done, max - done);
+	memcpy(canon, &rdmx_udp_dev(dev)->addr, sizeof(union rdmx_udp_addr));
 }
 
 const struct rdmx_dev_ops rdmx_dev_udp_ops = {

@@ -15,6 +15,7 @@
 
 #include "rdmx.h"
 #include "rdmx_dev_udp.h"
+#include "rdmx_wire.h"
 
 /* The largest UDP payload over IPv4 (IPv6 allows 20 bytes more). */
 #define RDMX_UDP_PAYLOAD_MAX	65507
@@ -146,11 +147,14 @@ static in_port_t *rdmx_udp_port(union rdmx_udp_addr *a)
 	return a->sa.sa_family == AF_INET ? &a->sin.sin_port : &a->sin6.sin6_port;
 }
 
-/* Datagram payload bytes on an interface: its MTU less IP and UDP headers. */
+/*
+ * Bytes of an rdm packet on an interface: its MTU less the IP, UDP and
+ * swsrd headers.
+ */
 static size_t rdmx_udp_iface_mtu(const char *name, int family)
 {
-	size_t hdr = (family == AF_INET ? 20 : 40) + 8;
-	size_t mtu = RDMX_UDP_PAYLOAD_MAX;
+	size_t hdr = (family == AF_INET ? 20 : 40) + 8 + sizeof(struct rdmx_wire_srd);
+	size_t mtu = RDMX_UDP_PAYLOAD_MAX - sizeof(struct rdmx_wire_srd);
 	struct ifreq ifr;
 	int fd;
 

@@ -230,7 +230,7 @@ static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 	RDMX_INFO(FI_LOG_EP_CTRL,
 		  "ep stats: rx_malformed=%lu rx_dropped=%lu rx_unexpected=%lu "
 		  "rx_no_memory=%lu rx_no_recv=%lu tx_errors=%lu\n",
-		  (unsigned long) ep->stats.rx_malformed,
+		  (unsigned long) (ep->stats.rx_malformed + ep->dev->stats.rx_malformed),
 		  (unsigned long) ep->dev->stats.rx_dropped,
 		  (unsigned long) ep->stats.rx_unexpected,
 		  (unsigned long) ep->stats.rx_no_memory,

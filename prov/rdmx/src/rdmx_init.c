@@ -18,6 +18,9 @@ struct rdmx_params g_rdmx_params = {
 	.sockbuf	= 8 << 20,
 	.cq_size	= 1024,
 	.unexp_max	= 64 << 20,
+	.rto_min_us	= 500,
+	.unreach_ms	= 5000,
+	.rnr_retry	= 3,
 };
 
 /* The size_t parameters: name, where the value goes, help text. */
@@ -42,6 +45,20 @@ static const struct {
 	  "Completion queue depth when fi_cq_open asks for none (default 1024)." },
 	{ "unexp_max", &g_rdmx_params.unexp_max,
 	  "Bytes of unexpected messages an endpoint holds; beyond, arrivals are dropped and counted (default 64 MiB)." },
+	{ "rto_min_us", &g_rdmx_params.rto_min_us,
+	  "swsrd: floor of the retransmission timeout in microseconds (default 500)." },
+	{ "unreach_ms", &g_rdmx_params.unreach_ms,
+	  "swsrd: milliseconds a packet may go unacknowledged before its peer is unreachable and its sends fail (default 5000)." },
+	{ "rnr_retry", &g_rdmx_params.rnr_retry,
+	  "Times a device resends a packet the receiver refused for lack of a buffer before completing it with an RNR error (default 3)." },
+	{ "udp_drop", &g_rdmx_params.udp_drop,
+	  "Testing only: percent of udp datagrams dropped on send (default 0)." },
+	{ "udp_dup", &g_rdmx_params.udp_dup,
+	  "Testing only: percent of udp datagrams sent twice (default 0)." },
+	{ "udp_reorder", &g_rdmx_params.udp_reorder,
+	  "Testing only: percent of udp datagrams held back behind the next one (default 0)." },
+	{ "udp_seed", &g_rdmx_params.udp_seed,
+	  "Testing only: seed of the udp fault injection (default 1)." },
 };
 
 void rdmx_params_initialize(void)

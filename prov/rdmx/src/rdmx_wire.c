@@ -55,3 +55,39 @@ int rdmx_wire_decode(const void *buf, size_t len, struct rdmx_pkt *pkt)
 	pkt->payload_len = len - hdr;
 	return 0;
 }
+
+void rdmx_wire_srd_encode(struct rdmx_wire_srd *wire, const struct rdmx_srd_hdr *hdr)
+{
+	wire->magic = htole16(RDMX_SRD_MAGIC);
+	wire->type = (uint8_t) hdr->type;
+	wire->flags = (uint8_t) hdr->flags;
+	wire->epoch = htole32(hdr->epoch);
+	wire->psn = htole32(hdr->psn);
+	wire->ack_epoch = htole32(hdr->ack_epoch);
+	wire->ack = htole32(hdr->ack);
+	wire->reserved = 0;
+	wire->sack = htole64(hdr->sack);
+}
+
+int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr)
+{
+	const struct rdmx_wire_srd *wire = buf;
+
+	if (len < sizeof(*wire) || le16toh(wire->magic) != RDMX_SRD_MAGIC ||
+	    !wire->type || wire->type >= RDMX_SRD_TYPE_MAX ||
+	    (wire->flags & ~RDMX_SRD_FLAGS_KNOWN) || wire->reserved)
+		return -FI_EINVAL;
+	hdr->type = wire->type;
+	hdr->flags = wire->flags;
+	if ((hdr->type != RDMX_SRD_DATA || (hdr->flags & RDMX_SRD_SKIP)) &&
+	    len != sizeof(*wire))
+		return -FI_EINVAL;
+	if (hdr->type != RDMX_SRD_DATA && hdr->flags)
+		return -FI_EINVAL;
+	hdr->epoch = le32toh(wire->epoch);
+	hdr->psn = le32toh(wire->psn);
+	hdr->ack_epoch = le32toh(wire->ack_epoch);
+	hdr->ack = le32toh(wire->ack);
+	hdr->sack = le64toh(wire->sack);
+	return 0;
+}

@@ -1,0 +1,24 @@
+/*
+ * rdmx: the one clock. Every timer (retransmission, backoff, keepalive)
+ * reads time through rdmx_clock_ns(), and a test replaces the source with
+ * rdmx_clock_set() so timing logic is tested without sleeping.
+ */
+#ifndef RDMX_CLOCK_H
+#define RDMX_CLOCK_H
+
+#include <stdint.h>
+
+typedef uint64_t (*rdmx_clock_fn)(void);
+
+extern rdmx_clock_fn g_rdmx_clock;
+
+/* Monotonic nanoseconds from the current source. */
+static inline uint64_t rdmx_clock_ns(void)
+{
+	return g_rdmx_clock();
+}
+
+/* Replaces the source (NULL restores the monotonic clock). */
+void rdmx_clock_set(rdmx_clock_fn fn);
+
+#endif /* RDMX_CLOCK_H */

@@ -1,0 +1,161 @@
+/*
+ * rdmx: swsrd, software SRD. Turns a device that moves datagrams without
+ * guarantees (udp, verbs UD) into one that honours the device contract:
+ * every send is delivered once or completes with an error, in any order.
+ *
+ * Per peer and direction a session (epoch) numbers packets (psn) from 0.
+ * The receiver tracks a 64-packet window (first psn not seen + bitmap),
+ * suppresses duplicates, and acknowledges cumulatively and selectively:
+ * at the end of the progress pass that received the packets (one ack per
+ * batch: the application may not call again for a long time, and its
+ * peer waits for the ack to complete a send), or at once after a gap, a
+ * duplicate or 16 unacknowledged packets; its own DATA carries acks too. The sender keeps
+ * at most min(cwnd, 64) packets in flight, retransmits on a timeout from
+ * an SRTT/RTTVAR estimate (doubling per retry) and at once when three
+ * later packets were acknowledged past a hole (fast retransmit), halves
+ * cwnd on loss and grows it by one packet per window when clean. A peer
+ * silent past the unreachable timeout fails its sends and starts a new
+ * session. A DATA packet that finds no receive buffer is refused with an
+ * RNR packet; the sender retries it rnr_retry times, then completes it
+ * with an RNR status and fills its psn with a SKIP packet.
+ *
+ * The engine does no I/O and reads time only through rdmx_clock_ns(): a
+ * device gives it an xmit callback, feeds it received headers, and calls
+ * rdmx_swsrd_progress() at the end of each poll, after the packets.
+ */
+#ifndef RDMX_SWSRD_H
+#define RDMX_SWSRD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "rdmx_dev.h"
+#include "rdmx_list.h"
+#include "rdmx_wire.h"
+
+#define RDMX_SRD_WINDOW		64	/* packets in flight per peer, at most */
+
+struct rdmx_swsrd_peer;
+
+/* One send handed to the engine; owned by the device until done(). */
+struct rdmx_swsrd_send {
+	struct rdmx_dlist	link;		/* on rdmx_swsrd_peer.waiting */
+	uint64_t		wr_id;
+	struct iovec		iov[RDMX_DEV_SGE_MAX];	/* the payload */
+	size_t			iov_cnt;
+};
+
+/* A psn in flight: a send, or the SKIP that replaced an abandoned one. */
+struct rdmx_swsrd_slot {
+	struct rdmx_swsrd_send	*send;		/* NULL for a SKIP */
+	struct rdmx_wire_srd	hdr;
+	uint64_t		first_ns;	/* first transmission */
+	uint64_t		sent_ns;	/* last transmission */
+	uint64_t		due_ns;		/* next retransmission */
+	uint16_t		retries;	/* timeouts so far */
+	uint8_t			rnr;		/* RNR refusals so far */
+	bool			in_use;
+	bool			fast_done;	/* fast-retransmitted once */
+	bool			rnr_wait;	/* refused: resend when due, no loss */
+};
+
+struct rdmx_swsrd_peer {
+	struct rdmx_dlist	active_link;	/* on rdmx_swsrd.active */
+	bool			active;
+	void			*addr;		/* the device's handle for xmit */
+
+	/* Transmit session. */
+	uint32_t		tx_epoch;
+	uint32_t		snd_una;	/* oldest psn not acknowledged */
+	uint32_t		snd_nxt;	/* next psn to assign */
+	uint32_t		cwnd_x16;	/* congestion window, 1/16 packets */
+	uint32_t		recover_psn;	/* no second halving before this */
+	uint64_t		srtt_ns;
+	uint64_t		rttvar_ns;
+	uint64_t		rto_ns;
+	struct rdmx_swsrd_slot	*slots;		/* RDMX_SRD_WINDOW, by psn */
+	struct rdmx_dlist	waiting;	/* sends without a psn yet */
+
+	/* Receive session. */
+	bool			rx_known;
+	uint32_t		rx_epoch;
+	uint32_t		rx_retired;	/* incarnation rx_epoch replaced */
+	uint32_t		rcv_nxt;	/* first psn not seen */
+	uint64_t		rcv_bits;	/* bit i: psn rcv_nxt + i seen */
+	uint32_t		unacked;	/* packets seen since the last ack */
+	bool			ack_pending;	/* owed by the end of this pass */
+	struct rdmx_wire_srd	ack_hdr;	/* storage for a queued ACK/RNR */
+};
+
+struct rdmx_swsrd_cfg {
+	uint64_t	rto_init_ns;
+	uint64_t	rto_min_ns;
+	uint64_t	rto_max_ns;
+	uint64_t	rnr_delay_ns;	/* wait before re-sending a refused psn */
+	uint64_t	unreach_ns;	/* silence after which a peer fails */
+	unsigned	rnr_retry;	/* refusals before an RNR completion */
+};
+
+
+struct rdmx_swsrd_ops {
+	/*
+	 * Sends one datagram to peer->addr. The iovec array is the caller's
+	 * and may be reused at once; the memory it points to stays valid
+	 * until the next progress call. 0, or -FI_EAGAIN (treated as a loss).
+	 */
+	int	(*xmit)(void *ctx, struct rdmx_swsrd_peer *peer,
+			const struct iovec *iov, size_t iov_cnt);
+	/* A send was acknowledged (OK) or failed (RNR, UNREACH, FLUSHED). */
+	void	(*done)(void *ctx, struct rdmx_swsrd_send *send,
+			enum rdmx_dev_status status);
+};
+
+struct rdmx_swsrd {
+	const struct rdmx_swsrd_ops	*ops;
+	void				*ctx;
+	struct rdmx_swsrd_cfg		cfg;
+	uint32_t			incarnation;	/* high 24 bits of epochs */
+	struct rdmx_dlist		active;		/* of rdmx_swsrd_peer */
+	struct rdmx_dev_stats		*stats;		/* the device's counters */
+};
+
+/* Default timing: from the FI_RDMX_* parameters. */
+void rdmx_swsrd_cfg_default(struct rdmx_swsrd_cfg *cfg);
+
+/* Prepares an engine; incarnation should differ per open (random). */
+void rdmx_swsrd_construct(struct rdmx_swsrd *srd, const struct rdmx_swsrd_ops *ops,
+			  void *ctx, const struct rdmx_swsrd_cfg *cfg,
+			  uint32_t incarnation, struct rdmx_dev_stats *stats);
+
+/* Prepares the state of one remote queue, reached through addr. */
+void rdmx_swsrd_peer_construct(struct rdmx_swsrd *srd,
+			       struct rdmx_swsrd_peer *peer, void *addr);
+
+/* Fails every send of the peer with FLUSHED and frees its state. */
+void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd,
+			      struct rdmx_swsrd_peer *peer);
+
+/*
+ * Queues a send (wr_id and payload iov filled in); it is transmitted as
+ * soon as the window allows. 0 or -FI_ENOMEM.
+ */
+int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+		    struct rdmx_swsrd_send *send);
+
+/*
+ * Handles a validated header received from peer with payload_len bytes
+ * after it; have_buf says whether a receive buffer holds the payload.
+ * Returns true when the payload is new data for the upper layer.
+ */
+bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+		     const struct rdmx_srd_hdr *hdr, size_t payload_len,
+		     bool have_buf);
+
+/*
+ * Runs timers (retransmissions, unreachable peers) and sends the acks the
+ * packets received since the last call owe.
+ */
+void rdmx_swsrd_progress(struct rdmx_swsrd *srd);
+
+#endif /* RDMX_SWSRD_H */

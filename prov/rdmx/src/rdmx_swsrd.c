@@ -1,0 +1,467 @@
+/* rdmx: swsrd, software SRD (see rdmx_swsrd.h for the protocol). */
+#include <stdlib.h>
+
+#include "rdmx.h"
+#include "rdmx_clock.h"
+#include "rdmx_swsrd.h"
+
+#define RDMX_SRD_ACK_EVERY	16	/* unacknowledged packets before an ack */
+#define RDMX_SRD_DUPTHRESH	3	/* later packets acked before fast rexmit */
+#define RDMX_SRD_CWND_INIT	(16 * 16)
+#define RDMX_SRD_CWND_MIN	(2 * 16)
+
+/* Whether psn a comes before psn b in serial-number order. */
+static inline bool rdmx_srd_before(uint32_t a, uint32_t b)
+{
+	return (int32_t) (a - b) < 0;
+}
+
+static inline struct rdmx_swsrd_slot *rdmx_srd_slot(struct rdmx_swsrd_peer *peer,
+						    uint32_t psn)
+{
+	return &peer->slots[psn % RDMX_SRD_WINDOW];
+}
+
+void rdmx_swsrd_cfg_default(struct rdmx_swsrd_cfg *cfg)
+{
+	cfg->rto_min_ns = g_rdmx_params.rto_min_us * 1000ULL;
+	cfg->rto_init_ns = RDMX_MAX(cfg->rto_min_ns, 2000000ULL);
+	cfg->rto_max_ns = RDMX_MAX(cfg->rto_init_ns, 250000000ULL);
+	cfg->rnr_delay_ns = 50000;
+	cfg->unreach_ns = g_rdmx_params.unreach_ms * 1000000ULL;
+	cfg->rnr_retry = (unsigned) g_rdmx_params.rnr_retry;
+}
+
+void rdmx_swsrd_construct(struct rdmx_swsrd *srd, const struct rdmx_swsrd_ops *ops,
+			  void *ctx, const struct rdmx_swsrd_cfg *cfg,
+			  uint32_t incarnation, struct rdmx_dev_stats *stats)
+{
+	memset(srd, 0, sizeof(*srd));
+	srd->ops = ops;
+	srd->stats = stats;
+	srd->ctx = ctx;
+	srd->cfg = *cfg;
+	/* Epoch 0 means "none" on the wire, so keep the high bits non-zero. */
+	srd->incarnation = (incarnation & 0xffffff) ? (incarnation & 0xffffff) : 1;
+	rdmx_dlist_init(&srd->active);
+}
+
+static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			      uint32_t session)
+{
+	peer->tx_epoch = (srd->incarnation << 8) | (session & 0xff ? session & 0xff : 1);
+	peer->snd_una = 0;
+	peer->snd_nxt = 0;
+	peer->recover_psn = 0;
+	peer->cwnd_x16 = RDMX_SRD_CWND_INIT;
+	peer->srtt_ns = 0;
+	peer->rttvar_ns = 0;
+	peer->rto_ns = srd->cfg.rto_init_ns;
+}
+
+void rdmx_swsrd_peer_construct(struct rdmx_swsrd *srd,
+			       struct rdmx_swsrd_peer *peer, void *addr)
+{
+	memset(peer, 0, sizeof(*peer));
+	peer->addr = addr;
+	rdmx_dlist_init(&peer->waiting);
+	rdmx_dlist_init(&peer->active_link);
+	rdmx_srd_tx_reset(srd, peer, 1);
+}
+
+static void rdmx_srd_activate(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
+{
+	if (!peer->active) {
+		peer->active = true;
+		rdmx_dlist_insert_tail(&srd->active, &peer->active_link);
+	}
+}
+
+/* Fills the acknowledgement fields from the receive session. */
+static void rdmx_srd_fill_ack(struct rdmx_swsrd_peer *peer, struct rdmx_srd_hdr *hdr)
+{
+	if (peer->rx_known) {
+		hdr->ack_epoch = peer->rx_epoch;
+		hdr->ack = peer->rcv_nxt;
+		hdr->sack = peer->rcv_bits;
+	}
+	peer->ack_pending = false;
+	peer->unacked = 0;
+}
+
+/* Sends an ACK, or an RNR refusing psn, at once. */
+static void rdmx_srd_send_ctrl(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			       enum rdmx_srd_type type, uint32_t psn)
+{
+	struct rdmx_srd_hdr hdr = { .type = type, .psn = psn };
+	struct iovec iov = { &peer->ack_hdr, sizeof(peer->ack_hdr) };
+
+	rdmx_srd_fill_ack(peer, &hdr);
+	rdmx_wire_srd_encode(&peer->ack_hdr, &hdr);
+	if (srd->ops->xmit(srd->ctx, peer, &iov, 1)) {
+		peer->ack_pending = true;	/* try again next pass */
+		rdmx_srd_activate(srd, peer);
+		return;
+	}
+	if (type == RDMX_SRD_ACK)
+		srd->stats->acks_sent++;
+	else
+		srd->stats->rnr_sent++;
+}
+
+/* (Re)transmits the packet of a slot, with fresh acknowledgement fields. */
+static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			       uint32_t psn, uint64_t now)
+{
+	struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+	struct rdmx_srd_hdr hdr = {
+		.type = RDMX_SRD_DATA,
+		.flags = slot->send ? 0 : RDMX_SRD_SKIP,
+		.epoch = peer->tx_epoch,
+		.psn = psn,
+	};
+	struct iovec iov[1 + RDMX_DEV_SGE_MAX];
+	size_t cnt = 1;
+	uint64_t wait = peer->rto_ns << RDMX_MIN(slot->retries, 16);
+
+	rdmx_srd_fill_ack(peer, &hdr);
+	rdmx_wire_srd_encode(&slot->hdr, &hdr);
+	iov[0].iov_base = &slot->hdr;
+	iov[0].iov_len = sizeof(slot->hdr);
+	if (slot->send) {
+		memcpy(&iov[1], slot->send->iov, slot->send->iov_cnt * sizeof(*iov));
+		cnt += slot->send->iov_cnt;
+	}
+	/* A refused send to the socket is a loss: the timer recovers it. */
+	(void) srd->ops->xmit(srd->ctx, peer, iov, cnt);
+	slot->sent_ns = now;
+	slot->due_ns = now + RDMX_MIN(wait, srd->cfg.rto_max_ns);
+}
+
+/* Gives waiting sends a psn while the window has room. */
+static void rdmx_srd_pump(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			  uint64_t now)
+{
+	uint32_t limit = RDMX_MIN(peer->cwnd_x16 / 16, RDMX_SRD_WINDOW);
+	struct rdmx_dlist *it;
+
+	while (peer->snd_nxt - peer->snd_una < limit &&
+	       (it = rdmx_dlist_pop_front(&peer->waiting))) {
+		uint32_t psn = peer->snd_nxt++;
+		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+		memset(slot, 0, sizeof(*slot));
+		slot->send = rdmx_container_of(it, struct rdmx_swsrd_send, link);
+		slot->in_use = true;
+		slot->first_ns = now;
+		rdmx_srd_xmit_slot(srd, peer, psn, now);
+	}
+}
+
+int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+		    struct rdmx_swsrd_send *send)
+{
+	if (!peer->slots) {
+		peer->slots = calloc(RDMX_SRD_WINDOW, sizeof(*peer->slots));
+		if (!peer->slots)
+			return -FI_ENOMEM;
+	}
+	rdmx_dlist_insert_tail(&peer->waiting, &send->link);
+	rdmx_srd_activate(srd, peer);
+	rdmx_srd_pump(srd, peer, rdmx_clock_ns());
+	return 0;
+}
+
+static void rdmx_srd_complete(struct rdmx_swsrd *srd, struct rdmx_swsrd_slot *slot,
+			      enum rdmx_dev_status status)
+{
+	struct rdmx_swsrd_send *send = slot->send;
+
+	slot->in_use = false;
+	slot->send = NULL;
+	if (send)
+		srd->ops->done(srd->ctx, send, status);
+}
+
+/* RFC 6298 estimate from one sample of a packet sent once. */
+static void rdmx_srd_rtt_sample(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+				uint64_t rtt)
+{
+	if (!peer->srtt_ns) {
+		peer->srtt_ns = rtt;
+		peer->rttvar_ns = rtt / 2;
+	} else {
+		uint64_t err = rtt > peer->srtt_ns ? rtt - peer->srtt_ns :
+			       peer->srtt_ns - rtt;
+
+		peer->rttvar_ns = (3 * peer->rttvar_ns + err) / 4;
+		peer->srtt_ns = (7 * peer->srtt_ns + rtt) / 8;
+	}
+	peer->rto_ns = RDMX_MIN(RDMX_MAX(peer->srtt_ns + 4 * peer->rttvar_ns,
+					 srd->cfg.rto_min_ns), srd->cfg.rto_max_ns);
+}
+
+/* Halves the window once per window of data (one loss event). */
+static void rdmx_srd_loss(struct rdmx_swsrd_peer *peer, uint32_t psn)
+{
+	if (rdmx_srd_before(psn, peer->recover_psn))
+		return;
+	peer->cwnd_x16 = RDMX_MAX(peer->cwnd_x16 / 2, RDMX_SRD_CWND_MIN);
+	peer->recover_psn = peer->snd_nxt;
+}
+
+static bool rdmx_srd_acked(uint32_t psn, uint32_t ack, uint64_t sack)
+{
+	uint32_t off = psn - ack;
+
+	return rdmx_srd_before(psn, ack) ||
+	       (off < RDMX_SRD_WINDOW && (sack >> off) & 1);
+}
+
+/* Retransmits holes that three later acknowledged packets jumped over. */
+static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+				 const struct rdmx_srd_hdr *hdr, uint64_t now)
+{
+	uint32_t high;
+
+	if (!hdr->sack)
+		return;
+	high = hdr->ack + 63 - (uint32_t) __builtin_clzll(hdr->sack);
+	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
+		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+		if (!slot->in_use || slot->fast_done ||
+		    (int32_t) (high - psn) < RDMX_SRD_DUPTHRESH)
+			continue;
+		slot->fast_done = true;
+		srd->stats->fast_retransmits++;
+		rdmx_srd_loss(peer, psn);
+		rdmx_srd_xmit_slot(srd, peer, psn, now);
+	}
+}
+
+static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			    const struct rdmx_srd_hdr *hdr, uint64_t now)
+{
+	uint32_t newly = 0;
+
+	if (!peer->slots || hdr->ack_epoch != peer->tx_epoch)
+		return;
+	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
+		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+		if (!slot->in_use || !rdmx_srd_acked(psn, hdr->ack, hdr->sack))
+			continue;
+		/* Karn: only packets sent once give an unambiguous sample. */
+		if (!slot->retries && !slot->rnr && !slot->fast_done)
+			rdmx_srd_rtt_sample(srd, peer, now - slot->sent_ns);
+		rdmx_srd_complete(srd, slot, RDMX_DEV_OK);
+		newly++;
+	}
+	while (peer->snd_una != peer->snd_nxt &&
+	       !rdmx_srd_slot(peer, peer->snd_una)->in_use)
+		peer->snd_una++;
+	if (newly) {
+		uint32_t pkts = RDMX_MAX(peer->cwnd_x16 / 16, 1);
+
+		peer->cwnd_x16 = RDMX_MIN(peer->cwnd_x16 + RDMX_MAX(newly * 16 / pkts, 1),
+					  RDMX_SRD_WINDOW * 16);
+	}
+	rdmx_srd_fast_rexmit(srd, peer, hdr, now);
+	rdmx_srd_pump(srd, peer, now);
+}
+
+static void rdmx_srd_on_rnr(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			    const struct rdmx_srd_hdr *hdr, uint64_t now)
+{
+	struct rdmx_swsrd_slot *slot;
+
+	if (!peer->slots || hdr->ack_epoch != peer->tx_epoch ||
+	    !rdmx_srd_before(hdr->psn, peer->snd_nxt) ||
+	    rdmx_srd_before(hdr->psn, peer->snd_una))
+		return;
+	slot = rdmx_srd_slot(peer, hdr->psn);
+	if (!slot->in_use || !slot->send)
+		return;
+	srd->stats->rnr_received++;
+	if (++slot->rnr > srd->cfg.rnr_retry) {
+		/* Give the send back with RNR; a SKIP keeps the psn sequence. */
+		rdmx_srd_complete(srd, slot, RDMX_DEV_RNR);
+		slot->in_use = true;
+		slot->rnr = 0;
+		slot->retries = 0;
+		rdmx_srd_xmit_slot(srd, peer, hdr->psn, now);
+		return;
+	}
+	slot->rnr_wait = true;
+	slot->due_ns = now + srd->cfg.rnr_delay_ns;
+}
+
+/* Starts over with a sender that began a newer session; false if stale. */
+static bool rdmx_srd_rx_session(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+				uint32_t epoch)
+{
+	if (peer->rx_known && epoch == peer->rx_epoch)
+		return true;
+	/* Late packets of a session or an incarnation already replaced. */
+	if (peer->rx_known && ((epoch >> 8) == peer->rx_retired ||
+	    ((epoch >> 8) == (peer->rx_epoch >> 8) &&
+	     (int8_t) ((epoch & 0xff) - (peer->rx_epoch & 0xff)) < 0))) {
+		srd->stats->stale++;
+		return false;
+	}
+	if (peer->rx_known && (epoch >> 8) != (peer->rx_epoch >> 8))
+		peer->rx_retired = peer->rx_epoch >> 8;
+	peer->rx_known = true;
+	peer->rx_epoch = epoch;
+	peer->rcv_nxt = 0;
+	peer->rcv_bits = 0;
+	peer->unacked = 0;
+	return true;
+}
+
+static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			     const struct rdmx_srd_hdr *hdr, size_t payload_len,
+			     bool have_buf)
+{
+	uint32_t off;
+
+	if (!rdmx_srd_rx_session(srd, peer, hdr->epoch))
+		return false;
+	off = hdr->psn - peer->rcv_nxt;
+	if (rdmx_srd_before(hdr->psn, peer->rcv_nxt) ||
+	    (off < RDMX_SRD_WINDOW && (peer->rcv_bits >> off) & 1)) {
+		/* Our ack was lost or late: repeat it now. */
+		srd->stats->duplicates++;
+		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0);
+		return false;
+	}
+	if (off >= RDMX_SRD_WINDOW) {
+		/* No sender puts a psn this far ahead of our window. */
+		srd->stats->stale++;
+		return false;
+	}
+	if (payload_len && !have_buf) {
+		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_RNR, hdr->psn);
+		return false;
+	}
+	peer->rcv_bits |= 1ULL << off;
+	while (peer->rcv_bits & 1) {
+		peer->rcv_bits >>= 1;
+		peer->rcv_nxt++;
+	}
+	if (off || ++peer->unacked >= RDMX_SRD_ACK_EVERY) {
+		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0);
+	} else {
+		/* Owed by the end of this progress pass: one ack per batch. */
+		peer->ack_pending = true;
+		rdmx_srd_activate(srd, peer);
+	}
+	return !(hdr->flags & RDMX_SRD_SKIP);
+}
+
+bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+		     const struct rdmx_srd_hdr *hdr, size_t payload_len,
+		     bool have_buf)
+{
+	uint64_t now = rdmx_clock_ns();
+
+	if (hdr->ack_epoch)
+		rdmx_srd_on_ack(srd, peer, hdr, now);
+	switch (hdr->type) {
+	case RDMX_SRD_DATA:
+		return rdmx_srd_on_data(srd, peer, hdr, payload_len, have_buf);
+	case RDMX_SRD_RNR:
+		rdmx_srd_on_rnr(srd, peer, hdr, now);
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* Fails every send of the peer with status and empties its window. */
+static void rdmx_srd_fail_all(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			      enum rdmx_dev_status status)
+{
+	struct rdmx_dlist *it;
+
+	for (uint32_t psn = peer->snd_una; peer->slots && psn != peer->snd_nxt; psn++) {
+		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+		if (slot->in_use)
+			rdmx_srd_complete(srd, slot, status);
+	}
+	while ((it = rdmx_dlist_pop_front(&peer->waiting)))
+		srd->ops->done(srd->ctx, rdmx_container_of(it, struct rdmx_swsrd_send, link),
+			       status);
+	peer->snd_una = peer->snd_nxt;
+}
+
+static void rdmx_srd_unreachable(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
+{
+	uint32_t session = (peer->tx_epoch & 0xff) + 1;
+
+	srd->stats->unreachable++;
+	rdmx_srd_fail_all(srd, peer, RDMX_DEV_UNREACH);
+	/* A new session: the receiver drops what it kept of the old one. */
+	rdmx_srd_tx_reset(srd, peer, session);
+}
+
+/* Retransmits what is due; false when the peer was declared unreachable. */
+static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			    uint64_t now)
+{
+	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
+		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+		if (!slot->in_use || now < slot->due_ns)
+			continue;
+		if (now - slot->first_ns >= srd->cfg.unreach_ns) {
+			rdmx_srd_unreachable(srd, peer);
+			return false;
+		}
+		if (slot->rnr_wait) {
+			/* The refusal's pause is over: not a loss. */
+			slot->rnr_wait = false;
+			rdmx_srd_xmit_slot(srd, peer, psn, now);
+			continue;
+		}
+		slot->retries++;
+		srd->stats->retransmits++;
+		rdmx_srd_loss(peer, psn);
+		rdmx_srd_xmit_slot(srd, peer, psn, now);
+	}
+	return true;
+}
+
+void rdmx_swsrd_progress(struct rdmx_swsrd *srd)
+{
+	uint64_t now = rdmx_clock_ns();
+	struct rdmx_dlist *it, *next;
+
+	for (it = srd->active.next; it != &srd->active; it = next) {
+		struct rdmx_swsrd_peer *peer =
+			rdmx_container_of(it, struct rdmx_swsrd_peer, active_link);
+
+		next = it->next;
+		if (peer->ack_pending)
+			rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0);
+		if (peer->slots && rdmx_srd_timers(srd, peer, now))
+			rdmx_srd_pump(srd, peer, now);
+		if (!peer->ack_pending && peer->snd_una == peer->snd_nxt &&
+		    rdmx_dlist_empty(&peer->waiting)) {
+			peer->active = false;
+			rdmx_dlist_remove(&peer->active_link);
+		}
+	}
+}
+
+void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
+{
+	rdmx_srd_fail_all(srd, peer, RDMX_DEV_FLUSHED);
+	if (peer->active)
+		rdmx_dlist_remove(&peer->active_link);
+	peer->active = false;
+	free(peer->slots);
+	peer->slots = NULL;
+}

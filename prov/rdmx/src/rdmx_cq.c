@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_cq.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
@@ -155,15 +155,16 @@ static ssize_t rdmx_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *bu
 	}
 	ce = rdmx_container_of(rdmx_dlist_pop_front(&cq->errs), struct rdmx_cq_err,
 			       link);
-	free(cq->last_err);
-	cq->last_err = ce;
 	*buf = ce->entry;
 	/*
 	 * fi_cq(3): from API 1.5 a caller that offers a buffer gets the data
 	 * copied into it; otherwise it gets our copy, valid until next read.
+	 * A caller reusing an entry whose err_data still points at our last
+	 * copy offers no buffer of its own.
 	 */
 	copy_out = FI_VERSION_GE(cq->domain->api_version, FI_VERSION(1, 5)) &&
-		   user_size > 0;
+		   user_size > 0 &&
+		   !(cq->last_err && user_data == cq->last_err->text);
 	if (copy_out) {
 		buf->err_data = user_data;
 		buf->err_data_size = RDMX_MIN(user_size, ce->text_len);
@@ -172,6 +173,8 @@ static ssize_t rdmx_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *bu
 		buf->err_data = ce->text;
 		buf->err_data_size = ce->text_len;
 	}
+	free(cq->last_err);
+	cq->last_err = ce;
 	rdmx_lock_release(&cq->domain->lock);
 	return 1;
 }
@@ -181,13 +184,12 @@ static ssize_t rdmx_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				 int timeout)
 {
 	struct rdmx_cq *cq = rdmx_cq(cq_fid);
-	struct timespec start, now;
+	uint64_t end = rdmx_clock_ns() + (uint64_t) RDMX_MAX(timeout, 0) * 1000000ULL;
 	ssize_t ret;
 
 	(void) cond;
 	if (cq->wait_obj == FI_WAIT_NONE)
 		return -FI_ENOSYS;
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	/* Busy-poll: a blocking wake-up costs tens of microseconds here. */
 	for (;;) {
 		rdmx_lock_acquire(&cq->domain->lock);
@@ -200,12 +202,8 @@ static ssize_t rdmx_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		rdmx_lock_release(&cq->domain->lock);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		if (timeout >= 0) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if ((now.tv_sec - start.tv_sec) * 1000 +
-			    (now.tv_nsec - start.tv_nsec) / 1000000 >= timeout)
-				return -FI_EAGAIN;
-		}
+		if (timeout >= 0 && rdmx_clock_ns() >= end)
+			return -FI_EAGAIN;
 		sched_yield();
 	}
 }

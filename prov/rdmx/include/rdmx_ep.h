@@ -19,32 +19,41 @@ struct rdmx_domain;
 
 /* What this endpoint knows of one AV address it sends to. */
 struct rdmx_peer {
-	struct rdmx_ah	*ah;
-	fi_addr_t	addr;
-	uint32_t	next_msg_id;	/* msg_id of the next message sent */
+	struct rdmx_ah		*ah;
+	fi_addr_t		addr;
+	uint32_t		next_msg_id;	/* msg_id of the next message sent */
+	/* RNR: sends the receiver refused, resent in order after backoff. */
+	struct rdmx_dlist	retry_q;	/* of rdmx_txe */
+	struct rdmx_dlist	retry_link;	/* on rdmx_ep.retry_peers */
+	uint64_t		backoff_until;	/* ns; 0: not in backoff */
+	uint32_t		backoff_exp;	/* doublings of the backoff */
 };
 
 /* A send between posting and its device completion. */
 struct rdmx_txe {
+	struct rdmx_dlist	link;		/* on rdmx_peer.retry_q */
 	void			*context;
 	uint64_t		cq_flags;	/* FI_SEND | FI_MSG or FI_TAGGED */
 	bool			completion;	/* write a CQ entry on success */
 	size_t			len;
 	uint64_t		tag;
 	fi_addr_t		addr;
+	uint32_t		rnr;		/* RNR completions so far */
 	struct rdmx_wire_eager	hdr;
 	struct iovec		iov[1 + RDMX_IOV_LIMIT];
 	size_t			iov_cnt;
 	uint8_t			inject[];	/* payload copied at post time */
 };
 
-/* Counters a user can read at close (FI_LOG_LEVEL=info). */
+/* The rdm layer's counters (the device keeps its own). */
 struct rdmx_ep_stats {
 	uint64_t	rx_malformed;	/* packets failing validation */
-	uint64_t	rx_no_memory;	/* unexpected messages over memory limits */
 	uint64_t	rx_no_recv;	/* messages to an endpoint without FI_RECV */
 	uint64_t	rx_unexpected;	/* messages that arrived before a recv */
-	uint64_t	tx_errors;	/* sends the device failed */
+	uint64_t	tx_errors;	/* sends completed with an error */
+	uint64_t	rnr_completions; /* sends the device gave up with RNR */
+	uint64_t	rnr_backoffs;	/* times a peer entered backoff */
+	uint64_t	eagain;		/* posts answered -FI_EAGAIN */
 };
 
 struct rdmx_ep {
@@ -74,7 +83,11 @@ struct rdmx_ep {
 
 	struct rdmx_match_queue	msg_q;
 	struct rdmx_match_queue	tag_q;
-	size_t			unexp_bytes;	/* payload held on unexp queues */
+	size_t			unexp_bytes;	/* payload copied to unexp queues */
+	struct rdmx_unexp	*held;		/* rx_buf_cnt entries: unexpected
+						   messages kept in their buffer */
+	struct rdmx_dlist	retry_peers;	/* of rdmx_peer with RNR resends */
+	uint64_t		rng;		/* backoff jitter */
 	struct rdmx_peer	**peers;	/* by fi_addr, made on first use */
 	size_t			peer_cap;
 	struct rdmx_ep_stats	stats;
@@ -97,6 +110,13 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 /* The peer entry for fi_addr, made on first use; NULL if not in the AV. */
 struct rdmx_peer *rdmx_ep_peer(struct rdmx_ep *ep, fi_addr_t addr);
+
+/* The peer entry for fi_addr if one was made, else NULL. */
+static inline struct rdmx_peer *rdmx_ep_peer_find(const struct rdmx_ep *ep,
+						  fi_addr_t addr)
+{
+	return addr < ep->peer_cap ? ep->peers[addr] : NULL;
+}
 
 /* Drops the peer entry of an address removed from the AV. */
 void rdmx_ep_forget_peer(struct rdmx_ep *ep, fi_addr_t addr);
@@ -142,13 +162,28 @@ struct rdmx_recv_req {
 ssize_t rdmx_eager_send(struct rdmx_ep *ep, const struct rdmx_send_req *req);
 ssize_t rdmx_eager_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req);
 
-/* Handles a received eager packet from src; domain lock held. */
-void rdmx_eager_handle(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
-		       fi_addr_t src);
+/*
+ * Handles a received eager packet from src that sits in packet buffer
+ * rx_buf; returns true when the buffer is kept (an unexpected message
+ * left in place) and must not go back to the device yet. Lock held.
+ */
+bool rdmx_eager_handle(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+		       fi_addr_t src, size_t rx_buf);
+
+/* Gives packet buffer idx back to the device. */
+void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx);
+
+/* Posts a send entry to the device; 0 or -FI_EAGAIN. Lock held. */
+int rdmx_eager_post(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		    struct rdmx_txe *txe, unsigned dev_flags);
 
 /* Completes a send the device finished; domain lock held. */
 void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
 			  enum rdmx_dev_status status);
+
+/* Completes a send with error err (positive FI_E*), why in err_data. */
+void rdmx_eager_fail(struct rdmx_ep *ep, struct rdmx_txe *txe, int err,
+		     const char *why);
 
 /* Cancels a posted receive by context; 0 or -FI_ENOENT. */
 int rdmx_eager_cancel(struct rdmx_ep *ep, void *context);

@@ -7,6 +7,7 @@
 #ifndef RDMX_MATCH_H
 #define RDMX_MATCH_H
 
+#include <stdint.h>
 #include <sys/uio.h>
 #include <rdma/fabric.h>
 
@@ -26,7 +27,14 @@ struct rdmx_rxe {
 	size_t			iov_cnt;
 };
 
-/* A message that arrived with no receive posted for it. */
+/* Marks an unexpected message whose payload was copied out. */
+#define RDMX_UNEXP_COPIED	SIZE_MAX
+
+/*
+ * A message that arrived with no receive posted for it: its payload is
+ * either a copy allocated with the entry, or still in the packet buffer
+ * rx_buf, which goes back to the device once a receive takes it.
+ */
 struct rdmx_unexp {
 	struct rdmx_dlist	link;		/* on rdmx_match_queue.unexp */
 	fi_addr_t		addr;
@@ -34,7 +42,8 @@ struct rdmx_unexp {
 	uint64_t		data;
 	uint32_t		pkt_flags;	/* RDMX_PKT_* of the message */
 	size_t			len;
-	uint8_t			payload[];
+	const uint8_t		*payload;
+	size_t			rx_buf;		/* RDMX_UNEXP_COPIED or index */
 };
 
 struct rdmx_match_queue {

@@ -11,6 +11,7 @@
 #include "rdmx_cq.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
+#include "rdmx_rnr.h"
 
 static struct rdmx_match_queue *rdmx_eager_queue(struct rdmx_ep *ep, bool tagged)
 {
@@ -61,9 +62,12 @@ static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
 			  (unsigned long) req->dest);
 		return -FI_EINVAL;
 	}
-	txe = rdmx_eager_txe_alloc(ep);
-	if (!txe)
+	txe = rdmx_rnr_blocked(peer) ? NULL : rdmx_eager_txe_alloc(ep);
+	if (!txe) {
+		ep->stats.eagain++;
+		rdmx_ep_progress(ep);
 		return -FI_EAGAIN;
+	}
 
 	if (req->flags & FI_TAGGED)
 		pkt_flags |= RDMX_PKT_TAGGED;
@@ -78,6 +82,7 @@ static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
 	txe->len = len;
 	txe->tag = req->tag;
 	txe->addr = req->dest;
+	txe->rnr = 0;
 	txe->iov[0].iov_base = &txe->hdr;
 	txe->iov[0].iov_len = sizeof(txe->hdr);
 	if (copy) {
@@ -92,17 +97,26 @@ static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
 		txe->iov_cnt = 1 + req->iov_cnt;
 	}
 
-	ret = ep->dev->ops->post_send(ep->dev, peer->ah, txe->iov, txe->iov_cnt,
-				      (uintptr_t) txe,
-				      (req->flags & FI_MORE) ? RDMX_DEV_SEND_MORE : 0);
+	ret = rdmx_eager_post(ep, peer, txe,
+			      (req->flags & FI_MORE) ? RDMX_DEV_SEND_MORE : 0);
 	if (ret) {
 		rdmx_pool_release(&ep->txe_pool, txe);
-		if (ret == -FI_EAGAIN)
-			rdmx_ep_progress(ep);
+		ep->stats.eagain += ret == -FI_EAGAIN;
 		return ret;
 	}
 	peer->next_msg_id++;
 	return 0;
+}
+
+int rdmx_eager_post(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		    struct rdmx_txe *txe, unsigned dev_flags)
+{
+	int ret = ep->dev->ops->post_send(ep->dev, peer->ah, txe->iov, txe->iov_cnt,
+					  (uintptr_t) txe, dev_flags);
+
+	if (ret == -FI_EAGAIN)
+		rdmx_ep_progress(ep);
+	return ret;
 }
 
 ssize_t rdmx_eager_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
@@ -115,8 +129,8 @@ ssize_t rdmx_eager_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 	return ret;
 }
 
-void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
-			  enum rdmx_dev_status status)
+void rdmx_eager_fail(struct rdmx_ep *ep, struct rdmx_txe *txe, int err,
+		     const char *why)
 {
 	struct rdmx_cq_entry entry = {
 		.op_context = txe->context,
@@ -126,17 +140,40 @@ void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
-	if (status != RDMX_DEV_OK) {
-		ep->stats.tx_errors++;
-		RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
-			  (unsigned long) txe->addr, rdmx_dev_status_str(status));
-		rdmx_cq_write_err(ep->tx_cq, &entry, rdmx_dev_status_errno(status),
-				  0, "rdmx: send to fi_addr %lu failed: %s",
-				  (unsigned long) txe->addr,
-				  rdmx_dev_status_str(status));
-	} else if (txe->completion) {
-		rdmx_cq_write(ep->tx_cq, &entry);
+	ep->stats.tx_errors++;
+	RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
+		  (unsigned long) txe->addr, why);
+	rdmx_cq_write_err(ep->tx_cq, &entry, err, 0,
+			  "rdmx: send to fi_addr %lu failed: %s",
+			  (unsigned long) txe->addr, why);
+	rdmx_pool_release(&ep->txe_pool, txe);
+}
+
+void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
+			  enum rdmx_dev_status status)
+{
+	struct rdmx_peer *peer = rdmx_ep_peer_find(ep, txe->addr);
+	struct rdmx_cq_entry entry = {
+		.op_context = txe->context,
+		.flags = txe->cq_flags,
+		.len = txe->len,
+		.tag = txe->tag,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+
+	if (status == RDMX_DEV_RNR && peer) {
+		rdmx_rnr_refused(ep, peer, txe);
+		return;
 	}
+	if (status != RDMX_DEV_OK) {
+		rdmx_eager_fail(ep, txe, rdmx_dev_status_errno(status),
+				rdmx_dev_status_str(status));
+		return;
+	}
+	if (peer)
+		rdmx_rnr_delivered(peer);
+	if (txe->completion)
+		rdmx_cq_write(ep->tx_cq, &entry);
 	rdmx_pool_release(&ep->txe_pool, txe);
 }
 
@@ -170,43 +207,72 @@ static void rdmx_eager_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
 	rdmx_pool_release(&ep->rxe_pool, rxe);
 }
 
-void rdmx_eager_handle(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
-		       fi_addr_t src)
+/* Queues an unexpected message: copied while under the memory bound,
+ * else left in its packet buffer (returns true: the buffer is kept). */
+static bool rdmx_eager_unexpected(struct rdmx_ep *ep, struct rdmx_match_queue *q,
+				  const struct rdmx_pkt *pkt, fi_addr_t src,
+				  uint64_t tag, size_t rx_buf)
 {
-	bool tagged = pkt->flags & RDMX_PKT_TAGGED;
-	struct rdmx_match_queue *q = rdmx_eager_queue(ep, tagged);
-	uint64_t tag = tagged ? pkt->tag : 0;
-	struct rdmx_rxe *rxe;
-	struct rdmx_unexp *ux;
+	struct rdmx_unexp *ux = NULL;
+	bool keep;
 
-	if (!ep->rx_cq) {
-		ep->stats.rx_no_recv++;
-		return;
+	if (ep->unexp_bytes + pkt->payload_len <= g_rdmx_params.unexp_max)
+		ux = malloc(sizeof(*ux) + pkt->payload_len);
+	/*
+	 * Past the bound the buffer itself waits for a receive; when every
+	 * buffer waits, the device refuses packets (RNR) and senders back off.
+	 */
+	keep = !ux;
+	if (keep) {
+		ux = &ep->held[rx_buf];
+		ux->payload = pkt->payload;
+		ux->rx_buf = rx_buf;
+	} else {
+		if (pkt->payload_len)
+			memcpy(ux + 1, pkt->payload, pkt->payload_len);
+		ux->payload = (const uint8_t *) (ux + 1);
+		ux->rx_buf = RDMX_UNEXP_COPIED;
+		ep->unexp_bytes += pkt->payload_len;
 	}
-	rxe = rdmx_match_posted(q, src, tag);
-	if (rxe) {
-		rdmx_eager_deliver(ep, rxe, pkt->payload, pkt->payload_len, src,
-				   tag, pkt->data, pkt->flags);
-		return;
-	}
-	/* Bounded, so a flood from the wire cannot exhaust our memory. */
-	ux = ep->unexp_bytes + pkt->payload_len <= g_rdmx_params.unexp_max ?
-	     malloc(sizeof(*ux) + pkt->payload_len) : NULL;
-	if (!ux) {
-		ep->stats.rx_no_memory++;
-		RDMX_WARN(FI_LOG_EP_DATA, "unexpected message over the memory limit: dropped\n");
-		return;
-	}
-	ep->unexp_bytes += pkt->payload_len;
 	ux->addr = src;
 	ux->tag = tag;
 	ux->data = pkt->data;
 	ux->pkt_flags = pkt->flags;
 	ux->len = pkt->payload_len;
-	if (ux->len)
-		memcpy(ux->payload, pkt->payload, ux->len);
 	rdmx_dlist_insert_tail(&q->unexp, &ux->link);
 	ep->stats.rx_unexpected++;
+	return keep;
+}
+
+/* Frees an unexpected message, or gives its packet buffer back. */
+static void rdmx_eager_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux)
+{
+	if (ux->rx_buf != RDMX_UNEXP_COPIED) {
+		rdmx_ep_repost(ep, ux->rx_buf);
+		return;
+	}
+	ep->unexp_bytes -= ux->len;
+	free(ux);
+}
+
+bool rdmx_eager_handle(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+		       fi_addr_t src, size_t rx_buf)
+{
+	bool tagged = pkt->flags & RDMX_PKT_TAGGED;
+	struct rdmx_match_queue *q = rdmx_eager_queue(ep, tagged);
+	uint64_t tag = tagged ? pkt->tag : 0;
+	struct rdmx_rxe *rxe;
+
+	if (!ep->rx_cq) {
+		ep->stats.rx_no_recv++;
+		return false;
+	}
+	rxe = rdmx_match_posted(q, src, tag);
+	if (!rxe)
+		return rdmx_eager_unexpected(ep, q, pkt, src, tag, rx_buf);
+	rdmx_eager_deliver(ep, rxe, pkt->payload, pkt->payload_len, src, tag,
+			   pkt->data, pkt->flags);
+	return false;
 }
 
 static ssize_t rdmx_eager_recv_locked(struct rdmx_ep *ep,
@@ -250,10 +316,9 @@ static ssize_t rdmx_eager_recv_locked(struct rdmx_ep *ep,
 
 	ux = rdmx_match_unexp(q, src, tag, ignore);
 	if (ux) {
-		ep->unexp_bytes -= ux->len;
 		rdmx_eager_deliver(ep, rxe, ux->payload, ux->len, ux->addr,
 				   ux->tag, ux->data, ux->pkt_flags);
-		free(ux);
+		rdmx_eager_unexp_release(ep, ux);
 		return 0;
 	}
 	rdmx_dlist_insert_tail(&q->posted, &rxe->link);
@@ -296,8 +361,12 @@ static void rdmx_eager_drain_queue(struct rdmx_ep *ep, struct rdmx_match_queue *
 	while ((it = rdmx_dlist_pop_front(&q->posted)))
 		rdmx_pool_release(&ep->rxe_pool,
 				  rdmx_container_of(it, struct rdmx_rxe, link));
-	while ((it = rdmx_dlist_pop_front(&q->unexp)))
-		free(rdmx_container_of(it, struct rdmx_unexp, link));
+	while ((it = rdmx_dlist_pop_front(&q->unexp))) {
+		struct rdmx_unexp *ux = rdmx_container_of(it, struct rdmx_unexp, link);
+
+		if (ux->rx_buf == RDMX_UNEXP_COPIED)
+			free(ux);
+	}
 }
 
 void rdmx_eager_drain(struct rdmx_ep *ep)

@@ -1,12 +1,16 @@
 /* rdmx: the RDM endpoint object (see rdmx_ep.h). */
 #include <stdlib.h>
 
+#include <rdma/fi_ext_rdmx.h>
+
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_av.h"
 #include "rdmx_cq.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
 #include "rdmx_info.h"
+#include "rdmx_rnr.h"
 #include "rdmx_stubs.h"
 
 struct rdmx_peer *rdmx_ep_peer(struct rdmx_ep *ep, fi_addr_t addr)
@@ -40,6 +44,7 @@ struct rdmx_peer *rdmx_ep_peer(struct rdmx_ep *ep, fi_addr_t addr)
 	}
 	peer->addr = addr;
 	peer->ah->context = peer;
+	rdmx_rnr_peer_construct(peer);
 	ep->peers[addr] = peer;
 	return peer;
 }
@@ -51,6 +56,7 @@ void rdmx_ep_forget_peer(struct rdmx_ep *ep, fi_addr_t addr)
 	if (addr >= ep->peer_cap || !ep->peers[addr])
 		return;
 	peer = ep->peers[addr];
+	rdmx_rnr_flush(ep, peer, FI_ECANCELED);
 	/* Another AV entry with the same address may share the handle. */
 	if (peer->ah->context == peer)
 		peer->ah->context = NULL;
@@ -204,13 +210,17 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 	ep->rx_buf_cnt = g_rdmx_params.rx_bufs;
 	/* Large and lazily touched: pages fault in only as packets land. */
 	ep->rx_bufs = aligned_alloc(64, ep->rx_buf_cnt * ep->rx_buf_stride);
-	if (!ep->rx_bufs) {
+	ep->held = calloc(ep->rx_buf_cnt, sizeof(*ep->held));
+	if (!ep->rx_bufs || !ep->held) {
 		ret = -FI_ENOMEM;
-		goto err_destruct_rxe;
+		goto err_free_bufs;
 	}
 	return 0;
 
-err_destruct_rxe:
+err_free_bufs:
+	free(ep->rx_bufs);
+	free(ep->held);
+
 	rdmx_pool_destruct(&ep->rxe_pool);
 err_destruct_txe:
 	rdmx_pool_destruct(&ep->txe_pool);
@@ -222,20 +232,78 @@ static void rdmx_ep_free_buffers(struct rdmx_ep *ep)
 	rdmx_pool_destruct(&ep->txe_pool);
 	rdmx_pool_destruct(&ep->rxe_pool);
 	free(ep->rx_bufs);
+	free(ep->held);
 	ep->rx_bufs = NULL;
+	ep->held = NULL;
+}
+
+/* Gathers the rdm layer's and the device's counters. */
+static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
+{
+	const struct rdmx_dev_stats *dev = &ep->dev->stats;
+
+	*st = (struct fi_rdmx_ep_stats) {
+		.rx_malformed = ep->stats.rx_malformed + dev->rx_malformed,
+		.rx_dropped = dev->rx_dropped,
+		.rx_unexpected = ep->stats.rx_unexpected,
+		.rx_no_recv = ep->stats.rx_no_recv,
+		.tx_errors = ep->stats.tx_errors,
+		.retransmits = dev->retransmits,
+		.fast_retransmits = dev->fast_retransmits,
+		.duplicates = dev->duplicates,
+		.acks_sent = dev->acks_sent,
+		.rnr_sent = dev->rnr_sent,
+		.rnr_received = dev->rnr_received,
+		.rnr_completions = ep->stats.rnr_completions,
+		.rnr_backoffs = ep->stats.rnr_backoffs,
+		.eagain = ep->stats.eagain,
+		.peers_unreachable = dev->unreachable,
+	};
 }
 
 static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 {
+	struct fi_rdmx_ep_stats st;
+
+	rdmx_ep_stats(ep, &st);
 	RDMX_INFO(FI_LOG_EP_CTRL,
 		  "ep stats: rx_malformed=%lu rx_dropped=%lu rx_unexpected=%lu "
-		  "rx_no_memory=%lu rx_no_recv=%lu tx_errors=%lu\n",
-		  (unsigned long) (ep->stats.rx_malformed + ep->dev->stats.rx_malformed),
-		  (unsigned long) ep->dev->stats.rx_dropped,
-		  (unsigned long) ep->stats.rx_unexpected,
-		  (unsigned long) ep->stats.rx_no_memory,
-		  (unsigned long) ep->stats.rx_no_recv,
-		  (unsigned long) ep->stats.tx_errors);
+		  "rx_no_recv=%lu tx_errors=%lu retransmits=%lu "
+		  "fast_retransmits=%lu duplicates=%lu acks_sent=%lu rnr_sent=%lu "
+		  "rnr_received=%lu rnr_completions=%lu rnr_backoffs=%lu "
+		  "eagain=%lu peers_unreachable=%lu\n",
+		  st.rx_malformed, st.rx_dropped, st.rx_unexpected, st.rx_no_recv,
+		  st.tx_errors, st.retransmits, st.fast_retransmits, st.duplicates,
+		  st.acks_sent, st.rnr_sent, st.rnr_received, st.rnr_completions,
+		  st.rnr_backoffs, st.eagain, st.peers_unreachable);
+}
+
+static int rdmx_ep_query_stats(struct fid_ep *ep_fid, struct fi_rdmx_ep_stats *stats)
+{
+	struct rdmx_ep *ep;
+
+	if (!ep_fid || ep_fid->fid.fclass != FI_CLASS_EP || !stats)
+		return -FI_EINVAL;
+	ep = rdmx_ep(ep_fid);
+	rdmx_lock_acquire(&ep->domain->lock);
+	rdmx_ep_stats(ep, stats);
+	rdmx_lock_release(&ep->domain->lock);
+	return 0;
+}
+
+static struct fi_rdmx_ep_ops rdmx_ep_ext_ops = {
+	.size = sizeof(struct fi_rdmx_ep_ops),
+	.query_stats = rdmx_ep_query_stats,
+};
+
+static int rdmx_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			    void **ops, void *context)
+{
+	(void) fid; (void) context;
+	if (!name || strcmp(name, FI_RDMX_EP_OPS) || flags || !ops)
+		return -FI_ENOSYS;
+	*ops = &rdmx_ep_ext_ops;
+	return 0;
 }
 
 static int rdmx_ep_close(struct fid *fid)
@@ -363,7 +431,7 @@ static struct fi_ops rdmx_ep_fi_ops = {
 	.close = rdmx_ep_close,
 	.bind = rdmx_ep_bind,
 	.control = rdmx_ep_control,
-	.ops_open = rdmx_no_ops_open,
+	.ops_open = rdmx_ep_ops_open,
 	.tostr = rdmx_no_tostr,
 	.ops_set = rdmx_no_ops_set,
 };
@@ -454,6 +522,8 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 		goto err_close_dev;
 	rdmx_match_queue_construct(&ep->msg_q);
 	rdmx_match_queue_construct(&ep->tag_q);
+	rdmx_dlist_init(&ep->retry_peers);
+	ep->rng = rdmx_clock_ns() | 1;
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;

@@ -21,6 +21,7 @@ struct rdmx_params g_rdmx_params = {
 	.rto_min_us	= 500,
 	.unreach_ms	= 5000,
 	.rnr_retry	= 3,
+	.rnr_backoff_max_us = 1000000,
 };
 
 /* The size_t parameters: name, where the value goes, help text. */
@@ -51,6 +52,8 @@ static const struct {
 	  "swsrd: milliseconds a packet may go unacknowledged before its peer is unreachable and its sends fail (default 5000)." },
 	{ "rnr_retry", &g_rdmx_params.rnr_retry,
 	  "Times a device resends a packet the receiver refused for lack of a buffer before completing it with an RNR error (default 3)." },
+	{ "rnr_backoff_max_us", &g_rdmx_params.rnr_backoff_max_us,
+	  "Longest wait, in microseconds, of a peer in RNR backoff; it starts at 40-120 us and doubles per refusal (default 1000000)." },
 	{ "udp_drop", &g_rdmx_params.udp_drop,
 	  "Testing only: percent of udp datagrams dropped on send (default 0)." },
 	{ "udp_dup", &g_rdmx_params.udp_dup,

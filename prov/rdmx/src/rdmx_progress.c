@@ -7,14 +7,16 @@
 #include "rdmx.h"
 #include "rdmx_av.h"
 #include "rdmx_ep.h"
+#include "rdmx_rnr.h"
 #include "rdmx_wire.h"
 
 #define RDMX_PROGRESS_BATCH	32
 /* Polls per call at most, so a flood cannot hold the caller forever. */
 #define RDMX_PROGRESS_ROUNDS	4
 
-typedef void (*rdmx_pkt_handler_t)(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
-				   fi_addr_t src);
+/* Returns true when it keeps the packet buffer (see rdmx_eager_handle). */
+typedef bool (*rdmx_pkt_handler_t)(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+				   fi_addr_t src, size_t rx_buf);
 
 static const rdmx_pkt_handler_t rdmx_pkt_handlers[RDMX_PKT_TYPE_MAX] = {
 	[RDMX_PKT_EAGER] = rdmx_eager_handle,
@@ -31,24 +33,30 @@ static fi_addr_t rdmx_progress_src(struct rdmx_ep *ep,
 	return FI_ADDR_NOTAVAIL;
 }
 
+void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx)
+{
+	/* Cannot fail: the buffer left the same receive queue earlier. */
+	(void) ep->dev->ops->post_recv(ep->dev, rdmx_ep_rx_buf(ep, idx),
+				       ep->rx_buf_size, idx);
+}
+
 static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe)
 {
-	uint8_t *buf = rdmx_ep_rx_buf(ep, cqe->wr_id);
 	struct rdmx_pkt pkt;
 
 	if (cqe->status == RDMX_DEV_OK) {
-		if (rdmx_wire_decode(buf, cqe->len, &pkt) ||
+		if (rdmx_wire_decode(rdmx_ep_rx_buf(ep, cqe->wr_id), cqe->len, &pkt) ||
 		    !rdmx_pkt_handlers[pkt.type]) {
 			ep->stats.rx_malformed++;
 			RDMX_DBG(FI_LOG_EP_DATA, "malformed packet of %u bytes\n",
 				 cqe->len);
-		} else {
-			rdmx_pkt_handlers[pkt.type](ep, &pkt,
-						    rdmx_progress_src(ep, cqe));
+		} else if (rdmx_pkt_handlers[pkt.type](ep, &pkt,
+						       rdmx_progress_src(ep, cqe),
+						       cqe->wr_id)) {
+			return;
 		}
 	}
-	/* Cannot fail: the buffer just left the same receive queue. */
-	(void) ep->dev->ops->post_recv(ep->dev, buf, ep->rx_buf_size, cqe->wr_id);
+	rdmx_ep_repost(ep, cqe->wr_id);
 }
 
 void rdmx_ep_progress(struct rdmx_ep *ep)
@@ -69,4 +77,5 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 				rdmx_progress_recv(ep, &cqe[i]);
 		}
 	} while (n == RDMX_PROGRESS_BATCH && ++rounds < RDMX_PROGRESS_ROUNDS);
+	rdmx_rnr_progress(ep);
 }

@@ -47,7 +47,7 @@ struct rdmx_udp_recv {
 };
 
 struct rdmx_udp_done {
-	uint64_t		wr_id;
+	struct rdmx_udp_send	*send;
 	enum rdmx_dev_status	status;
 };
 
@@ -69,7 +69,11 @@ struct rdmx_udp_dev {
 	struct rdmx_swsrd	srd;
 	struct rdmx_pool	send_pool;	/* of rdmx_udp_send */
 
-	/* Sends swsrd finished, not yet reported: a ring of sq_size. */
+	/*
+	 * Sends swsrd finished, not yet reported: a ring of sq_size. A send
+	 * goes back to the pool only when reported, so the ring never holds
+	 * more than the pool has.
+	 */
 	struct rdmx_udp_done	*done;
 	size_t			done_cap;
 	uint64_t		done_head, done_tail;
@@ -189,10 +193,8 @@ static void rdmx_udp_done(void *ctx, struct rdmx_swsrd_send *send,
 	struct rdmx_udp_dev *udp = ctx;
 	struct rdmx_udp_done *d = &udp->done[udp->done_tail++ % udp->done_cap];
 
-	d->wr_id = send->wr_id;
+	d->send = rdmx_container_of(send, struct rdmx_udp_send, srd);
 	d->status = status;
-	rdmx_pool_release(&udp->send_pool,
-			  rdmx_container_of(send, struct rdmx_udp_send, srd));
 }
 
 static const struct rdmx_swsrd_ops rdmx_udp_srd_ops = {
@@ -393,7 +395,8 @@ static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 	while (done < max && udp->done_head != udp->done_tail) {
 		struct rdmx_udp_done *d = &udp->done[udp->done_head++ % udp->done_cap];
 
-		cqe[done].wr_id = d->wr_id;
+		cqe[done].wr_id = d->send->srd.wr_id;
+		rdmx_pool_release(&udp->send_pool, d->send);
 		cqe[done].op = RDMX_DEV_OP_SEND;
 		cqe[done].status = d->status;
 		cqe[done].len = 0;

@@ -1,0 +1,224 @@
+/*
+ * Unit tests of the rdm layer's RNR policy (rdmx_rnr.c): resend after a
+ * first refusal, random doubling backoff after repeats, -FI_EAGAIN while
+ * a peer backs off, order of queued resends, and FI_RM_DISABLED. Time is
+ * a fake clock; the device is a stub that records what is posted.
+ */
+#include <rdma/fi_eq.h>
+
+#include "rdmx_test.h"
+#include "rdmx_clock.h"
+#include "rdmx_cq.h"
+#include "rdmx_domain.h"
+#include "rdmx_ep.h"
+#include "rdmx_rnr.h"
+
+#define NS_PER_US	1000ULL
+
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+/* The stub device: records wr_ids posted, or pushes back when asked. */
+static uint64_t posted[16];
+static int posted_cnt;
+static bool push_back;
+
+static int stub_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			  const struct iovec *iov, size_t iov_cnt,
+			  uint64_t wr_id, unsigned flags)
+{
+	(void) dev; (void) ah; (void) iov; (void) iov_cnt; (void) flags;
+	if (push_back)
+		return -FI_EAGAIN;
+	cr_assert_lt(posted_cnt, 16);
+	posted[posted_cnt++] = wr_id;
+	return 0;
+}
+
+static const struct rdmx_dev_ops stub_ops = { .post_send = stub_post_send };
+
+static struct rdmx_test_domain td;
+static struct rdmx_dev dev = { .ops = &stub_ops };
+static struct rdmx_ah ah;
+static struct rdmx_ep ep;
+static struct rdmx_peer peer;
+static struct fid_cq *cq;
+
+static void setup(void)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
+
+	fake_now = 1000000000ULL;
+	rdmx_clock_set(fake_clock);
+	posted_cnt = 0;
+	push_back = false;
+	rdmx_test_domain_open(&td, FI_VERSION(1, 17));
+	cr_assert_eq(fi_cq_open(td.domain, &attr, &cq, NULL), 0);
+	memset(&ep, 0, sizeof(ep));
+	ep.domain = rdmx_domain(td.domain);
+	ep.dev = &dev;
+	ep.tx_cq = rdmx_container_of(cq, struct rdmx_cq, cq_fid);
+	ep.rng = 12345;
+	rdmx_dlist_init(&ep.retry_peers);
+	cr_assert_eq(rdmx_pool_construct(&ep.txe_pool, sizeof(struct rdmx_txe), 4), 0);
+	memset(&peer, 0, sizeof(peer));
+	peer.ah = &ah;
+	rdmx_rnr_peer_construct(&peer);
+}
+
+static void teardown(void)
+{
+	rdmx_pool_destruct(&ep.txe_pool);
+	cr_assert_eq(fi_close(&cq->fid), 0);
+	rdmx_test_domain_close(&td);
+	rdmx_clock_set(NULL);
+}
+
+static struct rdmx_txe *txe_new(void)
+{
+	struct rdmx_txe *txe = rdmx_pool_alloc(&ep.txe_pool);
+
+	cr_assert_not_null(txe);
+	memset(txe, 0, sizeof(*txe));
+	txe->cq_flags = FI_SEND | FI_TAGGED;
+	return txe;
+}
+
+TestSuite(rnr, .init = setup, .fini = teardown);
+
+Test(rnr, backoff_starts_at_40_to_120_us_and_doubles_to_the_cap)
+{
+	uint64_t rng = 99;
+
+	g_rdmx_params.rnr_backoff_max_us = 1000000;
+	for (int i = 0; i < 1000; i++) {
+		uint64_t b0 = rdmx_rnr_backoff_ns(0, &rng);
+		uint64_t b3 = rdmx_rnr_backoff_ns(3, &rng);
+
+		cr_assert(b0 >= 40 * NS_PER_US && b0 < 120 * NS_PER_US, "b0 %lu", b0);
+		cr_assert(b3 >= 320 * NS_PER_US && b3 < 960 * NS_PER_US, "b3 %lu", b3);
+	}
+	cr_assert_eq(rdmx_rnr_backoff_ns(20, &rng), 1000000 * NS_PER_US);
+	cr_assert_eq(rdmx_rnr_backoff_ns(40, &rng), 1000000 * NS_PER_US);
+	g_rdmx_params.rnr_backoff_max_us = 50;
+	cr_assert_leq(rdmx_rnr_backoff_ns(0, &rng), 50 * NS_PER_US);
+}
+
+Test(rnr, first_refusal_resends_at_the_next_progress)
+{
+	struct rdmx_txe *txe = txe_new();
+
+	rdmx_rnr_refused(&ep, &peer, txe);
+	cr_assert_eq(ep.stats.rnr_completions, 1);
+	cr_assert_eq(ep.stats.rnr_backoffs, 0, "a first refusal is no backoff");
+	cr_assert_eq(peer.backoff_until, 0);
+	cr_assert(rdmx_rnr_blocked(&peer), "new sends wait behind the resend");
+	rdmx_rnr_progress(&ep);
+	cr_assert_eq(posted_cnt, 1);
+	cr_assert_eq(posted[0], (uintptr_t) txe);
+	cr_assert_not(rdmx_rnr_blocked(&peer));
+	cr_assert(rdmx_dlist_empty(&ep.retry_peers));
+}
+
+Test(rnr, repeat_refusal_backs_off_and_blocks_new_sends_until_it_expires)
+{
+	struct rdmx_txe *txe = txe_new();
+	uint64_t until;
+
+	rdmx_rnr_refused(&ep, &peer, txe);
+	rdmx_rnr_progress(&ep);
+	rdmx_rnr_refused(&ep, &peer, txe);
+	cr_assert_eq(ep.stats.rnr_backoffs, 1);
+	until = peer.backoff_until;
+	cr_assert(until >= fake_now + 40 * NS_PER_US && until < fake_now + 120 * NS_PER_US,
+		  "backoff %lu ns", until - fake_now);
+	fake_now = until - 1;
+	rdmx_rnr_progress(&ep);
+	cr_assert_eq(posted_cnt, 1, "nothing is resent during the backoff");
+	cr_assert(rdmx_rnr_blocked(&peer));
+	fake_now = until;
+	rdmx_rnr_progress(&ep);
+	cr_assert_eq(posted_cnt, 2);
+	cr_assert_eq(posted[1], (uintptr_t) txe);
+	cr_assert_not(rdmx_rnr_blocked(&peer), "the backoff is over");
+}
+
+Test(rnr, backoff_doubles_per_repeat_and_a_delivery_ends_it)
+{
+	struct rdmx_txe *txe = txe_new();
+	uint64_t last = 0;
+
+	rdmx_rnr_refused(&ep, &peer, txe);
+	for (int i = 0; i < 4; i++) {
+		uint64_t len;
+
+		rdmx_rnr_progress(&ep);
+		rdmx_rnr_refused(&ep, &peer, txe);
+		len = peer.backoff_until - fake_now;
+		cr_assert_geq(len, (40 * NS_PER_US) << i, "repeat %d: %lu ns", i, len);
+		cr_assert_lt(len, (120 * NS_PER_US) << i, "repeat %d: %lu ns", i, len);
+		cr_assert_gt(len, last / 2, "repeat %d does not shrink the wait", i);
+		last = len;
+		fake_now = peer.backoff_until;
+	}
+	cr_assert_eq(peer.backoff_exp, 4);
+	rdmx_rnr_progress(&ep);
+	rdmx_rnr_delivered(&peer);
+	cr_assert_eq(peer.backoff_exp, 0);
+	cr_assert_eq(peer.backoff_until, 0);
+}
+
+Test(rnr, queued_resends_keep_their_order_when_the_device_pushes_back)
+{
+	struct rdmx_txe *a = txe_new(), *b = txe_new(), *c = txe_new();
+
+	rdmx_rnr_refused(&ep, &peer, a);
+	rdmx_rnr_refused(&ep, &peer, b);
+	rdmx_rnr_refused(&ep, &peer, c);
+	push_back = true;
+	rdmx_rnr_progress(&ep);
+	cr_assert_eq(posted_cnt, 0);
+	cr_assert(rdmx_rnr_blocked(&peer));
+	push_back = false;
+	rdmx_rnr_progress(&ep);
+	cr_assert_eq(posted_cnt, 3);
+	cr_assert_eq(posted[0], (uintptr_t) a);
+	cr_assert_eq(posted[1], (uintptr_t) b);
+	cr_assert_eq(posted[2], (uintptr_t) c);
+}
+
+Test(rnr, rm_disabled_completes_with_fi_enorx)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct rdmx_txe *txe = txe_new();
+
+	ep.domain->resource_mgmt = FI_RM_DISABLED;
+	txe->context = &err;
+	rdmx_rnr_refused(&ep, &peer, txe);
+	cr_assert_eq(fi_cq_read(cq, &e, 1), -FI_EAVAIL);
+	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+	cr_assert_eq(err.err, FI_ENORX);
+	cr_assert_eq(err.op_context, &err);
+	cr_assert_eq(ep.txe_pool.in_use, 0, "the send entry was released");
+	cr_assert_not(rdmx_rnr_blocked(&peer));
+	cr_assert_eq(posted_cnt, 0);
+}
+
+Test(rnr, flush_fails_queued_sends)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct rdmx_txe *txe = txe_new();
+
+	rdmx_rnr_refused(&ep, &peer, txe);
+	rdmx_rnr_flush(&ep, &peer, FI_ECANCELED);
+	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+	cr_assert_eq(err.err, FI_ECANCELED);
+	cr_assert_eq(ep.txe_pool.in_use, 0);
+	cr_assert(rdmx_dlist_empty(&ep.retry_peers));
+	cr_assert_not(rdmx_rnr_blocked(&peer));
+}

@@ -100,6 +100,9 @@ struct rdmx_dev_attr {
 
 /* Flags for post_send. */
 #define RDMX_DEV_SEND_MORE	(1U << 0)	/* more sends follow: batch */
+#define RDMX_DEV_SEND_AWAITED	(1U << 1)	/* the caller waits for this
+						   completion: a device that
+						   delays acks must not */
 
 struct rdmx_dev_ops {
 	const char	*name;

@@ -35,6 +35,8 @@ struct rdmx_txe {
 	void			*context;
 	uint64_t		cq_flags;	/* FI_SEND | FI_MSG or FI_TAGGED */
 	bool			completion;	/* write a CQ entry on success */
+	bool			early;		/* completed when posted: payload
+						   copied, ack not awaited */
 	size_t			len;
 	uint64_t		tag;
 	fi_addr_t		addr;
@@ -175,7 +177,7 @@ void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx);
 
 /* Posts a send entry to the device; 0 or -FI_EAGAIN. Lock held. */
 int rdmx_eager_post(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		    struct rdmx_txe *txe, unsigned dev_flags);
+		    struct rdmx_txe *txe, bool more);
 
 /* Completes a send the device finished; domain lock held. */
 void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,

@@ -6,10 +6,11 @@
  * Per peer and direction a session (epoch) numbers packets (psn) from 0.
  * The receiver tracks a 64-packet window (first psn not seen + bitmap),
  * suppresses duplicates, and acknowledges cumulatively and selectively:
- * at the end of the progress pass that received the packets (one ack per
- * batch: the application may not call again for a long time, and its
- * peer waits for the ack to complete a send), or at once after a gap, a
- * duplicate or 16 unacknowledged packets; its own DATA carries acks too. The sender keeps
+ * piggy-backed on its own DATA, else at the next progress pass (so a
+ * reply the application sends meanwhile carries it), at once after a gap,
+ * a duplicate or 16 unacknowledged packets, and by the end of the pass
+ * for a packet marked ACK_NOW (its sender waits for the ack to complete
+ * a send, and the application may not call again for a long time). The sender keeps
  * at most min(cwnd, 64) packets in flight, retransmits on a timeout from
  * an SRTT/RTTVAR estimate (doubling per retry) and at once when three
  * later packets were acknowledged past a hole (fast retransmit), halves
@@ -42,6 +43,7 @@ struct rdmx_swsrd_peer;
 struct rdmx_swsrd_send {
 	struct rdmx_dlist	link;		/* on rdmx_swsrd_peer.waiting */
 	uint64_t		wr_id;
+	bool			awaited;	/* sent ACK_NOW */
 	struct iovec		iov[RDMX_DEV_SGE_MAX];	/* the payload */
 	size_t			iov_cnt;
 };
@@ -84,7 +86,9 @@ struct rdmx_swsrd_peer {
 	uint32_t		rcv_nxt;	/* first psn not seen */
 	uint64_t		rcv_bits;	/* bit i: psn rcv_nxt + i seen */
 	uint32_t		unacked;	/* packets seen since the last ack */
-	bool			ack_pending;	/* owed by the end of this pass */
+	bool			ack_pending;
+	bool			ack_now;	/* owed by the end of this pass */
+	uint64_t		ack_pass;	/* else owed from the next pass */
 	struct rdmx_wire_srd	ack_hdr;	/* storage for a queued ACK/RNR */
 };
 
@@ -94,6 +98,7 @@ struct rdmx_swsrd_cfg {
 	uint64_t	rto_max_ns;
 	uint64_t	rnr_delay_ns;	/* wait before re-sending a refused psn */
 	uint64_t	unreach_ns;	/* silence after which a peer fails */
+	unsigned	unreach_retries; /* and retransmissions it takes */
 	unsigned	rnr_retry;	/* refusals before an RNR completion */
 };
 
@@ -116,6 +121,7 @@ struct rdmx_swsrd {
 	void				*ctx;
 	struct rdmx_swsrd_cfg		cfg;
 	uint32_t			incarnation;	/* high 24 bits of epochs */
+	uint64_t			pass;		/* progress calls so far */
 	struct rdmx_dlist		active;		/* of rdmx_swsrd_peer */
 	struct rdmx_dev_stats		*stats;		/* the device's counters */
 };

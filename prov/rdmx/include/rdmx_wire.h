@@ -57,7 +57,9 @@ enum rdmx_srd_type {
 
 #define RDMX_SRD_SKIP		(1u << 0)	/* DATA with no payload: fills
 						   the psn of an abandoned send */
-#define RDMX_SRD_FLAGS_KNOWN	RDMX_SRD_SKIP
+#define RDMX_SRD_ACK_NOW	(1u << 1)	/* DATA whose sender waits for
+						   the ack: no delaying it */
+#define RDMX_SRD_FLAGS_KNOWN	(RDMX_SRD_SKIP | RDMX_SRD_ACK_NOW)
 
 struct rdmx_wire_srd {
 	uint16_t	magic;

@@ -263,6 +263,7 @@ static int rdmx_udp_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	if (!send)
 		return -FI_EAGAIN;
 	send->srd.wr_id = wr_id;
+	send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
 	memcpy(send->srd.iov, iov, iov_cnt * sizeof(*iov));
 	send->srd.iov_cnt = iov_cnt;
 	ret = rdmx_swsrd_send(&udp->srd, &uah->srd, &send->srd);

@@ -18,6 +18,20 @@ static struct rdmx_match_queue *rdmx_eager_queue(struct rdmx_ep *ep, bool tagged
 	return tagged ? &ep->tag_q : &ep->msg_q;
 }
 
+/* Writes the successful completion of a send. */
+static void rdmx_eager_complete(struct rdmx_ep *ep, const struct rdmx_txe *txe)
+{
+	struct rdmx_cq_entry entry = {
+		.op_context = txe->context,
+		.flags = txe->cq_flags,
+		.len = txe->len,
+		.tag = txe->tag,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+
+	rdmx_cq_write(ep->tx_cq, &entry);
+}
+
 /* Takes a send entry, progressing once to free some if none is left. */
 static struct rdmx_txe *rdmx_eager_txe_alloc(struct rdmx_ep *ep)
 {
@@ -34,7 +48,15 @@ static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
 				      const struct rdmx_send_req *req)
 {
 	size_t len = rdmx_iov_len(req->iov, req->iov_cnt);
-	bool copy = req->inject_op || (req->flags & FI_INJECT);
+	/*
+	 * A small message is copied and completes at once (inject complete)
+	 * unless the application asked for more: then its completion waits
+	 * for the receiver's acknowledgement (transmit and delivery complete:
+	 * our receiver acknowledges once it matched or queued the message).
+	 */
+	bool early = req->inject_op || (len <= ep->inject_size &&
+		!(req->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)));
+	bool copy = early || (req->flags & FI_INJECT);
 	struct rdmx_peer *peer;
 	struct rdmx_txe *txe;
 	uint32_t pkt_flags = 0;
@@ -79,6 +101,7 @@ static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
 	txe->cq_flags = FI_SEND | ((req->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
 	txe->completion = !req->inject_op &&
 			  (!ep->tx_selective || (req->flags & FI_COMPLETION));
+	txe->early = early;
 	txe->len = len;
 	txe->tag = req->tag;
 	txe->addr = req->dest;
@@ -97,22 +120,27 @@ static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
 		txe->iov_cnt = 1 + req->iov_cnt;
 	}
 
-	ret = rdmx_eager_post(ep, peer, txe,
-			      (req->flags & FI_MORE) ? RDMX_DEV_SEND_MORE : 0);
+	ret = rdmx_eager_post(ep, peer, txe, req->flags & FI_MORE);
 	if (ret) {
 		rdmx_pool_release(&ep->txe_pool, txe);
 		ep->stats.eagain += ret == -FI_EAGAIN;
 		return ret;
 	}
 	peer->next_msg_id++;
+	if (early && txe->completion) {
+		txe->completion = false;
+		rdmx_eager_complete(ep, txe);
+	}
 	return 0;
 }
 
 int rdmx_eager_post(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		    struct rdmx_txe *txe, unsigned dev_flags)
+		    struct rdmx_txe *txe, bool more)
 {
+	unsigned flags = (more ? RDMX_DEV_SEND_MORE : 0) |
+			 (txe->early ? 0 : RDMX_DEV_SEND_AWAITED);
 	int ret = ep->dev->ops->post_send(ep->dev, peer->ah, txe->iov, txe->iov_cnt,
-					  (uintptr_t) txe, dev_flags);
+					  (uintptr_t) txe, flags);
 
 	if (ret == -FI_EAGAIN)
 		rdmx_ep_progress(ep);
@@ -143,9 +171,11 @@ void rdmx_eager_fail(struct rdmx_ep *ep, struct rdmx_txe *txe, int err,
 	ep->stats.tx_errors++;
 	RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
 		  (unsigned long) txe->addr, why);
-	rdmx_cq_write_err(ep->tx_cq, &entry, err, 0,
-			  "rdmx: send to fi_addr %lu failed: %s",
-			  (unsigned long) txe->addr, why);
+	/* A send that completed at injection has no entry left to fail. */
+	if (!txe->early)
+		rdmx_cq_write_err(ep->tx_cq, &entry, err, 0,
+				  "rdmx: send to fi_addr %lu failed: %s",
+				  (unsigned long) txe->addr, why);
 	rdmx_pool_release(&ep->txe_pool, txe);
 }
 
@@ -153,13 +183,6 @@ void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
 			  enum rdmx_dev_status status)
 {
 	struct rdmx_peer *peer = rdmx_ep_peer_find(ep, txe->addr);
-	struct rdmx_cq_entry entry = {
-		.op_context = txe->context,
-		.flags = txe->cq_flags,
-		.len = txe->len,
-		.tag = txe->tag,
-		.src = FI_ADDR_NOTAVAIL,
-	};
 
 	if (status == RDMX_DEV_RNR && peer) {
 		rdmx_rnr_refused(ep, peer, txe);
@@ -173,7 +196,7 @@ void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	if (peer)
 		rdmx_rnr_delivered(peer);
 	if (txe->completion)
-		rdmx_cq_write(ep->tx_cq, &entry);
+		rdmx_eager_complete(ep, txe);
 	rdmx_pool_release(&ep->txe_pool, txe);
 }
 

@@ -77,7 +77,7 @@ static bool rdmx_rnr_resend(struct rdmx_ep *ep, struct rdmx_peer *peer)
 		struct rdmx_txe *txe = rdmx_container_of(peer->retry_q.next,
 							 struct rdmx_txe, link);
 
-		if (rdmx_eager_post(ep, peer, txe, 0))
+		if (rdmx_eager_post(ep, peer, txe, false))
 			return false;
 		rdmx_dlist_remove(&txe->link);
 	}

@@ -29,6 +29,11 @@ void rdmx_swsrd_cfg_default(struct rdmx_swsrd_cfg *cfg)
 	cfg->rto_max_ns = RDMX_MAX(cfg->rto_init_ns, 250000000ULL);
 	cfg->rnr_delay_ns = 50000;
 	cfg->unreach_ns = g_rdmx_params.unreach_ms * 1000000ULL;
+	/*
+	 * Retransmissions happen only while we progress: a process that
+	 * stopped polling for a while must not find its peers dead on return.
+	 */
+	cfg->unreach_retries = 6;
 	cfg->rnr_retry = (unsigned) g_rdmx_params.rnr_retry;
 }
 
@@ -86,6 +91,7 @@ static void rdmx_srd_fill_ack(struct rdmx_swsrd_peer *peer, struct rdmx_srd_hdr 
 		hdr->sack = peer->rcv_bits;
 	}
 	peer->ack_pending = false;
+	peer->ack_now = false;
 	peer->unacked = 0;
 }
 
@@ -116,7 +122,8 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 	struct rdmx_srd_hdr hdr = {
 		.type = RDMX_SRD_DATA,
-		.flags = slot->send ? 0 : RDMX_SRD_SKIP,
+		.flags = !slot->send ? RDMX_SRD_SKIP :
+			 slot->send->awaited ? RDMX_SRD_ACK_NOW : 0,
 		.epoch = peer->tx_epoch,
 		.psn = psn,
 	};
@@ -353,8 +360,11 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 	if (off || ++peer->unacked >= RDMX_SRD_ACK_EVERY) {
 		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0);
 	} else {
-		/* Owed by the end of this progress pass: one ack per batch. */
+		/* One ack per batch; a reply may carry it before it is due. */
+		if (!peer->ack_pending)
+			peer->ack_pass = srd->pass;
 		peer->ack_pending = true;
+		peer->ack_now |= !!(hdr->flags & RDMX_SRD_ACK_NOW);
 		rdmx_srd_activate(srd, peer);
 	}
 	return !(hdr->flags & RDMX_SRD_SKIP);
@@ -416,7 +426,8 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 
 		if (!slot->in_use || now < slot->due_ns)
 			continue;
-		if (now - slot->first_ns >= srd->cfg.unreach_ns) {
+		if (now - slot->first_ns >= srd->cfg.unreach_ns &&
+		    slot->retries >= srd->cfg.unreach_retries) {
 			rdmx_srd_unreachable(srd, peer);
 			return false;
 		}
@@ -444,7 +455,7 @@ void rdmx_swsrd_progress(struct rdmx_swsrd *srd)
 			rdmx_container_of(it, struct rdmx_swsrd_peer, active_link);
 
 		next = it->next;
-		if (peer->ack_pending)
+		if (peer->ack_pending && (peer->ack_now || peer->ack_pass != srd->pass))
 			rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0);
 		if (peer->slots && rdmx_srd_timers(srd, peer, now))
 			rdmx_srd_pump(srd, peer, now);
@@ -454,6 +465,7 @@ void rdmx_swsrd_progress(struct rdmx_swsrd *srd)
 			rdmx_dlist_remove(&peer->active_link);
 		}
 	}
+	srd->pass++;
 }
 
 void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)

@@ -8,16 +8,20 @@
  * The datagrams come from a fixed-seed PRNG, so a failure can be replayed.
  * They are, in turn: random bytes of random length (0..1500), short ones
  * (1..40 bytes, shorter than any rdmx header), empty ones, ones that start
- * with the rdmx magic (0x44 0x52, little-endian 0x5244) followed by random
- * bytes, and ones that also carry protocol version 1 and the eager packet
- * type, so that validation has to look past the first header bytes. None
- * is a valid packet except by a chance of about 2^-62 each.
+ * with the swsrd magic (0x53 0x58, little-endian 0x5853) followed by random
+ * bytes, ones with a well-formed swsrd DATA header (which the reliability
+ * layer accepts and hands up) followed by random bytes, and ones whose
+ * rdm packet after that header also starts with the rdmx magic (0x44
+ * 0x52), version 1 and the eager type, so that every layer's validation
+ * is reached. None is a valid rdm packet except by a chance of about
+ * 2^-62 each.
  *
  * Exits 0 when every datagram was handed to the kernel, 1 on any error
  * (including ICMP "port unreachable" when nobody listens).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +34,8 @@
 #define GB_NAME		"rdmx_udp_garbage"
 #define GB_MAX_LEN	1500
 #define GB_SHORT_MAX	40
-#define GB_MAGIC_LO	0x44	/* 0x5244 stored little-endian */
+#define GB_SRD_LEN	32	/* the swsrd header */
+#define GB_MAGIC_LO	0x44	/* rdm magic 0x5244 stored little-endian */
 #define GB_MAGIC_HI	0x52
 #define GB_VERSION	1	/* the rdmx wire version */
 #define GB_TYPE_EAGER	1	/* the rdmx eager packet type */
@@ -39,8 +44,9 @@ enum gb_kind {
 	GB_RANDOM,	/* random bytes, random length 0..1500 */
 	GB_SHORT,	/* 1..40 random bytes */
 	GB_EMPTY,	/* zero-length datagram */
-	GB_MAGIC,	/* magic, then random bytes */
-	GB_MAGIC_HDR,	/* magic, version and eager type, then random bytes */
+	GB_SRD_MAGIC,	/* swsrd magic, then random bytes */
+	GB_SRD_DATA,	/* a swsrd DATA header, then random bytes */
+	GB_SRD_EAGER,	/* that, then rdm magic, version and eager type */
 	GB_KINDS,
 };
 
@@ -62,6 +68,25 @@ static size_t gb_below(uint64_t *state, size_t n)
 	return (size_t) ((gb_next(state) >> 32) % n);
 }
 
+/*
+ * Writes the swsrd magic over the random bytes at buf; with data, also a
+ * well-formed DATA header: type 1, no flags, the random epoch made
+ * non-zero, a psn inside the receive window, no acknowledgement fields.
+ */
+static void gb_srd_header(uint8_t *buf, bool data)
+{
+	buf[0] = 0x53;		/* 0x5853 stored little-endian */
+	buf[1] = 0x58;
+	if (!data)
+		return;
+	buf[2] = 1;		/* DATA */
+	buf[3] = 0;		/* flags */
+	buf[4] |= 1;		/* epoch (bytes 4-7) non-zero */
+	buf[8] &= 0x3f;		/* psn (bytes 8-11) below 64 */
+	memset(buf + 9, 0, 3);
+	memset(buf + 12, 0, 20);	/* ack_epoch, ack, reserved, sack */
+}
+
 /* Builds one datagram in buf; returns its length. */
 static size_t gb_make(uint64_t *state, enum gb_kind kind, uint8_t *buf)
 {
@@ -73,11 +98,14 @@ static size_t gb_make(uint64_t *state, enum gb_kind kind, uint8_t *buf)
 		break;
 	case GB_EMPTY:
 		return 0;
-	case GB_MAGIC:
+	case GB_SRD_MAGIC:
 		len = 2 + gb_below(state, GB_MAX_LEN - 1);
 		break;
-	case GB_MAGIC_HDR:
-		len = 4 + gb_below(state, GB_MAX_LEN - 3);
+	case GB_SRD_DATA:
+		len = GB_SRD_LEN + 1 + gb_below(state, GB_MAX_LEN - GB_SRD_LEN);
+		break;
+	case GB_SRD_EAGER:
+		len = GB_SRD_LEN + 4 + gb_below(state, GB_MAX_LEN - GB_SRD_LEN - 3);
 		break;
 	default:
 		len = gb_below(state, GB_MAX_LEN + 1);
@@ -88,13 +116,15 @@ static size_t gb_make(uint64_t *state, enum gb_kind kind, uint8_t *buf)
 
 		memcpy(buf + off, &w, len - off < 8 ? len - off : 8);
 	}
-	if (kind == GB_MAGIC || kind == GB_MAGIC_HDR) {
-		buf[0] = GB_MAGIC_LO;
-		buf[1] = GB_MAGIC_HI;
-	}
-	if (kind == GB_MAGIC_HDR) {
-		buf[2] = GB_VERSION;
-		buf[3] = GB_TYPE_EAGER;
+	if (kind == GB_SRD_MAGIC)
+		gb_srd_header(buf, false);
+	if (kind == GB_SRD_DATA || kind == GB_SRD_EAGER)
+		gb_srd_header(buf, true);
+	if (kind == GB_SRD_EAGER) {
+		buf[GB_SRD_LEN] = GB_MAGIC_LO;
+		buf[GB_SRD_LEN + 1] = GB_MAGIC_HI;
+		buf[GB_SRD_LEN + 2] = GB_VERSION;
+		buf[GB_SRD_LEN + 3] = GB_TYPE_EAGER;
 	}
 	return len;
 }
@@ -171,9 +201,10 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 	printf(GB_NAME ": sent %" PRIu64 " datagrams, %" PRIu64 " bytes (random %"
-	       PRIu64 ", short %" PRIu64 ", empty %" PRIu64 ", magic %" PRIu64
-	       ", magic+header %" PRIu64 ")\n", sent, bytes, per_kind[GB_RANDOM],
-	       per_kind[GB_SHORT], per_kind[GB_EMPTY], per_kind[GB_MAGIC],
-	       per_kind[GB_MAGIC_HDR]);
+	       PRIu64 ", short %" PRIu64 ", empty %" PRIu64 ", swsrd magic %"
+	       PRIu64 ", swsrd data %" PRIu64 ", swsrd+eager %" PRIu64 ")\n",
+	       sent, bytes, per_kind[GB_RANDOM], per_kind[GB_SHORT],
+	       per_kind[GB_EMPTY], per_kind[GB_SRD_MAGIC], per_kind[GB_SRD_DATA],
+	       per_kind[GB_SRD_EAGER]);
 	return status;
 }

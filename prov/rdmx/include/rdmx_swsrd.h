@@ -56,7 +56,8 @@ struct rdmx_swsrd_slot {
 	uint64_t		sent_ns;	/* last transmission */
 	uint64_t		due_ns;		/* next retransmission */
 	uint16_t		retries;	/* timeouts so far */
-	uint8_t			rnr;		/* RNR refusals so far */
+	uint16_t		copies;		/* transmissions so far */
+	uint16_t		rnr;		/* RNR refusals so far */
 	bool			in_use;
 	bool			fast_done;	/* fast-retransmitted once */
 	bool			rnr_wait;	/* refused: resend when due, no loss */

@@ -349,6 +349,11 @@ static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i,
 	have_buf = slot->buf && !(m->msg_flags & MSG_TRUNC);
 	if (!rdmx_swsrd_recv(&udp->srd, &ah->srd, &hdr, len - sizeof(hdr), have_buf))
 		return false;
+	if (!slot->buf) {
+		/* Only an empty DATA gets here without a buffer: nothing to hand up. */
+		udp->dev.stats.rx_malformed++;
+		return false;
+	}
 	cqe->wr_id = slot->wr_id;
 	cqe->op = RDMX_DEV_OP_RECV;
 	cqe->status = RDMX_DEV_OK;
@@ -367,8 +372,9 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe
 	while (done < max) {
 		size_t n = rdmx_udp_rx_prepare(udp, RDMX_MIN((size_t) (max - done),
 							      RDMX_UDP_BATCH));
+		/* MSG_TRUNC: msg_len is the datagram's length even when cut. */
 		int got = recvmmsg(udp->fd, udp->rx_msgs, (unsigned) n,
-				   MSG_DONTWAIT, NULL);
+				   MSG_DONTWAIT | MSG_TRUNC, NULL);
 
 		for (size_t i = 0; i < n; i++) {
 			if ((int) i >= got || !rdmx_udp_rx_one(udp, i, &cqe[done]))

@@ -133,6 +133,7 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 
 	rdmx_srd_fill_ack(peer, &hdr);
 	rdmx_wire_srd_encode(&slot->hdr, &hdr);
+	slot->copies++;
 	iov[0].iov_base = &slot->hdr;
 	iov[0].iov_len = sizeof(slot->hdr);
 	if (slot->send) {
@@ -237,7 +238,7 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
 		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 
-		if (!slot->in_use || slot->fast_done ||
+		if (!slot->in_use || slot->fast_done || slot->rnr ||
 		    (int32_t) (high - psn) < RDMX_SRD_DUPTHRESH)
 			continue;
 		slot->fast_done = true;
@@ -292,6 +293,12 @@ static void rdmx_srd_on_rnr(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		return;
 	srd->stats->rnr_received++;
 	if (++slot->rnr > srd->cfg.rnr_retry) {
+		/*
+		 * A copy still on its way could be delivered after we gave up:
+		 * wait for its refusal (or its ack) first.
+		 */
+		if (slot->rnr < slot->copies)
+			return;
 		/* Give the send back with RNR; a SKIP keeps the psn sequence. */
 		rdmx_srd_complete(srd, slot, RDMX_DEV_RNR);
 		slot->in_use = true;

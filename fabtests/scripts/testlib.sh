@@ -1,7 +1,8 @@
 #!/bin/sh
 # testlib.sh: helpers the test scripts (and contrib/demo.sh) source:
 # scratch folder and cleanup, processes under timeout, bounded readiness
-# waits, and starting an rdmx_pingpong server and client.
+# waits, reading counters from their output, and starting an
+# rdmx_pingpong server and client.
 #
 # RDMX_WRAP, when set, prefixes every program started (e.g. valgrind).
 # The shell must know `local` (dash, bash and busybox sh do).
@@ -20,13 +21,25 @@ t_env_defaults() {
 	: "${FI_RDMX_IFACE:=lo}"
 	export RDMX_BUILDDIR FI_PROVIDER_PATH FI_PROVIDER FI_RDMX_IFACE
 	PP="$RDMX_BUILDDIR/fabtests/rdmx_pingpong"
-	if [ ! -x "$PP" ]; then
-		echo "$0: $PP not built (set RDMX_BUILDDIR)" >&2
-		exit 1
-	fi
+	ST="$RDMX_BUILDDIR/fabtests/rdmx_stream"
+	t_require_prog "$PP"
 }
 
 T_PIDS=""
+T_ON_EXIT=""
+
+# t_require_prog path: fails unless the program was built.
+t_require_prog() {
+	[ -x "$1" ] || { echo "$0: $1 not built (set RDMX_BUILDDIR)" >&2; exit 1; }
+}
+
+# t_on_exit cmd: runs cmd (a string for eval; its failure is ignored) at
+# cleanup, after every process started was stopped, in the reverse order
+# of registration.
+t_on_exit() {
+	T_ON_EXIT="{ $1; } || :
+$T_ON_EXIT"
+}
 
 t_cleanup() {
 	local pid
@@ -36,7 +49,20 @@ t_cleanup() {
 	for pid in $T_PIDS; do
 		wait "$pid" 2>/dev/null || :
 	done
+	eval "$T_ON_EXIT"
 	rm -rf "$T_DIR"
+}
+
+# t_cap_runtime seconds args...: re-runs the calling script, once, under
+# timeout, so that it ends (its EXIT trap and cleanup included) within
+# that many seconds whatever happens. Call it before t_init with "$@".
+t_cap_runtime() {
+	local secs=$1
+	shift
+	[ -z "${T_CAPPED:-}" ] || return 0
+	T_CAPPED=1
+	export T_CAPPED
+	exec timeout -k 30 "$secs" sh "$0" "$@"
 }
 
 # Creates the scratch folder and makes sure no process outlives the script.
@@ -62,14 +88,25 @@ t_fail() {
 	exit 1
 }
 
-# t_spawn name cmd...: starts cmd under timeout in the background, output
-# in $T_DIR/name.out and name.err; its pid goes to T_LAST_PID.
+# t_spawn_with name prefix cmd...: starts cmd under timeout in the
+# background, output in $T_DIR/name.out and name.err; its pid goes to
+# T_LAST_PID. prefix (words, may be "") goes in front of the timeout, so
+# RDMX_WRAP still wraps cmd itself: "env FI_RDMX_RX_BUFS=8",
+# "ip netns exec ns1 env FI_RDMX_IFACE=veth0".
+t_spawn_with() {
+	local name="$1" prefix="$2"
+	shift 2
+	$prefix timeout "$RDMX_TEST_TIMEOUT" ${RDMX_WRAP:-} "$@" \
+		>"$T_DIR/$name.out" 2>"$T_DIR/$name.err" &
+	T_LAST_PID=$!
+	T_PIDS="$T_PIDS $T_LAST_PID"
+}
+
+# t_spawn name cmd...: t_spawn_with without a prefix.
 t_spawn() {
 	local name=$1
 	shift
-	timeout "$RDMX_TEST_TIMEOUT" ${RDMX_WRAP:-} "$@" >"$T_DIR/$name.out" 2>"$T_DIR/$name.err" &
-	T_LAST_PID=$!
-	T_PIDS="$T_PIDS $T_LAST_PID"
+	t_spawn_with "$name" "" "$@"
 }
 
 # t_wait_ready pid what check...: polls `check` (bounded) until it
@@ -98,8 +135,32 @@ t_reap() {
 	[ "$T_RC" -eq 0 ] || t_fail "$2 exited with status $T_RC"
 }
 
-pp_server_listening() {
-	grep -q ' listening on ' "$T_DIR/$1.out" 2>/dev/null
+# t_out_has name pattern: whether process name printed a line matching
+# the grep pattern so far.
+t_out_has() {
+	grep -q -- "$2" "$T_DIR/$1.out" 2>/dev/null
+}
+
+# t_field name key: the number N of the last "key=N" process name printed
+# (counters, measured times); empty when it printed none.
+t_field() {
+	sed -n "s/.*[ (]$2=\([0-9][0-9]*\).*/\1/p" "$T_DIR/$1.out" | tail -n 1
+}
+
+# t_start_server name prefix cmd...: starts a server that prints
+# "listening on <addr> port <n> ..." (rdmx_pingpong, rdmx_stream -r) with
+# t_spawn_with, waits for that line, and sets T_SERVER_PID and
+# T_SERVER_PORT. Give the server -p 0: the kernel picks a free port.
+t_start_server() {
+	local name="$1" prefix="$2"
+	shift 2
+	t_spawn_with "$name" "$prefix" "$@"
+	T_SERVER_PID=$T_LAST_PID
+	t_wait_ready "$T_SERVER_PID" "$name" t_out_has "$name" ' listening on '
+	T_SERVER_PORT=$(sed -n 's/.* listening on .* port \([0-9][0-9]*\) .*/\1/p' \
+		"$T_DIR/$name.out")
+	[ -n "$T_SERVER_PORT" ] && [ "$T_SERVER_PORT" -gt 0 ] ||
+		t_fail "$name printed no port"
 }
 
 # pp_start_server name args...: starts an rdmx_pingpong server on a port
@@ -108,13 +169,9 @@ pp_server_listening() {
 pp_start_server() {
 	local name=$1
 	shift
-	t_spawn "$name" "$PP" -p 0 "$@"
-	PP_SERVER_PID=$T_LAST_PID
-	t_wait_ready "$PP_SERVER_PID" "$name" pp_server_listening "$name"
-	PP_PORT=$(sed -n 's/.* listening on .* port \([0-9][0-9]*\) .*/\1/p' \
-		"$T_DIR/$name.out")
-	[ -n "$PP_PORT" ] && [ "$PP_PORT" -gt 0 ] ||
-		t_fail "$name printed no port"
+	t_start_server "$name" "" "$PP" -p 0 "$@"
+	PP_SERVER_PID=$T_SERVER_PID
+	PP_PORT=$T_SERVER_PORT
 }
 
 # pp_client_and_reap name host args...: runs the client to the server last

@@ -106,9 +106,10 @@ struct rdmx_swsrd_cfg {
 
 struct rdmx_swsrd_ops {
 	/*
-	 * Sends one datagram to peer->addr. The iovec array is the caller's
-	 * and may be reused at once; the memory it points to stays valid
-	 * until the next progress call. 0, or -FI_EAGAIN (treated as a loss).
+	 * Sends one datagram to peer->addr. The iovec array and iov[0], the
+	 * swsrd header, are the caller's and may be reused as soon as xmit
+	 * returns; the payload after it stays valid until the send completes.
+	 * 0, or -FI_EAGAIN (treated as a loss).
 	 */
 	int	(*xmit)(void *ctx, struct rdmx_swsrd_peer *peer,
 			const struct iovec *iov, size_t iov_cnt);

@@ -84,6 +84,7 @@ struct rdmx_udp_dev {
 
 	struct mmsghdr		tx_msgs[RDMX_UDP_BATCH];
 	struct iovec		tx_iov[RDMX_UDP_BATCH][1 + RDMX_DEV_SGE_MAX];
+	struct rdmx_wire_srd	tx_hdr[RDMX_UDP_BATCH];	/* headers, copied */
 	size_t			tx_cnt;
 
 	struct mmsghdr		rx_msgs[RDMX_UDP_BATCH];
@@ -122,9 +123,13 @@ static void rdmx_udp_flush(struct rdmx_udp_dev *udp)
 	udp->tx_cnt = 0;
 }
 
-/* Queues one datagram in the batch (flushing a full batch first). */
+/*
+ * Queues one datagram in the batch (flushing a full batch first). With
+ * own_hdr, iov[0] is a swsrd header, copied here because swsrd reuses
+ * its storage at once (several ACKs to one peer may wait in a batch).
+ */
 static void rdmx_udp_queue(struct rdmx_udp_dev *udp, union rdmx_udp_addr *to,
-			   const struct iovec *iov, size_t iov_cnt)
+			   const struct iovec *iov, size_t iov_cnt, bool own_hdr)
 {
 	struct msghdr *m;
 
@@ -133,6 +138,11 @@ static void rdmx_udp_queue(struct rdmx_udp_dev *udp, union rdmx_udp_addr *to,
 	m = &udp->tx_msgs[udp->tx_cnt].msg_hdr;
 	memset(m, 0, sizeof(*m));
 	memcpy(udp->tx_iov[udp->tx_cnt], iov, iov_cnt * sizeof(*iov));
+	if (own_hdr) {
+		memcpy(&udp->tx_hdr[udp->tx_cnt], iov[0].iov_base,
+		       sizeof(udp->tx_hdr[0]));
+		udp->tx_iov[udp->tx_cnt][0].iov_base = &udp->tx_hdr[udp->tx_cnt];
+	}
 	m->msg_name = to;
 	m->msg_namelen = rdmx_udp_addr_len(to);
 	m->msg_iov = udp->tx_iov[udp->tx_cnt];
@@ -174,13 +184,13 @@ static int rdmx_udp_xmit(void *ctx, struct rdmx_swsrd_peer *peer,
 		rdmx_udp_hold(udp, &ah->addr, iov, iov_cnt);
 		return 0;
 	}
-	rdmx_udp_queue(udp, &ah->addr, iov, iov_cnt);
+	rdmx_udp_queue(udp, &ah->addr, iov, iov_cnt, true);
 	if (rdmx_udp_fault(f, f->dup))
-		rdmx_udp_queue(udp, &ah->addr, iov, iov_cnt);
+		rdmx_udp_queue(udp, &ah->addr, iov, iov_cnt, true);
 	if (f->held_len) {
 		struct iovec held = { f->held, f->held_len };
 
-		rdmx_udp_queue(udp, &f->held_to, &held, 1);
+		rdmx_udp_queue(udp, &f->held_to, &held, 1, false);
 		rdmx_udp_flush(udp);
 		f->held_len = 0;
 	}

@@ -1,0 +1,118 @@
+#!/bin/sh
+# netns_loss.sh: a stream over a real lossy link. Two network namespaces
+# of its own, joined by a veth pair (MTU 1500) with addresses in
+# 10.213.7.0/30 that exist only inside them; in each namespace an nftables
+# rule drops 5% of the UDP packets it receives at random, so data and acks
+# are both lost. The receiver runs in one namespace on the veth
+# (FI_RDMX_IFACE), the sender in the other streams 100000 messages of mixed
+# sizes up to that link's max_msg_size (about 1.4 KB): every message must
+# arrive exactly once with the right length and bytes (rdmx_stream checks),
+# and the sender's counters must show the losses were repaired
+# (retransmits + fast_retransmits > 0); the nft counters must show the rule
+# really dropped packets in both directions.
+#
+# Needs root, ip (iproute2) with netns support, and nft (nftables); skips
+# (77) when any is missing. Nothing outside the two namespaces is touched;
+# they are deleted on every exit path. The whole run is capped at 600 s.
+#
+# Exit status: 0 pass, 1 fail, 77 skip.
+set -eu
+
+LOSS_PERCENT=5
+LOSS_COUNT=100000
+LOSS_NET=10.213.7
+LOSS_CAP_S=600
+
+. "$(dirname "$0")/testlib.sh"
+
+loss_skip() {
+	echo "SKIP: netns_loss.sh: $*"
+	exit 77
+}
+
+[ "$(id -u)" -eq 0 ] || loss_skip "needs root"
+command -v ip >/dev/null 2>&1 || loss_skip "ip not installed (Debian: iproute2)"
+command -v nft >/dev/null 2>&1 || loss_skip "nft not installed (Debian: nftables)"
+t_cap_runtime "$LOSS_CAP_S" "$@"
+
+t_env_defaults
+t_init
+t_require_prog "$ST"
+
+ns_r=rdmx-loss-r-$$
+ns_s=rdmx-loss-s-$$
+veth_r=rdmxr$$
+veth_s=rdmxs$$
+addr_r=$LOSS_NET.2
+addr_s=$LOSS_NET.1
+
+ip netns add "$ns_r" 2>/dev/null || loss_skip "cannot create a network namespace"
+t_on_exit "ip netns delete $ns_r"
+ip netns add "$ns_s" || t_fail "cannot create a second network namespace"
+t_on_exit "ip netns delete $ns_s"
+
+# The pair is made inside the sender's namespace and its peer end moved
+# straight into the receiver's: the host never sees either end.
+ip -n "$ns_s" link add "$veth_s" type veth peer name "$veth_r" netns "$ns_r" ||
+	t_fail "cannot create the veth pair"
+ip -n "$ns_s" addr add "$addr_s/30" dev "$veth_s"
+ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
+for ns in "$ns_s" "$ns_r"; do
+	ip -n "$ns" link set lo up
+done
+ip -n "$ns_s" link set "$veth_s" up
+ip -n "$ns_r" link set "$veth_r" up
+
+# loss_rules ns: drops LOSS_PERCENT% of the UDP packets ns receives.
+loss_rules() {
+	ip netns exec "$1" nft -f - <<NFT || t_fail "nft could not load the drop rule in $1"
+table inet rdmx_loss {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		meta l4proto udp numgen random mod 100 < $LOSS_PERCENT counter drop
+	}
+}
+NFT
+}
+
+# loss_dropped ns: the packets the rule dropped so far in ns.
+loss_dropped() {
+	ip netns exec "$1" nft list table inet rdmx_loss |
+		sed -n 's/.*counter packets \([0-9][0-9]*\) .*/\1/p'
+}
+
+loss_rules "$ns_s"
+loss_rules "$ns_r"
+
+echo "== receiver in $ns_r on $veth_r ($addr_r), sender in $ns_s on $veth_s ($addr_s)"
+t_start_server receiver "ip netns exec $ns_r env FI_RDMX_IFACE=$veth_r" \
+	"$ST" -r -b "$addr_r" -p 0
+echo "== sender: $LOSS_COUNT messages, sizes mixed, $LOSS_PERCENT% of UDP packets dropped each way"
+t_spawn_with sender "ip netns exec $ns_s env FI_RDMX_IFACE=$veth_s" \
+	"$ST" -p "$T_SERVER_PORT" -n "$LOSS_COUNT" --sizes mixed "$addr_r"
+t_reap "$T_LAST_PID" sender
+t_reap "$T_SERVER_PID" receiver
+t_out_has sender '^rdmx_stream: PASS sender' || t_fail "the sender printed no PASS"
+t_out_has receiver '^rdmx_stream: PASS receiver' || t_fail "the receiver printed no PASS"
+cat "$T_DIR/sender.out"
+
+max=$(t_field sender max_msg_size)
+rexmit=$(t_field sender retransmits)
+fast=$(t_field sender fast_retransmits)
+dup=$(t_field receiver duplicates)
+[ -n "$max" ] && [ -n "$rexmit" ] && [ -n "$fast" ] && [ -n "$dup" ] ||
+	t_fail "missing max_msg_size or counters in the programs' output"
+# A 1500-byte MTU: anything above it would mean the stream did not use the veth.
+[ "$max" -lt 1500 ] || t_fail "max_msg_size $max: not the veth's 1500-byte MTU"
+[ $((rexmit + fast)) -gt 0 ] ||
+	t_fail "retransmits=$rexmit fast_retransmits=$fast: no loss was repaired"
+drop_r=$(loss_dropped "$ns_r")
+drop_s=$(loss_dropped "$ns_s")
+[ -n "$drop_r" ] && [ "$drop_r" -gt 0 ] ||
+	t_fail "the rule in $ns_r dropped no packet (${drop_r:-no counter})"
+[ -n "$drop_s" ] && [ "$drop_s" -gt 0 ] ||
+	t_fail "the rule in $ns_s dropped no packet (${drop_s:-no counter})"
+echo "PASS: netns_loss.sh (max_msg_size=$max; sender retransmits=$rexmit" \
+	"fast_retransmits=$fast; receiver duplicates=$dup; nft dropped" \
+	"$drop_r packets to the receiver, $drop_s to the sender;" \
+	"$(sed -n 's/^rdmx_stream: PASS sender: //p' "$T_DIR/sender.out"))"

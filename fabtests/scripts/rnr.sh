@@ -34,14 +34,6 @@ t_env_defaults
 t_init
 t_require_prog "$ST"
 
-# rnr_counter name key: a counter from process name's "counters:" line.
-rnr_counter() {
-	local v
-	v=$(t_field "$1" "$2")
-	[ -n "$v" ] || t_fail "$1 printed no $2 counter"
-	echo "$v"
-}
-
 # rnr_case completion sender-args...: one receiver + sender run.
 rnr_case() {
 	local mode=$1 rnr_sent unexpected
@@ -61,15 +53,15 @@ rnr_case() {
 		t_fail "the $mode receiver printed no PASS"
 	cat "$T_DIR/$mode-sender.out"
 
-	rnr_sent=$(rnr_counter "$mode-receiver" rnr_sent)
-	unexpected=$(rnr_counter "$mode-receiver" rx_unexpected)
+	rnr_sent=$(t_counter "$mode-receiver" rnr_sent)
+	unexpected=$(t_counter "$mode-receiver" rx_unexpected)
 	[ "$rnr_sent" -gt 0 ] || t_fail "the $mode receiver refused no packet (rnr_sent=0)"
 	[ "$unexpected" -ge "$RNR_BUFS" ] || t_fail "the $mode receiver held" \
 		"$unexpected unexpected messages, expected >= $RNR_BUFS"
-	echo "-- $mode: sender rnr_received=$(rnr_counter "$mode-sender" rnr_received)" \
-		"rnr_completions=$(rnr_counter "$mode-sender" rnr_completions)" \
-		"rnr_backoffs=$(rnr_counter "$mode-sender" rnr_backoffs)" \
-		"eagain=$(rnr_counter "$mode-sender" eagain);" \
+	echo "-- $mode: sender rnr_received=$(t_counter "$mode-sender" rnr_received)" \
+		"rnr_completions=$(t_counter "$mode-sender" rnr_completions)" \
+		"rnr_backoffs=$(t_counter "$mode-sender" rnr_backoffs)" \
+		"eagain=$(t_counter "$mode-sender" eagain);" \
 		"receiver rnr_sent=$rnr_sent rx_unexpected=$unexpected"
 }
 

@@ -147,6 +147,15 @@ t_field() {
 	sed -n "s/.*[ (]$2=\([0-9][0-9]*\).*/\1/p" "$T_DIR/$1.out" | tail -n 1
 }
 
+# t_counter name key: a counter from process name's "counters:" line;
+# fails the test when it is missing.
+t_counter() {
+	local v
+	v=$(t_field "$1" "$2")
+	[ -n "$v" ] || t_fail "$1 printed no $2 counter"
+	echo "$v"
+}
+
 # t_start_server name prefix cmd...: starts a server that prints
 # "listening on <addr> port <n> ..." (rdmx_pingpong, rdmx_stream -r) with
 # t_spawn_with, waits for that line, and sets T_SERVER_PID and

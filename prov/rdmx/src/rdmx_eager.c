@@ -18,16 +18,22 @@ static struct rdmx_match_queue *rdmx_eager_queue(struct rdmx_ep *ep, bool tagged
 	return tagged ? &ep->tag_q : &ep->msg_q;
 }
 
-/* Writes the successful completion of a send. */
-static void rdmx_eager_complete(struct rdmx_ep *ep, const struct rdmx_txe *txe)
+/* The completion entry of a send. */
+static struct rdmx_cq_entry rdmx_eager_entry(const struct rdmx_txe *txe)
 {
-	struct rdmx_cq_entry entry = {
+	return (struct rdmx_cq_entry) {
 		.op_context = txe->context,
 		.flags = txe->cq_flags,
 		.len = txe->len,
 		.tag = txe->tag,
 		.src = FI_ADDR_NOTAVAIL,
 	};
+}
+
+/* Writes the successful completion of a send. */
+static void rdmx_eager_complete(struct rdmx_ep *ep, const struct rdmx_txe *txe)
+{
+	struct rdmx_cq_entry entry = rdmx_eager_entry(txe);
 
 	rdmx_cq_write(ep->tx_cq, &entry);
 }
@@ -160,13 +166,7 @@ ssize_t rdmx_eager_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 void rdmx_eager_fail(struct rdmx_ep *ep, struct rdmx_txe *txe, int err,
 		     const char *why)
 {
-	struct rdmx_cq_entry entry = {
-		.op_context = txe->context,
-		.flags = txe->cq_flags,
-		.len = txe->len,
-		.tag = txe->tag,
-		.src = FI_ADDR_NOTAVAIL,
-	};
+	struct rdmx_cq_entry entry = rdmx_eager_entry(txe);
 
 	ep->stats.tx_errors++;
 	RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",

@@ -21,6 +21,7 @@ struct rdmx_domain;
 struct rdmx_peer {
 	struct rdmx_ah		*ah;
 	fi_addr_t		addr;
+	uint32_t		gen;		/* tells it from a later peer at addr */
 	uint32_t		next_msg_id;	/* msg_id of the next message sent */
 	/* RNR: sends the receiver refused, resent in order after backoff. */
 	struct rdmx_dlist	retry_q;	/* of rdmx_txe */
@@ -40,6 +41,7 @@ struct rdmx_txe {
 	size_t			len;
 	uint64_t		tag;
 	fi_addr_t		addr;
+	uint32_t		peer_gen;	/* rdmx_peer.gen when posted */
 	uint32_t		rnr;		/* RNR completions so far */
 	struct rdmx_wire_eager	hdr;
 	struct iovec		iov[1 + RDMX_IOV_LIMIT];
@@ -90,6 +92,7 @@ struct rdmx_ep {
 						   messages kept in their buffer */
 	struct rdmx_dlist	retry_peers;	/* of rdmx_peer with RNR resends */
 	uint64_t		rng;		/* backoff jitter */
+	uint32_t		peer_gen;	/* generation of the next peer made */
 	struct rdmx_peer	**peers;	/* by fi_addr, made on first use */
 	size_t			peer_cap;
 	struct rdmx_ep_stats	stats;

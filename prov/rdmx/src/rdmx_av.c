@@ -8,6 +8,8 @@
 #include "rdmx_stubs.h"
 
 #define RDMX_AV_MIN_CAP	16
+/* The largest count hint accepted (inserts grow past it as needed). */
+#define RDMX_AV_COUNT_MAX	(1 << 26)
 
 static struct rdmx_av *rdmx_av(struct fid_av *av_fid)
 {
@@ -33,8 +35,11 @@ static int rdmx_av_grow(struct rdmx_av *av, size_t need)
 	size_t cap = RDMX_MAX(av->cap, RDMX_AV_MIN_CAP);
 	uint8_t *addrs, *valid;
 
-	while (cap < need)
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2 / av->addr_size)
+			return -FI_ENOMEM;
 		cap *= 2;
+	}
 	if (cap == av->cap)
 		return 0;
 	addrs = realloc(av->addrs, cap * av->addr_size);
@@ -314,6 +319,11 @@ int rdmx_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	struct rdmx_av *av;
 	int ret;
 
+	if (attr->count > RDMX_AV_COUNT_MAX) {
+		RDMX_WARN(FI_LOG_AV, "av count %zu above %d\n", attr->count,
+			  RDMX_AV_COUNT_MAX);
+		return -FI_EINVAL;
+	}
 	if (type == FI_AV_UNSPEC)
 		type = dom->av_type != FI_AV_UNSPEC ? dom->av_type : FI_AV_TABLE;
 	if ((type != FI_AV_MAP && type != FI_AV_TABLE) ||

@@ -12,6 +12,9 @@
 #include "rdmx_info.h"
 #include "rdmx_stubs.h"
 
+/* The largest CQ depth accepted (it grows past it when needed). */
+#define RDMX_CQ_SIZE_MAX	(1 << 24)
+
 static struct rdmx_cq *rdmx_cq(struct fid_cq *cq_fid)
 {
 	return rdmx_container_of(cq_fid, struct rdmx_cq, cq_fid);
@@ -155,6 +158,15 @@ static ssize_t rdmx_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *bu
 	}
 	ce = rdmx_container_of(rdmx_dlist_pop_front(&cq->errs), struct rdmx_cq_err,
 			       link);
+	/* Callers before API 1.5 pass the older entry, without err_data_size. */
+	if (FI_VERSION_LT(cq->domain->api_version, FI_VERSION(1, 5))) {
+		memcpy(buf, &ce->entry, offsetof(struct fi_cq_err_entry, err_data_size));
+		buf->err_data = ce->text;
+		free(cq->last_err);
+		cq->last_err = ce;
+		rdmx_lock_release(&cq->domain->lock);
+		return 1;
+	}
 	*buf = ce->entry;
 	/*
 	 * fi_cq(3): from API 1.5 a caller that offers a buffer gets the data
@@ -331,6 +343,10 @@ int rdmx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	if (attr->flags || attr->wait_set) {
 		RDMX_WARN(FI_LOG_CQ, "cq flags or wait sets not supported\n");
 		return -FI_ENOSYS;
+	}
+	if (attr->size > RDMX_CQ_SIZE_MAX) {
+		RDMX_WARN(FI_LOG_CQ, "cq size %zu above %d\n", attr->size, RDMX_CQ_SIZE_MAX);
+		return -FI_EINVAL;
 	}
 	while (cap < (attr->size ? attr->size : g_rdmx_params.cq_size))
 		cap *= 2;

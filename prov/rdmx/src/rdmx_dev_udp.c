@@ -25,6 +25,11 @@
 #include "rdmx_swsrd.h"
 
 #define RDMX_UDP_BATCH		32
+/*
+ * Datagrams read per poll at most: a flood of packets that complete
+ * nothing (acks, refusals, junk) must not keep the caller inside.
+ */
+#define RDMX_UDP_READ_MAX	(4 * RDMX_UDP_BATCH)
 /* Peers learnt from packets alone (not in any AV) kept at most. */
 #define RDMX_UDP_ANON_MAX	4096
 
@@ -32,6 +37,7 @@ struct rdmx_udp_ah {
 	struct rdmx_ah		ah;
 	union rdmx_udp_addr	addr;
 	uint32_t		refs;		/* ah_create calls not destroyed */
+	bool			anon;		/* made for an unknown sender */
 	struct rdmx_swsrd_peer	srd;
 	struct rdmx_dlist	link;		/* on rdmx_udp_dev.ahs */
 };
@@ -244,9 +250,56 @@ static int rdmx_udp_ah_create(struct rdmx_dev *dev, const void *canon,
 
 	if (!ah)
 		return -FI_ENOMEM;
+	if (ah->anon) {
+		/* The rdm layer knows this sender now: no longer evictable. */
+		ah->anon = false;
+		rdmx_udp_dev(dev)->anon_cnt--;
+	}
 	ah->refs++;
 	*ah_p = &ah->ah;
 	return 0;
+}
+
+/*
+ * Frees the oldest handle made for an unknown sender that nothing uses
+ * and that has nothing in flight; false when there is none. Bounds what
+ * a host sending from many addresses can make us keep.
+ */
+static bool rdmx_udp_evict_anon(struct rdmx_udp_dev *udp)
+{
+	struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(&udp->ahs, it) {
+		struct rdmx_udp_ah *ah = rdmx_container_of(it, struct rdmx_udp_ah, link);
+
+		if (!ah->anon || ah->refs || ah->srd.active)
+			continue;
+		rdmx_dlist_remove(&ah->link);
+		rdmx_hash_remove(&udp->ah_map, &ah->addr);
+		rdmx_swsrd_peer_destruct(&udp->srd, &ah->srd);
+		free(ah);
+		udp->anon_cnt--;
+		return true;
+	}
+	return false;
+}
+
+/* The handle of a datagram's sender, made if needed; NULL to drop it. */
+static struct rdmx_udp_ah *rdmx_udp_ah_sender(struct rdmx_udp_dev *udp,
+					      const union rdmx_udp_addr *src)
+{
+	struct rdmx_udp_ah *ah = rdmx_udp_ah_get(udp, src, false);
+
+	if (ah)
+		return ah;
+	if (udp->anon_cnt >= RDMX_UDP_ANON_MAX && !rdmx_udp_evict_anon(udp))
+		return NULL;
+	ah = rdmx_udp_ah_get(udp, src, true);
+	if (ah) {
+		ah->anon = true;
+		udp->anon_cnt++;
+	}
+	return ah;
 }
 
 static void rdmx_udp_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
@@ -347,10 +400,7 @@ static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i,
 		udp->dev.stats.rx_malformed++;
 		return false;
 	}
-	ah = rdmx_udp_ah_get(udp, src, false);
-	if (!ah && udp->anon_cnt < RDMX_UDP_ANON_MAX &&
-	    (ah = rdmx_udp_ah_get(udp, src, true)))
-		udp->anon_cnt++;
+	ah = rdmx_udp_ah_sender(udp, src);
 	if (!ah) {
 		udp->dev.stats.rx_dropped++;
 		return false;
@@ -377,9 +427,10 @@ static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i,
 static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe,
 			      int max)
 {
+	size_t reads = 0;
 	int done = 0;
 
-	while (done < max) {
+	while (done < max && reads < RDMX_UDP_READ_MAX) {
 		size_t n = rdmx_udp_rx_prepare(udp, RDMX_MIN((size_t) (max - done),
 							      RDMX_UDP_BATCH));
 		/* MSG_TRUNC: msg_len is the datagram's length even when cut. */
@@ -394,6 +445,7 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe
 		}
 		if (got < (int) n)
 			break;
+		reads += n;
 	}
 	return done;
 }

@@ -111,6 +111,7 @@ static ssize_t rdmx_eager_send_locked(struct rdmx_ep *ep,
 	txe->len = len;
 	txe->tag = req->tag;
 	txe->addr = req->dest;
+	txe->peer_gen = peer->gen;
 	txe->rnr = 0;
 	txe->iov[0].iov_base = &txe->hdr;
 	txe->iov[0].iov_len = sizeof(txe->hdr);
@@ -184,8 +185,14 @@ void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
 {
 	struct rdmx_peer *peer = rdmx_ep_peer_find(ep, txe->addr);
 
-	if (status == RDMX_DEV_RNR && peer) {
-		rdmx_rnr_refused(ep, peer, txe);
+	/* The address left the AV since: a resend would reach its new owner. */
+	if (peer && peer->gen != txe->peer_gen)
+		peer = NULL;
+	if (status == RDMX_DEV_RNR) {
+		if (peer)
+			rdmx_rnr_refused(ep, peer, txe);
+		else
+			rdmx_eager_fail(ep, txe, FI_ECANCELED, "the peer left the AV");
 		return;
 	}
 	if (status != RDMX_DEV_OK) {
@@ -239,8 +246,11 @@ static bool rdmx_eager_unexpected(struct rdmx_ep *ep, struct rdmx_match_queue *q
 	struct rdmx_unexp *ux = NULL;
 	bool keep;
 
-	if (ep->unexp_bytes + pkt->payload_len <= g_rdmx_params.unexp_max)
-		ux = malloc(sizeof(*ux) + pkt->payload_len);
+	/* The entry counts too: empty messages must not be free to queue. */
+	size_t cost = sizeof(*ux) + pkt->payload_len;
+
+	if (ep->unexp_bytes + cost <= g_rdmx_params.unexp_max)
+		ux = malloc(cost);
 	/*
 	 * Past the bound the buffer itself waits for a receive; when every
 	 * buffer waits, the device refuses packets (RNR) and senders back off.
@@ -255,7 +265,7 @@ static bool rdmx_eager_unexpected(struct rdmx_ep *ep, struct rdmx_match_queue *q
 			memcpy(ux + 1, pkt->payload, pkt->payload_len);
 		ux->payload = (const uint8_t *) (ux + 1);
 		ux->rx_buf = RDMX_UNEXP_COPIED;
-		ep->unexp_bytes += pkt->payload_len;
+		ep->unexp_bytes += cost;
 	}
 	ux->addr = src;
 	ux->tag = tag;
@@ -274,7 +284,7 @@ static void rdmx_eager_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux)
 		rdmx_ep_repost(ep, ux->rx_buf);
 		return;
 	}
-	ep->unexp_bytes -= ux->len;
+	ep->unexp_bytes -= sizeof(*ux) + ux->len;
 	free(ux);
 }
 

@@ -43,6 +43,7 @@ struct rdmx_peer *rdmx_ep_peer(struct rdmx_ep *ep, fi_addr_t addr)
 		return NULL;
 	}
 	peer->addr = addr;
+	peer->gen = ep->peer_gen++;
 	peer->ah->context = peer;
 	rdmx_rnr_peer_construct(peer);
 	ep->peers[addr] = peer;
@@ -220,6 +221,8 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 err_free_bufs:
 	free(ep->rx_bufs);
 	free(ep->held);
+	ep->rx_bufs = NULL;
+	ep->held = NULL;
 
 	rdmx_pool_destruct(&ep->rxe_pool);
 err_destruct_txe:

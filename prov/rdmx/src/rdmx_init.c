@@ -83,6 +83,9 @@ void rdmx_params_initialize(void)
 	g_rdmx_params.rx_size = RDMX_MAX(g_rdmx_params.rx_size, 1);
 	g_rdmx_params.rx_bufs = RDMX_MAX(g_rdmx_params.rx_bufs, 2);
 	g_rdmx_params.cq_size = RDMX_MAX(g_rdmx_params.cq_size, 1);
+	/* A packet must hold the largest header and some payload. */
+	if (g_rdmx_params.mtu)
+		g_rdmx_params.mtu = RDMX_MAX(g_rdmx_params.mtu, 256);
 }
 
 static void rdmx_cleanup(void)

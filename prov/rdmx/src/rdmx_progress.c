@@ -22,15 +22,24 @@ static const rdmx_pkt_handler_t rdmx_pkt_handlers[RDMX_PKT_TYPE_MAX] = {
 	[RDMX_PKT_EAGER] = rdmx_eager_handle,
 };
 
-/* The AV address of a packet's sender, or FI_ADDR_NOTAVAIL. */
+/*
+ * The AV address of a packet's sender, or FI_ADDR_NOTAVAIL. A sender in
+ * the AV gets its peer entry now, which also tells the device it is a
+ * known peer (a handle the device may not evict).
+ */
 static fi_addr_t rdmx_progress_src(struct rdmx_ep *ep,
 				   const struct rdmx_dev_cqe *cqe)
 {
+	fi_addr_t addr;
+
 	if (cqe->src_ah && cqe->src_ah->context)
 		return ((struct rdmx_peer *) cqe->src_ah->context)->addr;
-	if (cqe->src_addr)
-		return rdmx_av_reverse(ep->av, cqe->src_addr);
-	return FI_ADDR_NOTAVAIL;
+	if (!cqe->src_addr)
+		return FI_ADDR_NOTAVAIL;
+	addr = rdmx_av_reverse(ep->av, cqe->src_addr);
+	if (addr != FI_ADDR_NOTAVAIL)
+		(void) rdmx_ep_peer(ep, addr);
+	return addr;
 }
 
 void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx)

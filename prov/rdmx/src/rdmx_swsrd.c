@@ -255,6 +255,11 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 
 	if (!peer->slots || hdr->ack_epoch != peer->tx_epoch)
 		return;
+	/* Nobody acknowledges what we never sent: a forged or stale ack. */
+	if (rdmx_srd_before(peer->snd_nxt, hdr->ack)) {
+		srd->stats->rx_malformed++;
+		return;
+	}
 	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
 		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 

@@ -333,7 +333,11 @@ Test(cq, readerr_without_buffer_returns_provider_text)
 	cr_assert_str_eq(err.err_data, ERR_TEXT);
 }
 
-/* A fabric opened at API 1.4 always gets the provider's text (fi_cq(3)). */
+/*
+ * A fabric opened at API 1.4 always gets the provider's text (fi_cq(3)),
+ * in the 1.0 entry, which ends before err_data_size: nothing past it is
+ * written (the caller's struct may be that short).
+ */
 Test(cq_api_1_4, readerr_returns_provider_text)
 {
 	struct fi_cq_err_entry err;
@@ -345,7 +349,7 @@ Test(cq_api_1_4, readerr_returns_provider_text)
 	readerr_into(&err, mine, sizeof(mine));
 	cr_assert_neq(err.err_data, mine);
 	cr_assert_str_eq(err.err_data, ERR_TEXT);
-	cr_assert_eq(err.err_data_size, sizeof(ERR_TEXT));
+	cr_assert_eq(err.err_data_size, sizeof(mine), "the 1.0 entry has no err_data_size");
 	cr_assert_eq(mine[0], 'x', "an ignored buffer was written");
 }
 

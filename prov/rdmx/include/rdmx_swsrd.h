@@ -151,14 +151,21 @@ void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd,
 int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		    struct rdmx_swsrd_send *send);
 
+/* Where a received payload landed. */
+enum rdmx_srd_room {
+	RDMX_SRD_ROOM_NONE,	/* no buffer was posted: refuse (RNR) */
+	RDMX_SRD_ROOM_BUF,	/* in a posted buffer */
+	RDMX_SRD_ROOM_SHORT,	/* larger than any buffer: refuse for good */
+};
+
 /*
  * Handles a validated header received from peer with payload_len bytes
- * after it; have_buf says whether a receive buffer holds the payload.
- * Returns true when the payload is new data for the upper layer.
+ * after it, the payload being where room says. Returns true when the
+ * payload is new data for the upper layer.
  */
 bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		     const struct rdmx_srd_hdr *hdr, size_t payload_len,
-		     bool have_buf);
+		     enum rdmx_srd_room room);
 
 /*
  * Runs timers (retransmissions, unreachable peers) and sends the acks the

@@ -59,7 +59,9 @@ enum rdmx_srd_type {
 						   the psn of an abandoned send */
 #define RDMX_SRD_ACK_NOW	(1u << 1)	/* DATA whose sender waits for
 						   the ack: no delaying it */
-#define RDMX_SRD_FLAGS_KNOWN	(RDMX_SRD_SKIP | RDMX_SRD_ACK_NOW)
+#define RDMX_SRD_TOO_BIG	(1u << 2)	/* RNR: the packet can never fit
+						   a receive buffer */
+#define RDMX_SRD_FLAGS_KNOWN	(RDMX_SRD_SKIP | RDMX_SRD_ACK_NOW | RDMX_SRD_TOO_BIG)
 
 struct rdmx_wire_srd {
 	uint16_t	magic;

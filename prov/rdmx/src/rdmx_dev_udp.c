@@ -393,7 +393,7 @@ static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i,
 	union rdmx_udp_addr *src = &udp->rx_src[i];
 	struct rdmx_srd_hdr hdr;
 	struct rdmx_udp_ah *ah;
-	bool have_buf;
+	enum rdmx_srd_room room;
 
 	if (rdmx_wire_srd_decode(&udp->rx_hdr[i], len, &hdr) ||
 	    rdmx_udp_addr_canon(src, m->msg_namelen, src)) {
@@ -405,9 +405,10 @@ static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i,
 		udp->dev.stats.rx_dropped++;
 		return false;
 	}
-	/* A datagram larger than the buffer is refused like a missing one. */
-	have_buf = slot->buf && !(m->msg_flags & MSG_TRUNC);
-	if (!rdmx_swsrd_recv(&udp->srd, &ah->srd, &hdr, len - sizeof(hdr), have_buf))
+	/* Buffers all have the device MTU: one too small means too big. */
+	room = !slot->buf ? RDMX_SRD_ROOM_NONE :
+	       (m->msg_flags & MSG_TRUNC) ? RDMX_SRD_ROOM_SHORT : RDMX_SRD_ROOM_BUF;
+	if (!rdmx_swsrd_recv(&udp->srd, &ah->srd, &hdr, len - sizeof(hdr), room))
 		return false;
 	if (!slot->buf) {
 		/* Only an empty DATA gets here without a buffer: nothing to hand up. */

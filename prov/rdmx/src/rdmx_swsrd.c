@@ -95,11 +95,12 @@ static void rdmx_srd_fill_ack(struct rdmx_swsrd_peer *peer, struct rdmx_srd_hdr 
 	peer->unacked = 0;
 }
 
-/* Sends an ACK, or an RNR refusing psn, at once. */
+/* Sends an ACK, or an RNR refusing psn (flags: TOO_BIG), at once. */
 static void rdmx_srd_send_ctrl(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
-			       enum rdmx_srd_type type, uint32_t psn)
+			       enum rdmx_srd_type type, uint32_t psn,
+			       uint32_t flags)
 {
-	struct rdmx_srd_hdr hdr = { .type = type, .psn = psn };
+	struct rdmx_srd_hdr hdr = { .type = type, .flags = flags, .psn = psn };
 	struct iovec iov = { &peer->ack_hdr, sizeof(peer->ack_hdr) };
 
 	rdmx_srd_fill_ack(peer, &hdr);
@@ -297,6 +298,13 @@ static void rdmx_srd_on_rnr(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 	if (!slot->in_use || !slot->send)
 		return;
 	srd->stats->rnr_received++;
+	if (hdr->flags & RDMX_SRD_TOO_BIG) {
+		/* No retry can fit: fail it now; a SKIP keeps the sequence. */
+		rdmx_srd_complete(srd, slot, RDMX_DEV_MSGSIZE);
+		slot->in_use = true;
+		rdmx_srd_xmit_slot(srd, peer, hdr->psn, now);
+		return;
+	}
 	if (++slot->rnr > srd->cfg.rnr_retry) {
 		/*
 		 * A copy still on its way could be delivered after we gave up:
@@ -341,7 +349,7 @@ static bool rdmx_srd_rx_session(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 
 static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			     const struct rdmx_srd_hdr *hdr, size_t payload_len,
-			     bool have_buf)
+			     enum rdmx_srd_room room)
 {
 	uint32_t off;
 
@@ -352,7 +360,7 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 	    (off < RDMX_SRD_WINDOW && (peer->rcv_bits >> off) & 1)) {
 		/* Our ack was lost or late: repeat it now. */
 		srd->stats->duplicates++;
-		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0);
+		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
 		return false;
 	}
 	if (off >= RDMX_SRD_WINDOW) {
@@ -360,8 +368,9 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 		srd->stats->stale++;
 		return false;
 	}
-	if (payload_len && !have_buf) {
-		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_RNR, hdr->psn);
+	if (payload_len && room != RDMX_SRD_ROOM_BUF) {
+		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_RNR, hdr->psn,
+				   room == RDMX_SRD_ROOM_SHORT ? RDMX_SRD_TOO_BIG : 0);
 		return false;
 	}
 	peer->rcv_bits |= 1ULL << off;
@@ -370,7 +379,7 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 		peer->rcv_nxt++;
 	}
 	if (off || ++peer->unacked >= RDMX_SRD_ACK_EVERY) {
-		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0);
+		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
 	} else {
 		/* One ack per batch; a reply may carry it before it is due. */
 		if (!peer->ack_pending)
@@ -384,7 +393,7 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 
 bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		     const struct rdmx_srd_hdr *hdr, size_t payload_len,
-		     bool have_buf)
+		     enum rdmx_srd_room room)
 {
 	uint64_t now = rdmx_clock_ns();
 
@@ -392,7 +401,7 @@ bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		rdmx_srd_on_ack(srd, peer, hdr, now);
 	switch (hdr->type) {
 	case RDMX_SRD_DATA:
-		return rdmx_srd_on_data(srd, peer, hdr, payload_len, have_buf);
+		return rdmx_srd_on_data(srd, peer, hdr, payload_len, room);
 	case RDMX_SRD_RNR:
 		rdmx_srd_on_rnr(srd, peer, hdr, now);
 		return false;
@@ -468,7 +477,7 @@ void rdmx_swsrd_progress(struct rdmx_swsrd *srd)
 
 		next = it->next;
 		if (peer->ack_pending && (peer->ack_now || peer->ack_pass != srd->pass))
-			rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0);
+			rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
 		if (peer->slots && rdmx_srd_timers(srd, peer, now))
 			rdmx_srd_pump(srd, peer, now);
 		if (!peer->ack_pending && peer->snd_una == peer->snd_nxt &&

@@ -82,7 +82,8 @@ int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr)
 	if ((hdr->type != RDMX_SRD_DATA || (hdr->flags & RDMX_SRD_SKIP)) &&
 	    len != sizeof(*wire))
 		return -FI_EINVAL;
-	if (hdr->type != RDMX_SRD_DATA && hdr->flags)
+	if (hdr->type == RDMX_SRD_DATA ? (hdr->flags & RDMX_SRD_TOO_BIG) :
+	    hdr->flags & ~(hdr->type == RDMX_SRD_RNR ? RDMX_SRD_TOO_BIG : 0))
 		return -FI_EINVAL;
 	hdr->epoch = le32toh(wire->epoch);
 	hdr->psn = le32toh(wire->psn);

@@ -84,7 +84,7 @@ struct sim_node {
 	struct rdmx_dev_stats	stats;
 	struct sim		*sim;
 	int			idx;
-	bool			have_buf;	/* receive buffers are posted */
+	enum rdmx_srd_room	room;		/* where received payloads land */
 	struct sim_dir		tx;		/* the link away from this node */
 };
 
@@ -362,7 +362,7 @@ static struct sim *sim_open(const struct rdmx_swsrd_cfg *cfg, size_t msg_cap,
 
 		n->sim = sim;
 		n->idx = i;
-		n->have_buf = true;
+		n->room = RDMX_SRD_ROOM_BUF;
 		/* Psns stay below the number of messages plus one window. */
 		n->tx.acked_cap = msg_cap + RDMX_SRD_WINDOW;
 		n->tx.acked = calloc(n->tx.acked_cap, 1);
@@ -447,11 +447,11 @@ static bool sim_deliver(struct sim *sim, int to, const uint8_t *buf, size_t len)
 
 	cr_assert_eq(rdmx_wire_srd_decode(buf, len, &hdr), 0);
 	sim_track_ack(&n->tx, &hdr);
-	if (!rdmx_swsrd_recv(&n->srd, &n->peer, &hdr, len - SRD_HDR, n->have_buf))
+	if (!rdmx_swsrd_recv(&n->srd, &n->peer, &hdr, len - SRD_HDR, n->room))
 		return false;
 	cr_assert(hdr.type == RDMX_SRD_DATA && !(hdr.flags & RDMX_SRD_SKIP),
 		  "node %d took a packet of type %d flags %#x", to, hdr.type, hdr.flags);
-	cr_assert(n->have_buf, "node %d took data without a receive buffer", to);
+	cr_assert_eq(n->room, RDMX_SRD_ROOM_BUF, "node %d took data without a receive buffer", to);
 	msg = sim_msg_of(sim, buf + SRD_HDR, len - SRD_HDR, "recv");
 	cr_assert_neq(msg->from, to, "node %d received its own message", to);
 	msg->delivered++;
@@ -794,7 +794,7 @@ Test(swsrd, rnr_exhausted_completes_rnr_and_skips_the_psn)
 	const unsigned tries = sim_cfg.rnr_retry + 1;
 	size_t later;
 
-	sim->node[B].have_buf = false;
+	sim->node[B].room = RDMX_SRD_ROOM_NONE;
 	sim_post_n(sim, A, 4);
 	cr_assert(sim_run_all_done(sim, SIM_T0 + 5 * MS));
 	cr_log_info("rnr: 4 sends refused %u times each, done in %.1f us\n", tries,
@@ -809,7 +809,7 @@ Test(swsrd, rnr_exhausted_completes_rnr_and_skips_the_psn)
 	cr_assert_eq(sim->node[A].stats.retransmits, 0);
 
 	/* More than a window later: the four psns must have been filled. */
-	sim->node[B].have_buf = true;
+	sim->node[B].room = RDMX_SRD_ROOM_BUF;
 	later = sim_post_n(sim, A, 200);
 	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS),
 		  "%zu of %zu done: the skipped psns block the window",
@@ -824,16 +824,38 @@ Test(swsrd, rnr_exhausted_completes_rnr_and_skips_the_psn)
 	cr_assert_eq(sim->node[A].stats.rnr_received, 4 * tries);
 }
 
+/* 5c. A packet larger than the receiver's buffers fails at once, MSGSIZE. */
+Test(swsrd, too_big_completes_msgsize_and_skips_the_psn)
+{
+	struct sim *sim = sim_open(&sim_cfg, 300, 0x5c);
+	size_t later;
+
+	sim->node[B].room = RDMX_SRD_ROOM_SHORT;
+	sim_post_n(sim, A, 4);
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 5 * MS));
+	sim_expect(sim, 0, 4, RDMX_DEV_MSGSIZE, 0);
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_eq(sim->msgs[i].xmits, 1, "message %zu sent %u times: "
+			     "no retry can fit", i, sim->msgs[i].xmits);
+	sim->node[B].room = RDMX_SRD_ROOM_BUF;
+	later = sim_post_n(sim, A, 200);
+	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
+	sim_settle(sim);
+	sim_expect(sim, later, later + 200, RDMX_DEV_OK, 1);
+	cr_assert_eq(sim->node[A].tx.skips, 4);
+	cr_assert_eq(sim->node[A].stats.unreachable, 0);
+}
+
 /* 5b. A refused send retried after buffers return is delivered once. */
 Test(swsrd, rnr_retry_delivers_once_buffers_return)
 {
 	struct sim *sim = sim_open(&sim_cfg, 1, 0x5b);
 	const struct sim_msg *msg;
 
-	sim->node[B].have_buf = false;
+	sim->node[B].room = RDMX_SRD_ROOM_NONE;
 	msg = sim_post(sim, A);
 	cr_assert(sim_run(sim, SIM_T0 + MS, sim_b_refused));
-	sim->node[B].have_buf = true;
+	sim->node[B].room = RDMX_SRD_ROOM_BUF;
 	cr_assert(sim_run_all_done(sim, SIM_T0 + 5 * MS));
 	sim_settle(sim);
 	sim_expect(sim, 0, 1, RDMX_DEV_OK, 1);
@@ -852,10 +874,10 @@ Test(swsrd, refused_then_lost_send_backs_off)
 {
 	struct sim *sim = sim_open(&sim_cfg, 1, 0x5c);
 
-	sim->node[B].have_buf = false;
+	sim->node[B].room = RDMX_SRD_ROOM_NONE;
 	sim_post(sim, A);
 	cr_assert(sim_run(sim, SIM_T0 + MS, sim_b_refused));
-	sim->node[B].have_buf = true;
+	sim->node[B].room = RDMX_SRD_ROOM_BUF;
 	sim->node[A].tx.loss_ppm = PPM;
 	cr_assert(sim_run_all_done(sim, SIM_T0 + sim_cfg.unreach_ns +
 				   sim_cfg.rto_max_ns + MS));

@@ -109,17 +109,29 @@ t_spawn() {
 	t_spawn_with "$name" "" "$@"
 }
 
-# t_wait_ready pid what check...: polls `check` (bounded) until it
-# succeeds; fails at once if the process exits first.
-t_wait_ready() {
+# t_try_wait_ready pid what check...: polls `check` (bounded) until it
+# succeeds; returns 1 with the reason in T_ERROR if the process exits
+# first or is not ready in time.
+t_try_wait_ready() {
 	local pid=$1 what=$2 n=0
 	shift 2
 	until "$@"; do
-		kill -0 "$pid" 2>/dev/null || t_fail "$what exited before it was ready"
+		if ! kill -0 "$pid" 2>/dev/null; then
+			T_ERROR="$what exited before it was ready"
+			return 1
+		fi
 		n=$((n + 1))
-		[ "$n" -le "$T_READY_TENTHS" ] || t_fail "$what not ready after 30 s"
+		if [ "$n" -gt "$T_READY_TENTHS" ]; then
+			T_ERROR="$what not ready after 30 s"
+			return 1
+		fi
 		sleep 0.1
 	done
+}
+
+# t_wait_ready pid what check...: t_try_wait_ready, failing the test.
+t_wait_ready() {
+	t_try_wait_ready "$@" || t_fail "$T_ERROR"
 }
 
 # t_collect pid: waits for a spawned process; its exit status goes to T_RC.
@@ -161,15 +173,26 @@ t_counter() {
 # t_spawn_with, waits for that line, and sets T_SERVER_PID and
 # T_SERVER_PORT. Give the server -p 0: the kernel picks a free port.
 t_start_server() {
+	t_try_start_server "$@" || t_fail "$T_ERROR"
+}
+
+# t_try_start_server name prefix cmd...: t_start_server that returns 1,
+# with the reason in T_ERROR, instead of failing the test (the server
+# may still run: T_SERVER_PID is set either way).
+t_try_start_server() {
 	local name="$1" prefix="$2"
 	shift 2
 	t_spawn_with "$name" "$prefix" "$@"
 	T_SERVER_PID=$T_LAST_PID
-	t_wait_ready "$T_SERVER_PID" "$name" t_out_has "$name" ' listening on '
+	T_SERVER_PORT=""
+	t_try_wait_ready "$T_SERVER_PID" "$name" t_out_has "$name" ' listening on ' ||
+		return 1
 	T_SERVER_PORT=$(sed -n 's/.* listening on .* port \([0-9][0-9]*\) .*/\1/p' \
 		"$T_DIR/$name.out")
-	[ -n "$T_SERVER_PORT" ] && [ "$T_SERVER_PORT" -gt 0 ] ||
-		t_fail "$name printed no port"
+	if [ -z "$T_SERVER_PORT" ] || [ "$T_SERVER_PORT" -eq 0 ]; then
+		T_ERROR="$name printed no port"
+		return 1
+	fi
 }
 
 # pp_start_server name args...: starts an rdmx_pingpong server on a port

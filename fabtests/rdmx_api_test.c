@@ -2031,8 +2031,9 @@ static void ping_finish(struct fixture *fx, struct ping *pg, const char *prefix)
 			 node_label[node], PING_COUNT);
 		check(pg->sends_done[node] == PING_COUNT &&
 		      pg->recvs_done[node] == PING_COUNT, what,
-		      "%d sends and %d receives completed", pg->sends_done[node],
-		      pg->recvs_done[node]);
+		      "%d sends and %d receives completed, of %d and %d posted",
+		      pg->sends_done[node], pg->recvs_done[node], pg->sent[node],
+		      pg->posted[node]);
 	}
 	fixture_close(fx, false);
 	free(pg->ops);

@@ -7,7 +7,6 @@
 
 #include "rdmx_dev.h"
 #include "rdmx_list.h"
-#include "rdmx_lock.h"
 
 struct rdmx_fabric {
 	struct fid_fabric		fabric_fid;

@@ -1,41 +1,67 @@
 /*
- * rdmx: the domain lock. It is a real mutex only when the domain's
+ * rdmx: the domain lock. It is a real lock only when the domain's
  * threading level lets several threads enter the provider at once;
  * under FI_THREAD_DOMAIN the application serialises calls and locking
  * is skipped.
+ *
+ * It is a ticket lock: threads get it in the order they asked. A plain
+ * mutex is not fair, and threads that busy-poll a CQ release and retake
+ * it within nanoseconds, so a woken waiter could find it taken again
+ * every time and starve for seconds while the other thread spins.
+ * Waiters spin briefly, then yield the CPU so that a descheduled holder
+ * (or next in line) can run when there are more threads than cores.
  */
 #ifndef RDMX_LOCK_H
 #define RDMX_LOCK_H
 
-#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
+
+#define RDMX_LOCK_SPINS	64	/* polls of the turn before yielding */
 
 struct rdmx_lock {
-	pthread_mutex_t	mutex;
+	uint32_t	next;		/* the next ticket handed out */
+	uint32_t	turn;		/* the ticket that holds the lock */
 	bool		enabled;
 };
 
 static inline void rdmx_lock_construct(struct rdmx_lock *lock, bool enabled)
 {
-	pthread_mutex_init(&lock->mutex, NULL);
+	lock->next = 0;
+	lock->turn = 0;
 	lock->enabled = enabled;
 }
 
 static inline void rdmx_lock_destruct(struct rdmx_lock *lock)
 {
-	pthread_mutex_destroy(&lock->mutex);
+	(void) lock;
 }
 
 static inline void rdmx_lock_acquire(struct rdmx_lock *lock)
 {
-	if (lock->enabled)
-		pthread_mutex_lock(&lock->mutex);
+	uint32_t ticket;
+	unsigned spins = 0;
+
+	if (!lock->enabled)
+		return;
+	ticket = __atomic_fetch_add(&lock->next, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&lock->turn, __ATOMIC_ACQUIRE) != ticket) {
+		if (++spins < RDMX_LOCK_SPINS) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		} else {
+			spins = 0;
+			sched_yield();
+		}
+	}
 }
 
 static inline void rdmx_lock_release(struct rdmx_lock *lock)
 {
 	if (lock->enabled)
-		pthread_mutex_unlock(&lock->mutex);
+		__atomic_store_n(&lock->turn, lock->turn + 1, __ATOMIC_RELEASE);
 }
 
 #endif /* RDMX_LOCK_H */

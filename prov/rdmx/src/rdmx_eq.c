@@ -4,6 +4,7 @@
  * waits for it on a condition variable.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 

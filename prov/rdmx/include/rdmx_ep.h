@@ -87,6 +87,7 @@ struct rdmx_ep {
 
 	struct rdmx_match_queue	msg_q;
 	struct rdmx_match_queue	tag_q;
+	struct rdmx_dlist	claimed;	/* of rdmx_unexp: FI_PEEK | FI_CLAIM */
 	size_t			unexp_bytes;	/* payload copied to unexp queues */
 	struct rdmx_unexp	*held;		/* rx_buf_cnt entries: unexpected
 						   messages kept in their buffer */
@@ -138,6 +139,7 @@ extern struct fi_ops_tagged rdmx_tagged_ops;
 			   FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
 			   FI_DELIVERY_COMPLETE | FI_MORE)
 #define RDMX_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE)
+#define RDMX_RX_TAGGED_FLAGS (RDMX_RX_MSG_FLAGS | FI_PEEK | FI_CLAIM | FI_DISCARD)
 
 /* What one send asks for, whichever call posted it. */
 struct rdmx_send_req {
@@ -160,7 +162,8 @@ struct rdmx_recv_req {
 	uint64_t		tag;
 	uint64_t		ignore;
 	void			*context;
-	uint64_t		flags;	/* FI_TAGGED, FI_COMPLETION */
+	uint64_t		flags;	/* FI_TAGGED, FI_COMPLETION, FI_PEEK,
+					   FI_CLAIM, FI_DISCARD */
 };
 
 /* Eager protocol (rdmx_eager.c); both take the domain lock. */
@@ -189,6 +192,23 @@ void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
 /* Completes a send with error err (positive FI_E*), why in err_data. */
 void rdmx_eager_fail(struct rdmx_ep *ep, struct rdmx_txe *txe, int err,
 		     const char *why);
+
+/* A receive entry for req from src (FI_ADDR_UNSPEC: any); NULL if none left. */
+struct rdmx_rxe *rdmx_eager_rxe_new(struct rdmx_ep *ep, const struct rdmx_recv_req *req,
+				   fi_addr_t src);
+
+/* Completes rxe with the unexpected message ux, which it releases. */
+void rdmx_eager_recv_unexp(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
+			   struct rdmx_unexp *ux);
+
+/* Frees an unexpected message, or gives its packet buffer back. */
+void rdmx_eager_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux);
+
+/*
+ * A tagged receive with FI_PEEK, FI_CLAIM or FI_DISCARD (rdmx_probe.c):
+ * searches the unexpected messages from src instead of posting. Lock held.
+ */
+ssize_t rdmx_probe(struct rdmx_ep *ep, const struct rdmx_recv_req *req, fi_addr_t src);
 
 /* Cancels a posted receive by context; 0 or -FI_ENOENT. */
 int rdmx_eager_cancel(struct rdmx_ep *ep, void *context);

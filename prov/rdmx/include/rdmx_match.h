@@ -69,6 +69,11 @@ static inline bool rdmx_match_addr(fi_addr_t want, fi_addr_t src)
 struct rdmx_rxe *rdmx_match_posted(struct rdmx_match_queue *q,
 				   fi_addr_t src, uint64_t tag);
 
+/* The oldest unexpected message a receive takes, left in the queue. */
+struct rdmx_unexp *rdmx_match_unexp_find(struct rdmx_match_queue *q,
+					 fi_addr_t addr, uint64_t tag,
+					 uint64_t ignore);
+
 /* Removes and returns the oldest unexpected message a receive takes. */
 struct rdmx_unexp *rdmx_match_unexp(struct rdmx_match_queue *q,
 				    fi_addr_t addr, uint64_t tag,

@@ -277,8 +277,7 @@ static bool rdmx_eager_unexpected(struct rdmx_ep *ep, struct rdmx_match_queue *q
 	return keep;
 }
 
-/* Frees an unexpected message, or gives its packet buffer back. */
-static void rdmx_eager_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux)
+void rdmx_eager_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux)
 {
 	if (ux->rx_buf != RDMX_UNEXP_COPIED) {
 		rdmx_ep_repost(ep, ux->rx_buf);
@@ -308,14 +307,38 @@ bool rdmx_eager_handle(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 	return false;
 }
 
+struct rdmx_rxe *rdmx_eager_rxe_new(struct rdmx_ep *ep, const struct rdmx_recv_req *req,
+				   fi_addr_t src)
+{
+	bool tagged = req->flags & FI_TAGGED;
+	struct rdmx_rxe *rxe = rdmx_pool_alloc(&ep->rxe_pool);
+
+	if (!rxe)
+		return NULL;
+	rxe->context = req->context;
+	rxe->flags = req->flags;
+	rxe->addr = src;
+	rxe->tag = tagged ? req->tag : 0;
+	rxe->ignore = tagged ? req->ignore : 0;
+	if (req->iov_cnt)
+		memcpy(rxe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
+	rxe->iov_cnt = req->iov_cnt;
+	return rxe;
+}
+
+void rdmx_eager_recv_unexp(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
+			   struct rdmx_unexp *ux)
+{
+	rdmx_eager_deliver(ep, rxe, ux->payload, ux->len, ux->addr, ux->tag,
+			   ux->data, ux->pkt_flags);
+	rdmx_eager_unexp_release(ep, ux);
+}
+
 static ssize_t rdmx_eager_recv_locked(struct rdmx_ep *ep,
 				      const struct rdmx_recv_req *req)
 {
-	bool tagged = req->flags & FI_TAGGED;
-	struct rdmx_match_queue *q = rdmx_eager_queue(ep, tagged);
+	struct rdmx_match_queue *q = rdmx_eager_queue(ep, req->flags & FI_TAGGED);
 	fi_addr_t src = (ep->caps & FI_DIRECTED_RECV) ? req->src : FI_ADDR_UNSPEC;
-	uint64_t tag = tagged ? req->tag : 0;
-	uint64_t ignore = tagged ? req->ignore : 0;
 	struct rdmx_rxe *rxe;
 	struct rdmx_unexp *ux;
 
@@ -335,26 +358,16 @@ static ssize_t rdmx_eager_recv_locked(struct rdmx_ep *ep,
 			  (unsigned long) src);
 		return -FI_EINVAL;
 	}
-	rxe = rdmx_pool_alloc(&ep->rxe_pool);
+	if (req->flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
+		return rdmx_probe(ep, req, src);
+	rxe = rdmx_eager_rxe_new(ep, req, src);
 	if (!rxe)
 		return -FI_EAGAIN;
-	rxe->context = req->context;
-	rxe->flags = req->flags;
-	rxe->addr = src;
-	rxe->tag = tag;
-	rxe->ignore = ignore;
-	if (req->iov_cnt)
-		memcpy(rxe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
-	rxe->iov_cnt = req->iov_cnt;
-
-	ux = rdmx_match_unexp(q, src, tag, ignore);
-	if (ux) {
-		rdmx_eager_deliver(ep, rxe, ux->payload, ux->len, ux->addr,
-				   ux->tag, ux->data, ux->pkt_flags);
-		rdmx_eager_unexp_release(ep, ux);
-		return 0;
-	}
-	rdmx_dlist_insert_tail(&q->posted, &rxe->link);
+	ux = rdmx_match_unexp(q, src, rxe->tag, rxe->ignore);
+	if (ux)
+		rdmx_eager_recv_unexp(ep, rxe, ux);
+	else
+		rdmx_dlist_insert_tail(&q->posted, &rxe->link);
 	return 0;
 }
 
@@ -387,14 +400,12 @@ int rdmx_eager_cancel(struct rdmx_ep *ep, void *context)
 	return 0;
 }
 
-static void rdmx_eager_drain_queue(struct rdmx_ep *ep, struct rdmx_match_queue *q)
+/* Frees the copied messages of a list; held buffers die with the endpoint. */
+static void rdmx_eager_drain_unexp(struct rdmx_dlist *list)
 {
 	struct rdmx_dlist *it;
 
-	while ((it = rdmx_dlist_pop_front(&q->posted)))
-		rdmx_pool_release(&ep->rxe_pool,
-				  rdmx_container_of(it, struct rdmx_rxe, link));
-	while ((it = rdmx_dlist_pop_front(&q->unexp))) {
+	while ((it = rdmx_dlist_pop_front(list))) {
 		struct rdmx_unexp *ux = rdmx_container_of(it, struct rdmx_unexp, link);
 
 		if (ux->rx_buf == RDMX_UNEXP_COPIED)
@@ -402,8 +413,19 @@ static void rdmx_eager_drain_queue(struct rdmx_ep *ep, struct rdmx_match_queue *
 	}
 }
 
+static void rdmx_eager_drain_queue(struct rdmx_ep *ep, struct rdmx_match_queue *q)
+{
+	struct rdmx_dlist *it;
+
+	while ((it = rdmx_dlist_pop_front(&q->posted)))
+		rdmx_pool_release(&ep->rxe_pool,
+				  rdmx_container_of(it, struct rdmx_rxe, link));
+	rdmx_eager_drain_unexp(&q->unexp);
+}
+
 void rdmx_eager_drain(struct rdmx_ep *ep)
 {
 	rdmx_eager_drain_queue(ep, &ep->msg_q);
 	rdmx_eager_drain_queue(ep, &ep->tag_q);
+	rdmx_eager_drain_unexp(&ep->claimed);
 }

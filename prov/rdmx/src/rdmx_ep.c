@@ -525,6 +525,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 		goto err_close_dev;
 	rdmx_match_queue_construct(&ep->msg_q);
 	rdmx_match_queue_construct(&ep->tag_q);
+	rdmx_dlist_init(&ep->claimed);
 	rdmx_dlist_init(&ep->retry_peers);
 	ep->rng = rdmx_clock_ns() | 1;
 

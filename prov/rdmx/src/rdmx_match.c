@@ -25,9 +25,9 @@ struct rdmx_rxe *rdmx_match_posted(struct rdmx_match_queue *q,
 	return NULL;
 }
 
-struct rdmx_unexp *rdmx_match_unexp(struct rdmx_match_queue *q,
-				    fi_addr_t addr, uint64_t tag,
-				    uint64_t ignore)
+struct rdmx_unexp *rdmx_match_unexp_find(struct rdmx_match_queue *q,
+					 fi_addr_t addr, uint64_t tag,
+					 uint64_t ignore)
 {
 	struct rdmx_dlist *it;
 
@@ -35,12 +35,21 @@ struct rdmx_unexp *rdmx_match_unexp(struct rdmx_match_queue *q,
 		struct rdmx_unexp *ux = rdmx_container_of(it, struct rdmx_unexp, link);
 
 		if (rdmx_match_addr(addr, ux->addr) &&
-		    rdmx_match_tag(tag, ignore, ux->tag)) {
-			rdmx_dlist_remove(it);
+		    rdmx_match_tag(tag, ignore, ux->tag))
 			return ux;
-		}
 	}
 	return NULL;
+}
+
+struct rdmx_unexp *rdmx_match_unexp(struct rdmx_match_queue *q,
+				    fi_addr_t addr, uint64_t tag,
+				    uint64_t ignore)
+{
+	struct rdmx_unexp *ux = rdmx_match_unexp_find(q, addr, tag, ignore);
+
+	if (ux)
+		rdmx_dlist_remove(&ux->link);
+	return ux;
 }
 
 struct rdmx_rxe *rdmx_match_cancel(struct rdmx_match_queue *q, void *context)

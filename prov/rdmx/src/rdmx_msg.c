@@ -169,7 +169,7 @@ static ssize_t rdmx_tagged_recvmsg(struct fid_ep *ep,
 				   const struct fi_msg_tagged *msg,
 				   uint64_t flags)
 {
-	ssize_t ret = rdmx_msg_check_flags(flags, RDMX_RX_MSG_FLAGS);
+	ssize_t ret = rdmx_msg_check_flags(flags, RDMX_RX_TAGGED_FLAGS);
 
 	if (ret)
 		return ret;

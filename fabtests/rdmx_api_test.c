@@ -31,6 +31,8 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "ft_check.h"
+
 #define TEST_VERSION	FI_VERSION(1, 17)
 #define WAIT_MS		5000		/* bound on every wait for a completion */
 #define PING_COUNT	2000
@@ -43,28 +45,7 @@
 
 enum { A, B, NODES };
 
-static int g_passed, g_failed;
 static unsigned g_seed;		/* makes each message's payload distinct */
-
-/* Records one check (main thread only); detail is printed on failure. */
-static bool __attribute__((format(printf, 3, 4)))
-check(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		g_passed++;
-		printf("PASS %s\n", name);
-		return true;
-	}
-	g_failed++;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	return false;
-}
 
 /*
  * "prefix: what" in a buffer that lives until the next call (so its result
@@ -86,8 +67,8 @@ static const char *err_str(long ret)
 /* Checks that a call returned want, printing both as codes on failure. */
 static bool check_ret(long ret, long want, const char *name)
 {
-	return check(ret == want, name, "returned %ld (%s), want %ld (%s)", ret,
-		     err_str(ret), want, err_str(want));
+	return ft_check(ret == want, name, "returned %ld (%s), want %ld (%s)", ret,
+			err_str(ret), want, err_str(want));
 }
 
 static int64_t now_ms(void)
@@ -179,7 +160,7 @@ step(bool verbose, int ret, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return check(!ret, what, "%d (%s)", ret, err_str(ret));
+	return ft_check(!ret, what, "%d (%s)", ret, err_str(ret));
 }
 
 /* The rdmx RDM info with messaging, directed receive and FI_SOURCE. */
@@ -394,11 +375,11 @@ static bool expect_comp(struct fixture *fx, struct fid_cq *cq, void *ctx,
 	if (src)
 		*src = from;
 	if (ret != 1)
-		return check(false, name, "%s", wait_str(ret, cq, why, sizeof(why)));
-	return check(entry.op_context == ctx && (entry.flags & flags) == flags, name,
-		     "context %p (want %p), flags %#llx (want %#llx set)",
-		     entry.op_context, ctx, (unsigned long long) entry.flags,
-		     (unsigned long long) flags);
+		return ft_check(false, name, "%s", wait_str(ret, cq, why, sizeof(why)));
+	return ft_check(entry.op_context == ctx && (entry.flags & flags) == flags, name,
+			"context %p (want %p), flags %#llx (want %#llx set)",
+			entry.op_context, ctx, (unsigned long long) entry.flags,
+			(unsigned long long) flags);
 }
 
 /*
@@ -417,13 +398,13 @@ static bool expect_err(struct fixture *fx, struct fid_cq *cq, void *ctx, int err
 	out->err_data = data;
 	out->err_data_size = data_size;
 	if (ret != -FI_EAVAIL)
-		return check(false, name, "fi_cq_read gave %zd (%s, context %p), not an error",
-			     ret, ret == 1 ? "an entry" : err_str(ret),
-			     ret == 1 ? e.op_context : NULL);
+		return ft_check(false, name, "fi_cq_read gave %zd (%s, context %p), not an error",
+				ret, ret == 1 ? "an entry" : err_str(ret),
+				ret == 1 ? e.op_context : NULL);
 	ret = fi_cq_readerr(cq, out, 0);
-	return check(ret == 1 && out->err == err && out->op_context == ctx, name,
-		     "fi_cq_readerr %zd, err %d (%s) want %d, context %p want %p",
-		     ret, out->err, fi_strerror(out->err), err, out->op_context, ctx);
+	return ft_check(ret == 1 && out->err == err && out->op_context == ctx, name,
+			"fi_cq_readerr %zd, err %d (%s) want %d, context %p want %p",
+			ret, out->err, fi_strerror(out->err), err, out->op_context, ctx);
 }
 
 /* Checks that cq holds nothing (one more read, which also progresses). */
@@ -432,9 +413,9 @@ static bool expect_empty(struct fid_cq *cq, const char *name)
 	struct fi_cq_tagged_entry e = { 0 };
 	ssize_t ret = fi_cq_read(cq, &e, 1);
 
-	return check(ret == -FI_EAGAIN, name, "fi_cq_read gave %zd (%s), context %p",
-		     ret, ret == 1 ? "an entry" : err_str(ret),
-		     ret == 1 ? e.op_context : NULL);
+	return ft_check(ret == -FI_EAGAIN, name, "fi_cq_read gave %zd (%s), context %p",
+			ret, ret == 1 ? "an entry" : err_str(ret),
+			ret == 1 ? e.op_context : NULL);
 }
 
 /* Waits for n successful completions on cq, those of ctxs in any order. */
@@ -445,22 +426,22 @@ static bool expect_comp_set(struct fixture *fx, struct fid_cq *cq,
 	char why[256];
 
 	if (n > ARRAY_SIZE(seen))
-		return check(false, name, "too many contexts");
+		return ft_check(false, name, "too many contexts");
 	for (size_t i = 0; i < n; i++) {
 		struct fi_cq_tagged_entry e = { 0 };
 		ssize_t ret = cq_wait(fx, cq, &e, NULL);
 		size_t j;
 
 		if (ret != 1)
-			return check(false, name, "entry %zu of %zu: %s", i + 1, n,
-				     wait_str(ret, cq, why, sizeof(why)));
+			return ft_check(false, name, "entry %zu of %zu: %s", i + 1, n,
+					wait_str(ret, cq, why, sizeof(why)));
 		for (j = 0; j < n && (seen[j] || ctxs[j] != e.op_context); j++)
 			;
 		if (j == n)
-			return check(false, name, "unexpected context %p", e.op_context);
+			return ft_check(false, name, "unexpected context %p", e.op_context);
 		seen[j] = true;
 	}
-	return check(true, name, "-");
+	return ft_check(true, name, "-");
 }
 
 /* Withdraws a receive that did not complete, so its buffer can be freed. */
@@ -793,19 +774,19 @@ static bool transfer(struct fixture *fx, struct route *r, const struct xfer *x,
 		abandon_recv(fx, r->to, &rctx);
 		goto out;
 	}
-	ok = check(e.len == x->len && (e.flags & (FI_MSG | FI_TAGGED)) == kind &&
-		   (!op->tagged || e.tag == tag) && (!op->data || e.data == data),
-		   nm(prefix, "entry length, kind, tag and data"),
-		   "len %zu (want %zu), flags %#llx, tag %#llx (want %#llx), "
-		   "data %#llx (want %#llx)",
-		   e.len, x->len, (unsigned long long) e.flags,
-		   (unsigned long long) e.tag, (unsigned long long) tag,
-		   (unsigned long long) e.data, (unsigned long long) data);
-	ok &= check(src == r->src, nm(prefix, "fi_cq_readfrom names the sender"),
-		    "source %#llx, want %#llx", (unsigned long long) src,
-		    (unsigned long long) r->src);
-	ok &= check(payload_ok(rx, x->len, seed, cap - x->len), nm(prefix, "payload"),
-		    "received bytes differ from the sent ones (or spill past them)");
+	ok = ft_check(e.len == x->len && (e.flags & (FI_MSG | FI_TAGGED)) == kind &&
+		      (!op->tagged || e.tag == tag) && (!op->data || e.data == data),
+		      nm(prefix, "entry length, kind, tag and data"),
+		      "len %zu (want %zu), flags %#llx, tag %#llx (want %#llx), "
+		      "data %#llx (want %#llx)",
+		      e.len, x->len, (unsigned long long) e.flags,
+		      (unsigned long long) e.tag, (unsigned long long) tag,
+		      (unsigned long long) e.data, (unsigned long long) data);
+	ok &= ft_check(src == r->src, nm(prefix, "fi_cq_readfrom names the sender"),
+		       "source %#llx, want %#llx", (unsigned long long) src,
+		       (unsigned long long) r->src);
+	ok &= ft_check(payload_ok(rx, x->len, seed, cap - x->len), nm(prefix, "payload"),
+		       "received bytes differ from the sent ones (or spill past them)");
 	if (x->want_tx) {
 		ok &= expect_comp(fx, r->from->tx_cq, &sctx, FI_SEND | kind, NULL, NULL,
 				  nm(prefix, "send completion"));
@@ -840,9 +821,9 @@ static bool send_between(struct fixture *fx, int from, int to, size_t len,
  */
 static void test_objects(struct fixture *fx)
 {
-	check(fx->info->domain_attr->threading == FI_THREAD_SAFE,
-	      "the domain is FI_THREAD_SAFE, as the hints asked", "threading %d",
-	      fx->info->domain_attr->threading);
+	ft_check(fx->info->domain_attr->threading == FI_THREAD_SAFE,
+		 "the domain is FI_THREAD_SAFE, as the hints asked", "threading %d",
+		 fx->info->domain_attr->threading);
 }
 
 static size_t addr_size(const struct fi_info *info)
@@ -879,17 +860,17 @@ static void test_getname(struct fixture *fx)
 	int ret;
 
 	ret = fi_getname(&a->ep->fid, buf, &len);
-	check(ret == -FI_ETOOSMALL && len == want,
-	      "fi_getname with addrlen 0: -FI_ETOOSMALL and the needed length",
-	      "ret %d (%s), addrlen %zu (want %zu)", ret, err_str(ret), len, want);
+	ft_check(ret == -FI_ETOOSMALL && len == want,
+		 "fi_getname with addrlen 0: -FI_ETOOSMALL and the needed length",
+		 "ret %d (%s), addrlen %zu (want %zu)", ret, err_str(ret), len, want);
 	ret = fi_getname(&a->ep->fid, buf, &len);
-	check(ret == 0 && len == want && get_port(buf) != 0,
-	      "fi_getname with that length succeeds", "ret %d (%s), addrlen %zu, port %u",
-	      ret, err_str(ret), len, ret ? 0 : get_port(buf));
-	check(len == a->namelen && !memcmp(buf, a->name, len),
-	      "fi_getname is stable", "two calls gave different addresses");
-	check(a->namelen != b->namelen || memcmp(a->name, b->name, a->namelen),
-	      "two endpoints have different addresses", "A and B share an address");
+	ft_check(ret == 0 && len == want && get_port(buf) != 0,
+		 "fi_getname with that length succeeds", "ret %d (%s), addrlen %zu, port %u",
+		 ret, err_str(ret), len, ret ? 0 : get_port(buf));
+	ft_check(len == a->namelen && !memcmp(buf, a->name, len),
+		 "fi_getname is stable", "two calls gave different addresses");
+	ft_check(a->namelen != b->namelen || memcmp(a->name, b->name, a->namelen),
+		 "two endpoints have different addresses", "A and B share an address");
 }
 
 static void test_setname(struct fixture *fx)
@@ -913,18 +894,18 @@ static void test_setname(struct fixture *fx)
 	ret = fi_setname(&e.ep->fid, want, wantlen);
 	check_ret(ret, 0, "fi_setname before fi_enable");
 	ret = fi_getname(&e.ep->fid, got, &len);
-	check(ret == 0 && len == wantlen && !memcmp(got, want, len),
-	      "fi_getname reflects fi_setname", "ret %d, port %u (want %u)", ret,
-	      get_port(got), get_port(want));
+	ft_check(ret == 0 && len == wantlen && !memcmp(got, want, len),
+		 "fi_getname reflects fi_setname", "ret %d, port %u (want %u)", ret,
+		 get_port(got), get_port(want));
 	if (!node_enable(fx->av, &e, 0, false, "endpoint E"))
 		goto out;
-	check(e.namelen == wantlen && !memcmp(e.name, want, wantlen),
-	      "the address survives fi_enable", "port %u (want %u)", get_port(e.name),
-	      get_port(want));
+	ft_check(e.namelen == wantlen && !memcmp(e.name, want, wantlen),
+		 "the address survives fi_enable", "port %u (want %u)", get_port(e.name),
+		 get_port(want));
 	memcpy(got, want, wantlen);
 	set_port(got, 0);
 	ret = fi_setname(&e.ep->fid, got, wantlen);
-	check(ret < 0, "fi_setname after fi_enable fails", "returned %d", ret);
+	ft_check(ret < 0, "fi_setname after fi_enable fails", "returned %d", ret);
 	r = (struct route) { &fx->node[A], &e, e.addr, fx->node[A].addr };
 	transfer(fx, &r, &(struct xfer) { find_op("fi_send"), 100, true, NULL, NULL },
 		 "message to the address set by fi_setname");
@@ -969,13 +950,13 @@ static void test_av(struct fixture *fx)
 	ssize_t sret;
 	int ret;
 
-	check(a->addr != FI_ADDR_NOTAVAIL && b->addr != FI_ADDR_NOTAVAIL &&
-	      a->addr != b->addr, "fi_av_insert gives each endpoint its own fi_addr",
-	      "A %#llx, B %#llx", (unsigned long long) a->addr,
-	      (unsigned long long) b->addr);
+	ft_check(a->addr != FI_ADDR_NOTAVAIL && b->addr != FI_ADDR_NOTAVAIL &&
+		 a->addr != b->addr, "fi_av_insert gives each endpoint its own fi_addr",
+		 "A %#llx, B %#llx", (unsigned long long) a->addr,
+		 (unsigned long long) b->addr);
 	ret = fi_av_lookup(fx->av, b->addr, buf, &len);
-	check(ret == 0 && len == b->namelen && !memcmp(buf, b->name, len),
-	      "fi_av_lookup returns the inserted address", "ret %d, len %zu", ret, len);
+	ft_check(ret == 0 && len == b->namelen && !memcmp(buf, b->name, len),
+		 "fi_av_lookup returns the inserted address", "ret %d, len %zu", ret, len);
 
 	/* A third endpoint, removed from the AV and inserted again. */
 	if (!node_create(fx->domain, fx->info, &c, false, "endpoint C") ||
@@ -990,8 +971,8 @@ static void test_av(struct fixture *fx)
 	sret = fi_send(a->ep, buf, 8, NULL, old, NULL);
 	check_ret(sret, -FI_EINVAL, "send to a removed fi_addr: -FI_EINVAL");
 	ret = fi_av_insert(fx->av, c.name, 1, &c.addr, 0, NULL);
-	if (!check(ret == 1 && c.addr != FI_ADDR_NOTAVAIL,
-		   "re-inserting a removed address", "ret %d", ret))
+	if (!ft_check(ret == 1 && c.addr != FI_ADDR_NOTAVAIL,
+		      "re-inserting a removed address", "ret %d", ret))
 		goto out;
 	r = (struct route) { &c, a, a->addr, c.addr };
 	transfer(fx, &r, &(struct xfer) { find_op("fi_send"), 64, true, NULL, NULL },
@@ -1042,9 +1023,9 @@ static void test_scatter(struct fixture *fx)
 	}
 	if (expect_comp(fx, b->rx_cq, &rctx, FI_RECV | FI_MSG, &e, NULL,
 			"fi_recvv completes"))
-		check(e.len == 64 && !memcmp(rx[0], tx, 10) && !memcmp(rx[1], tx + 10, 20) &&
-		      !memcmp(rx[2], tx + 30, 34) && payload_ok(rx[2] + 34, 0, 0, 6),
-		      "fi_recvv scatters 10+20+34 bytes in order", "len %zu", e.len);
+		ft_check(e.len == 64 && !memcmp(rx[0], tx, 10) && !memcmp(rx[1], tx + 10, 20) &&
+			 !memcmp(rx[2], tx + 30, 34) && payload_ok(rx[2] + 34, 0, 0, 6),
+			 "fi_recvv scatters 10+20+34 bytes in order", "len %zu", e.len);
 	else
 		abandon_recv(fx, b, &rctx);
 	expect_comp(fx, a->tx_cq, &sctx, FI_SEND | FI_MSG, NULL, NULL,
@@ -1078,9 +1059,9 @@ static void test_tag_ignore(struct fixture *fx)
 	}
 	if (expect_comp(fx, b->rx_cq, &rctx[0], FI_RECV | FI_TAGGED, &e, NULL,
 			"the masked receive completes"))
-		check(e.tag == 0x12ab && payload_ok(rx[0], 32, seed[1], 0),
-		      "the masked receive took 0x12ab, not 0x13ab", "tag %#llx",
-		      (unsigned long long) e.tag);
+		ft_check(e.tag == 0x12ab && payload_ok(rx[0], 32, seed[1], 0),
+			 "the masked receive took 0x12ab, not 0x13ab", "tag %#llx",
+			 (unsigned long long) e.tag);
 	else
 		abandon_recv(fx, b, &rctx[0]);
 	ret = fi_trecv(b->ep, rx[1], sizeof(rx[1]), NULL, FI_ADDR_UNSPEC, 0x13ab, 0,
@@ -1088,8 +1069,8 @@ static void test_tag_ignore(struct fixture *fx)
 	check_ret(ret, 0, "fi_trecv tag 0x13ab exactly");
 	if (!ret && expect_comp(fx, b->rx_cq, &rctx[1], FI_RECV | FI_TAGGED, &e, NULL,
 				"0x13ab waited for its own receive"))
-		check(e.tag == 0x13ab && payload_ok(rx[1], 32, seed[0], 0),
-		      "0x13ab delivered intact", "tag %#llx", (unsigned long long) e.tag);
+		ft_check(e.tag == 0x13ab && payload_ok(rx[1], 32, seed[0], 0),
+			 "0x13ab delivered intact", "tag %#llx", (unsigned long long) e.tag);
 	else if (!ret)
 		abandon_recv(fx, b, &rctx[1]);
 	expect_comp_set(fx, a->tx_cq, sctxs, 2, "both tagged sends complete");
@@ -1139,11 +1120,11 @@ static void test_directed(struct fixture *fx)
 					    "A's message takes the receive directed at A" :
 					    "B's message skips the receive directed at A")))
 				continue;
-			check(src == r->src && payload_ok(rx[want], 48, seed[i], 0),
-			      nm(prefix, i ? "A's message: source and payload" :
-				 "B's message: source and payload"),
-			      "source %#llx (want %#llx)", (unsigned long long) src,
-			      (unsigned long long) r->src);
+			ft_check(src == r->src && payload_ok(rx[want], 48, seed[i], 0),
+				 nm(prefix, i ? "A's message: source and payload" :
+				    "B's message: source and payload"),
+				 "source %#llx (want %#llx)", (unsigned long long) src,
+				 (unsigned long long) r->src);
 			expect_comp(fx, r->from->tx_cq, &sctx[i], FI_SEND, NULL, NULL,
 				    nm(prefix, i ? "A's send completes" : "B's send completes"));
 		}
@@ -1188,17 +1169,17 @@ static void test_unexpected(struct fixture *fx)
 	check_ret(ret, 0, "unexpected: post a tagged any-tag receive");
 	if (!ret && expect_comp(fx, b->rx_cq, &rctx[1], FI_RECV | FI_TAGGED, &e, NULL,
 				"unexpected: the tagged receive completes"))
-		check(e.tag == 0x77 && e.len == 300 && payload_ok(rx[1], 300, seed[1], 0),
-		      "unexpected: it took the tagged message", "tag %#llx len %zu",
-		      (unsigned long long) e.tag, e.len);
+		ft_check(e.tag == 0x77 && e.len == 300 && payload_ok(rx[1], 300, seed[1], 0),
+			 "unexpected: it took the tagged message", "tag %#llx len %zu",
+			 (unsigned long long) e.tag, e.len);
 	else if (!ret)
 		abandon_recv(fx, b, &rctx[1]);
 	ret = fi_recv(b->ep, rx[0], 300, NULL, FI_ADDR_UNSPEC, &rctx[0]);
 	check_ret(ret, 0, "unexpected: post an untagged receive");
 	if (!ret && expect_comp(fx, b->rx_cq, &rctx[0], FI_RECV | FI_MSG, &e, NULL,
 				"unexpected: the untagged receive completes"))
-		check(e.len == 300 && payload_ok(rx[0], 300, seed[0], 0),
-		      "unexpected: it took the untagged message", "len %zu", e.len);
+		ft_check(e.len == 300 && payload_ok(rx[0], 300, seed[0], 0),
+			 "unexpected: it took the untagged message", "len %zu", e.len);
 	else if (!ret)
 		abandon_recv(fx, b, &rctx[0]);
 	expect_comp_set(fx, a->tx_cq, sctxs, 3, "unexpected: all three sends complete");
@@ -1242,8 +1223,8 @@ static void test_posted_order(struct fixture *fx)
 			check_ret(ret, 0, nm(prefix, "send"));
 			if (expect_comp(fx, b->rx_cq, &rctx[i], FI_RECV, &e, NULL,
 					nm(prefix, "goes to the oldest matching receive")))
-				check(payload_ok(rx[i], 64, g_seed, 0), nm(prefix, "payload"),
-				      "payload mismatch");
+				ft_check(payload_ok(rx[i], 64, g_seed, 0), nm(prefix, "payload"),
+					 "payload mismatch");
 			expect_comp(fx, r.from->tx_cq, &sctx, FI_SEND, NULL, NULL,
 				    nm(prefix, "send completes"));
 		}
@@ -1291,20 +1272,20 @@ static void truncation(struct fixture *fx, bool unexpected)
 	}
 	if (expect_err(fx, b->rx_cq, &rctx, FI_ETRUNC, &err, data, sizeof(data),
 		       nm(prefix, "FI_ETRUNC error entry"))) {
-		check(err.len == 64 && err.olen == 36 && (err.flags & FI_RECV),
-		      nm(prefix, "len 64, olen 36, FI_RECV"), "len %zu olen %zu flags %#llx",
-		      err.len, err.olen, (unsigned long long) err.flags);
-		check(payload_ok(rx, 64, seed, 0) && payload_ok(rx + 64, 0, 0, 36),
-		      nm(prefix, "the first 64 bytes delivered, no more"), "payload mismatch");
-		check(err.err_data == data && err.err_data_size > 1 &&
-		      err.err_data_size <= sizeof(data) && memchr(data, 0, err.err_data_size),
-		      nm(prefix, "err_data copied into the offered buffer"),
-		      "err_data %p (offered %p), size %zu", err.err_data, (void *) data,
-		      err.err_data_size);
+		ft_check(err.len == 64 && err.olen == 36 && (err.flags & FI_RECV),
+			 nm(prefix, "len 64, olen 36, FI_RECV"), "len %zu olen %zu flags %#llx",
+			 err.len, err.olen, (unsigned long long) err.flags);
+		ft_check(payload_ok(rx, 64, seed, 0) && payload_ok(rx + 64, 0, 0, 36),
+			 nm(prefix, "the first 64 bytes delivered, no more"), "payload mismatch");
+		ft_check(err.err_data == data && err.err_data_size > 1 &&
+			 err.err_data_size <= sizeof(data) && memchr(data, 0, err.err_data_size),
+			 nm(prefix, "err_data copied into the offered buffer"),
+			 "err_data %p (offered %p), size %zu", err.err_data, (void *) data,
+			 err.err_data_size);
 		str = fi_cq_strerror(b->rx_cq, err.prov_errno, err.err_data, text,
 				     sizeof(text));
-		check(str && *str, nm(prefix, "fi_cq_strerror gives the text"), "%s",
-		      str ? "empty string" : "NULL");
+		ft_check(str && *str, nm(prefix, "fi_cq_strerror gives the text"), "%s",
+			 str ? "empty string" : "NULL");
 		if (str && *str)
 			printf("     (text: \"%s\")\n", str);
 	} else {
@@ -1341,8 +1322,8 @@ static void test_cancel(struct fixture *fx)
 		check_ret(ret, 0, nm(prefix, "fi_cancel of the posted receive"));
 		if (expect_err(fx, b->rx_cq, &rctx, FI_ECANCELED, &err, NULL, 0,
 			       nm(prefix, "FI_ECANCELED error entry")))
-			check(err.flags & FI_RECV, nm(prefix, "entry flags include FI_RECV"),
-			      "flags %#llx", (unsigned long long) err.flags);
+			ft_check(err.flags & FI_RECV, nm(prefix, "entry flags include FI_RECV"),
+				 "flags %#llx", (unsigned long long) err.flags);
 		ret = fi_cancel(&b->ep->fid, &rctx);
 		check_ret(ret, -FI_ENOENT, nm(prefix, "second fi_cancel: -FI_ENOENT"));
 		ret = fi_cancel(&b->ep->fid, &unknown);
@@ -1354,8 +1335,8 @@ static void test_cancel(struct fixture *fx)
 		snprintf(later, sizeof(later), "%s: a later message", prefix);
 		transfer(fx, &r, &(struct xfer) { find_op(tagged ? "fi_tsend" : "fi_send"),
 						  32, true, NULL, NULL }, later);
-		check(rx[0] == 0xcc && !memcmp(rx, rx + 1, sizeof(rx) - 1),
-		      nm(prefix, "the canceled buffer is untouched"), "buffer was written");
+		ft_check(rx[0] == 0xcc && !memcmp(rx, rx + 1, sizeof(rx) - 1),
+			 nm(prefix, "the canceled buffer is untouched"), "buffer was written");
 	}
 }
 
@@ -1536,7 +1517,7 @@ static void test_zero_iov(struct fixture *fx)
 	check_ret(ret, 0, "no iov: fi_sendmsg with iov_count 0");
 	if (expect_comp(fx, b->rx_cq, &rctx, FI_RECV | FI_MSG, &e, NULL,
 			"no iov: receive completion"))
-		check(e.len == 0, "no iov: length 0", "len %zu", e.len);
+		ft_check(e.len == 0, "no iov: length 0", "len %zu", e.len);
 	else
 		abandon_recv(fx, b, &rctx);
 	expect_comp(fx, a->tx_cq, &sctx, FI_SEND | FI_MSG, NULL, NULL,
@@ -1799,26 +1780,26 @@ static void test_eq(struct fixture *fx)
 	check_ret(ret, (ssize_t) sizeof(in), "fi_eq_write");
 	memset(&out, 0, sizeof(out));
 	ret = fi_eq_read(eq, &event, &out, sizeof(out), 0);
-	check(ret == (ssize_t) sizeof(out) && event == FI_NOTIFY &&
-	      out.context == &marker && out.data == 0x1234 && out.fid == in.fid,
-	      "fi_eq_read returns the written event", "ret %zd, event %u, data %#llx",
-	      ret, event, (unsigned long long) out.data);
+	ft_check(ret == (ssize_t) sizeof(out) && event == FI_NOTIFY &&
+		 out.context == &marker && out.data == 0x1234 && out.fid == in.fid,
+		 "fi_eq_read returns the written event", "ret %zd, event %u, data %#llx",
+		 ret, event, (unsigned long long) out.data);
 	ret = fi_eq_read(eq, &event, &out, sizeof(out), 0);
 	check_ret(ret, -FI_EAGAIN, "fi_eq_read of an empty EQ: -FI_EAGAIN");
 	start = now_ms();
 	ret = fi_eq_sread(eq, &event, &out, sizeof(out), 200, 0);
 	took = now_ms() - start;
-	check(ret == -FI_EAGAIN && took >= 150 && took < WAIT_MS,
-	      "fi_eq_sread with a 200 ms timeout on an empty EQ: -FI_EAGAIN after it",
-	      "%zd (%s) after %lld ms", ret, err_str(ret), (long long) took);
+	ft_check(ret == -FI_EAGAIN && took >= 150 && took < WAIT_MS,
+		 "fi_eq_sread with a 200 ms timeout on an empty EQ: -FI_EAGAIN after it",
+		 "%zd (%s) after %lld ms", ret, err_str(ret), (long long) took);
 	ret = fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0);
 	check_ret(ret, (ssize_t) sizeof(in), "fi_eq_write of a second event");
 	start = now_ms();
 	ret = fi_eq_sread(eq, &event, &out, sizeof(out), WAIT_MS, 0);
 	took = now_ms() - start;
-	check(ret == (ssize_t) sizeof(out) && took < 1000,
-	      "fi_eq_sread returns a waiting event at once", "%zd (%s) after %lld ms",
-	      ret, err_str(ret), (long long) took);
+	ft_check(ret == (ssize_t) sizeof(out) && took < 1000,
+		 "fi_eq_sread returns a waiting event at once", "%zd (%s) after %lld ms",
+		 ret, err_str(ret), (long long) took);
 	ret = fi_close(&eq->fid);
 	check_ret(ret, 0, "fi_close(eq)");
 }
@@ -1838,9 +1819,9 @@ static void test_mr(struct fixture *fx)
 		bool prov_key = fx->info->domain_attr->mr_mode & FI_MR_PROV_KEY;
 		uint64_t got = fi_mr_key(mr);
 
-		check(prov_key ? got != FI_KEY_NOTAVAIL : got == key,
-		      "fi_mr_key: the requested key (no FI_MR_PROV_KEY)", "key %#llx",
-		      (unsigned long long) got);
+		ft_check(prov_key ? got != FI_KEY_NOTAVAIL : got == key,
+			 "fi_mr_key: the requested key (no FI_MR_PROV_KEY)", "key %#llx",
+			 (unsigned long long) got);
 		transfer(fx, &r, &(struct xfer) { find_op("fi_send"), len, true, buf,
 						  fi_mr_desc(mr) },
 			 "fi_send with the fi_mr_desc descriptor");
@@ -1877,19 +1858,19 @@ static void test_second_domain(struct fixture *fx)
 	    !node_create(fx->domain, fx->info, &e, false, "endpoint E"))
 		goto out;
 	ret = fi_ep_bind(e.ep, &c.tx_cq->fid, FI_TRANSMIT);
-	check(ret < 0, "binding another domain's CQ fails", "returned %d", ret);
+	ft_check(ret < 0, "binding another domain's CQ fails", "returned %d", ret);
 	ret = fi_ep_bind(e.ep, &av2->fid, 0);
-	check(ret < 0, "binding another domain's AV fails", "returned %d", ret);
+	ft_check(ret < 0, "binding another domain's AV fails", "returned %d", ret);
 	if (!node_enable(av2, &c, 0, false, "endpoint C"))
 		goto out;
 	ret = fi_av_insert(av2, a->name, 1, &a_in2, 0, NULL);
-	if (!check(ret == 1, "second domain: insert A", "%d", ret))
+	if (!ft_check(ret == 1, "second domain: insert A", "%d", ret))
 		goto out;
 	r = (struct route) { &c, a, a_in2, FI_ADDR_NOTAVAIL };
 	transfer(fx, &r, &(struct xfer) { find_op("fi_send"), 80, true, NULL, NULL },
 		 "C to A, C not in A's AV (source FI_ADDR_NOTAVAIL)");
 	ret = fi_av_insert(fx->av, c.name, 1, &c_in1, 0, NULL);
-	if (!check(ret == 1, "insert C into A's AV", "%d", ret))
+	if (!ft_check(ret == 1, "insert C into A's AV", "%d", ret))
 		goto out;
 	r.src = c_in1;
 	transfer(fx, &r, &(struct xfer) { find_op("fi_send"), 80, true, NULL, NULL },
@@ -2150,15 +2131,15 @@ static void ping_finish(struct fixture *fx, struct ping *pg, const char *prefix)
 {
 	char what[128];
 
-	check(!pg->failed, nm(prefix, "no failure"), "%s", pg->error);
+	ft_check(!pg->failed, nm(prefix, "no failure"), "%s", pg->error);
 	for (int node = 0; node < NODES; node++) {
 		snprintf(what, sizeof(what), "%s: %s sent and received %d messages", prefix,
 			 node_label[node], PING_COUNT);
-		check(pg->sends_done[node] == PING_COUNT &&
-		      pg->recvs_done[node] == PING_COUNT, what,
-		      "%d sends and %d receives completed, of %d and %d posted",
-		      pg->sends_done[node], pg->recvs_done[node], pg->sent[node],
-		      pg->posted[node]);
+		ft_check(pg->sends_done[node] == PING_COUNT &&
+			 pg->recvs_done[node] == PING_COUNT, what,
+			 "%d sends and %d receives completed, of %d and %d posted",
+			 pg->sends_done[node], pg->recvs_done[node], pg->sent[node],
+			 pg->posted[node]);
 	}
 	fixture_close(fx, false);
 	free(pg->ops);
@@ -2178,15 +2159,15 @@ static void test_ping_threads(struct fixture *fx)
 	pthread_t tid[NODES];
 	int started = 0;
 
-	check(fx->info->domain_attr->threading == FI_THREAD_SAFE,
-	      "threads: the domain is FI_THREAD_SAFE", "threading %d",
-	      fx->info->domain_attr->threading);
+	ft_check(fx->info->domain_attr->threading == FI_THREAD_SAFE,
+		 "threads: the domain is FI_THREAD_SAFE", "threading %d",
+		 fx->info->domain_attr->threading);
 	for (; started < NODES; started++) {
 		args[started] = (struct ping_thread_arg) { pg, started };
 		if (pthread_create(&tid[started], NULL, ping_thread, &args[started]))
 			break;
 	}
-	check(started == NODES, "threads: both threads started", "%d started", started);
+	ft_check(started == NODES, "threads: both threads started", "%d started", started);
 	for (int i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
 	ping_finish(fx, pg, "threads (FI_THREAD_SAFE)");
@@ -2197,9 +2178,9 @@ static void test_ping_domain(struct fixture *fx)
 {
 	struct ping *pg = ping_new(fx);
 
-	check(fx->info->domain_attr->threading == FI_THREAD_DOMAIN,
-	      "one thread: the domain is FI_THREAD_DOMAIN", "threading %d",
-	      fx->info->domain_attr->threading);
+	ft_check(fx->info->domain_attr->threading == FI_THREAD_DOMAIN,
+		 "one thread: the domain is FI_THREAD_DOMAIN", "threading %d",
+		 fx->info->domain_attr->threading);
 	ping_drive(pg, 0, NODES);
 	ping_finish(fx, pg, "one thread (FI_THREAD_DOMAIN)");
 }
@@ -2278,6 +2259,5 @@ int main(int argc, char **argv)
 		/* Closes what set-up opened; nothing if the test closed it all. */
 		fixture_close(&fx, false);
 	}
-	printf("%d passed, %d failed\n", g_passed, g_failed);
-	return g_failed ? 1 : 0;
+	return ft_check_summary();
 }

@@ -4,7 +4,6 @@
  * FI_PROVIDER_PATH; the hints also name the provider. Prints one line per
  * check and "N passed, M failed"; exits 1 if any check failed.
  */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,31 +17,11 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include "ft_check.h"
+
 #define TEST_VERSION	FI_VERSION(1, 17)
 #define OMPI_VERSION	FI_VERSION(1, 5)
 #define TEST_PORT	9999
-
-static int g_passed, g_failed;
-
-/* Records one check; detail (printf-style) is printed on failure. */
-static bool __attribute__((format(printf, 3, 4)))
-check(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		g_passed++;
-		printf("PASS %s\n", name);
-		return true;
-	}
-	g_failed++;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	return false;
-}
 
 /* Hints naming the rdmx provider and an RDM endpoint, nothing more. */
 static struct fi_info *rdm_hints(void)
@@ -141,44 +120,44 @@ static struct fi_info *test_baseline(void)
 
 	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
-	if (!check(ret == 0 && info, "baseline: RDM hints give an entry",
-		   "fi_getinfo: %d (%s)", ret, fi_strerror(-ret)))
+	if (!ft_check(ret == 0 && info, "baseline: RDM hints give an entry",
+		      "fi_getinfo: %d (%s)", ret, fi_strerror(-ret)))
 		return NULL;
-	check((info->caps & (FI_MSG | FI_TAGGED)) == (FI_MSG | FI_TAGGED),
-	      "baseline: caps include FI_MSG|FI_TAGGED", "caps %s",
-	      fi_tostr(&info->caps, FI_TYPE_CAPS));
-	check(info->fabric_attr->prov_name &&
-	      !strcmp(info->fabric_attr->prov_name, "rdmx"),
-	      "baseline: provider is rdmx", "prov_name %s",
-	      info->fabric_attr->prov_name ? info->fabric_attr->prov_name : "(null)");
-	check(info->fabric_attr->name && !strcmp(info->fabric_attr->name, "udp"),
-	      "baseline: fabric is udp", "fabric %s",
-	      info->fabric_attr->name ? info->fabric_attr->name : "(null)");
-	check(info->ep_attr->type == FI_EP_RDM, "baseline: endpoint type RDM",
-	      "type %d", info->ep_attr->type);
-	check(info->addr_format == FI_SOCKADDR_IN || info->addr_format == FI_SOCKADDR_IN6,
-	      "baseline: addr_format is FI_SOCKADDR_IN or IN6", "format %u",
-	      info->addr_format);
-	check(!iface || (info->domain_attr->name &&
-			 !strcmp(info->domain_attr->name, iface)),
-	      "baseline: domain named after FI_RDMX_IFACE", "domain %s, iface %s",
-	      info->domain_attr->name ? info->domain_attr->name : "(null)",
-	      iface ? iface : "(unset)");
-	check(info->domain_attr->cq_data_size == 8, "baseline: cq_data_size 8",
-	      "cq_data_size %zu", info->domain_attr->cq_data_size);
-	check(info->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
-	      info->domain_attr->control_progress == FI_PROGRESS_MANUAL,
-	      "baseline: manual progress", "control %d data %d",
-	      info->domain_attr->control_progress, info->domain_attr->data_progress);
-	check(info->ep_attr->max_msg_size > 0 &&
-	      info->tx_attr->inject_size <= info->ep_attr->max_msg_size &&
-	      info->tx_attr->size > 0 && info->tx_attr->iov_limit > 0,
-	      "baseline: sizes are consistent",
-	      "max_msg %zu inject %zu tx size %zu iov_limit %zu",
-	      info->ep_attr->max_msg_size, info->tx_attr->inject_size,
-	      info->tx_attr->size, info->tx_attr->iov_limit);
-	check(info->src_addr != NULL && info->src_addrlen > 0,
-	      "baseline: src_addr is set", "src_addrlen %zu", info->src_addrlen);
+	ft_check((info->caps & (FI_MSG | FI_TAGGED)) == (FI_MSG | FI_TAGGED),
+		 "baseline: caps include FI_MSG|FI_TAGGED", "caps %s",
+		 fi_tostr(&info->caps, FI_TYPE_CAPS));
+	ft_check(info->fabric_attr->prov_name &&
+		 !strcmp(info->fabric_attr->prov_name, "rdmx"),
+		 "baseline: provider is rdmx", "prov_name %s",
+		 info->fabric_attr->prov_name ? info->fabric_attr->prov_name : "(null)");
+	ft_check(info->fabric_attr->name && !strcmp(info->fabric_attr->name, "udp"),
+		 "baseline: fabric is udp", "fabric %s",
+		 info->fabric_attr->name ? info->fabric_attr->name : "(null)");
+	ft_check(info->ep_attr->type == FI_EP_RDM, "baseline: endpoint type RDM",
+		 "type %d", info->ep_attr->type);
+	ft_check(info->addr_format == FI_SOCKADDR_IN || info->addr_format == FI_SOCKADDR_IN6,
+		 "baseline: addr_format is FI_SOCKADDR_IN or IN6", "format %u",
+		 info->addr_format);
+	ft_check(!iface || (info->domain_attr->name &&
+			    !strcmp(info->domain_attr->name, iface)),
+		 "baseline: domain named after FI_RDMX_IFACE", "domain %s, iface %s",
+		 info->domain_attr->name ? info->domain_attr->name : "(null)",
+		 iface ? iface : "(unset)");
+	ft_check(info->domain_attr->cq_data_size == 8, "baseline: cq_data_size 8",
+		 "cq_data_size %zu", info->domain_attr->cq_data_size);
+	ft_check(info->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
+		 info->domain_attr->control_progress == FI_PROGRESS_MANUAL,
+		 "baseline: manual progress", "control %d data %d",
+		 info->domain_attr->control_progress, info->domain_attr->data_progress);
+	ft_check(info->ep_attr->max_msg_size > 0 &&
+		 info->tx_attr->inject_size <= info->ep_attr->max_msg_size &&
+		 info->tx_attr->size > 0 && info->tx_attr->iov_limit > 0,
+		 "baseline: sizes are consistent",
+		 "max_msg %zu inject %zu tx size %zu iov_limit %zu",
+		 info->ep_attr->max_msg_size, info->tx_attr->inject_size,
+		 info->tx_attr->size, info->tx_attr->iov_limit);
+	ft_check(info->src_addr != NULL && info->src_addrlen > 0,
+		 "baseline: src_addr is set", "src_addrlen %zu", info->src_addrlen);
 	return info;
 }
 
@@ -193,10 +172,10 @@ static void test_no_layering_rdm(void)
 	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
 	layered = ret ? NULL : find_layered(info);
-	check(ret == 0 && count_rdmx(info) > 0 && !layered,
-	      "rdm without prov_name: rdmx entries, no layered ones",
-	      "fi_getinfo %d, rdmx entries %d, layered %s", ret,
-	      ret ? 0 : count_rdmx(info), layered ? layered : "(none)");
+	ft_check(ret == 0 && count_rdmx(info) > 0 && !layered,
+		 "rdm without prov_name: rdmx entries, no layered ones",
+		 "fi_getinfo %d, rdmx entries %d, layered %s", ret,
+		 ret ? 0 : count_rdmx(info), layered ? layered : "(none)");
 	fi_freeinfo(info);
 }
 
@@ -208,17 +187,17 @@ static void test_node_service(void)
 
 	ret = fi_getinfo(TEST_VERSION, "127.0.0.1", "9999", 0, hints, &info);
 	fi_freeinfo(hints);
-	if (!check(ret == 0 && info, "node 127.0.0.1 service 9999: an entry",
-		   "fi_getinfo: %d (%s)", ret, fi_strerror(-ret)))
+	if (!ft_check(ret == 0 && info, "node 127.0.0.1 service 9999: an entry",
+		      "fi_getinfo: %d (%s)", ret, fi_strerror(-ret)))
 		return;
-	check(sin_is(info->dest_addr, info->dest_addrlen, info->addr_format,
-		     "127.0.0.1", TEST_PORT),
-	      "node/service: dest_addr is 127.0.0.1:9999", "dest_addr %s",
-	      addr_str(info->dest_addr, info->dest_addrlen, info->addr_format));
-	check(sin_is(info->src_addr, info->src_addrlen, info->addr_format,
-		     "127.0.0.1", -1),
-	      "node/service: src_addr is on 127.0.0.1", "src_addr %s",
-	      addr_str(info->src_addr, info->src_addrlen, info->addr_format));
+	ft_check(sin_is(info->dest_addr, info->dest_addrlen, info->addr_format,
+			"127.0.0.1", TEST_PORT),
+		 "node/service: dest_addr is 127.0.0.1:9999", "dest_addr %s",
+		 addr_str(info->dest_addr, info->dest_addrlen, info->addr_format));
+	ft_check(sin_is(info->src_addr, info->src_addrlen, info->addr_format,
+			"127.0.0.1", -1),
+		 "node/service: src_addr is on 127.0.0.1", "src_addr %s",
+		 addr_str(info->src_addr, info->src_addrlen, info->addr_format));
 	fi_freeinfo(info);
 }
 
@@ -230,15 +209,15 @@ static void test_node_service_source(void)
 
 	ret = fi_getinfo(TEST_VERSION, "127.0.0.1", "9999", FI_SOURCE, hints, &info);
 	fi_freeinfo(hints);
-	if (!check(ret == 0 && info, "FI_SOURCE 127.0.0.1:9999: an entry",
-		   "fi_getinfo: %d (%s)", ret, fi_strerror(-ret)))
+	if (!ft_check(ret == 0 && info, "FI_SOURCE 127.0.0.1:9999: an entry",
+		      "fi_getinfo: %d (%s)", ret, fi_strerror(-ret)))
 		return;
-	check(sin_is(info->src_addr, info->src_addrlen, info->addr_format,
-		     "127.0.0.1", TEST_PORT),
-	      "FI_SOURCE: src_addr is 127.0.0.1:9999", "src_addr %s",
-	      addr_str(info->src_addr, info->src_addrlen, info->addr_format));
-	check(info->dest_addr == NULL, "FI_SOURCE: no dest_addr", "dest_addr %s",
-	      addr_str(info->dest_addr, info->dest_addrlen, info->addr_format));
+	ft_check(sin_is(info->src_addr, info->src_addrlen, info->addr_format,
+			"127.0.0.1", TEST_PORT),
+		 "FI_SOURCE: src_addr is 127.0.0.1:9999", "src_addr %s",
+		 addr_str(info->src_addr, info->src_addrlen, info->addr_format));
+	ft_check(info->dest_addr == NULL, "FI_SOURCE: no dest_addr", "dest_addr %s",
+		 addr_str(info->dest_addr, info->dest_addrlen, info->addr_format));
 	fi_freeinfo(info);
 }
 
@@ -266,37 +245,37 @@ static void test_ompi_hints(void)
 	hints->ep_attr->mem_tag_format = tag_format;
 	ret = fi_getinfo(OMPI_VERSION, NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
-	if (!check(ret == 0 && info, "ompi hints: an entry", "fi_getinfo: %d (%s)",
-		   ret, fi_strerror(-ret)))
+	if (!ft_check(ret == 0 && info, "ompi hints: an entry", "fi_getinfo: %d (%s)",
+		      ret, fi_strerror(-ret)))
 		return;
-	check((info->caps & caps) == caps, "ompi hints: caps granted", "caps %s",
-	      fi_tostr(&info->caps, FI_TYPE_CAPS));
-	check((info->mode & ~mode) == 0, "ompi hints: mode within FI_CONTEXT|FI_CONTEXT2",
-	      "mode %#llx", (unsigned long long) info->mode);
-	check(info->tx_attr->op_flags == FI_COMPLETION &&
-	      info->rx_attr->op_flags == FI_COMPLETION,
-	      "ompi hints: op_flags FI_COMPLETION echoed", "tx %#llx rx %#llx",
-	      (unsigned long long) info->tx_attr->op_flags,
-	      (unsigned long long) info->rx_attr->op_flags);
-	check(info->domain_attr->threading == FI_THREAD_DOMAIN,
-	      "ompi hints: threading FI_THREAD_DOMAIN", "threading %d",
-	      info->domain_attr->threading);
-	check(info->domain_attr->resource_mgmt == FI_RM_ENABLED,
-	      "ompi hints: resource_mgmt FI_RM_ENABLED", "resource_mgmt %d",
-	      info->domain_attr->resource_mgmt);
-	check(info->domain_attr->av_type == FI_AV_MAP, "ompi hints: av_type FI_AV_MAP",
-	      "av_type %d", info->domain_attr->av_type);
-	check(((uint64_t) info->domain_attr->mr_mode & ~mr_mode) == 0,
-	      "ompi hints: mr_mode within the hints", "mr_mode %#x",
-	      info->domain_attr->mr_mode);
-	check(info->domain_attr->cq_data_size >= 4, "ompi hints: cq_data_size >= 4",
-	      "cq_data_size %zu", info->domain_attr->cq_data_size);
-	check(info->ep_attr->mem_tag_format >> 63,
-	      "ompi hints: mem_tag_format has bit 63", "mem_tag_format %#llx",
-	      (unsigned long long) info->ep_attr->mem_tag_format);
-	check(info->domain_attr->data_progress != FI_PROGRESS_AUTO,
-	      "ompi hints: progress not automatic", "data_progress %d",
-	      info->domain_attr->data_progress);
+	ft_check((info->caps & caps) == caps, "ompi hints: caps granted", "caps %s",
+		 fi_tostr(&info->caps, FI_TYPE_CAPS));
+	ft_check((info->mode & ~mode) == 0, "ompi hints: mode within FI_CONTEXT|FI_CONTEXT2",
+		 "mode %#llx", (unsigned long long) info->mode);
+	ft_check(info->tx_attr->op_flags == FI_COMPLETION &&
+		 info->rx_attr->op_flags == FI_COMPLETION,
+		 "ompi hints: op_flags FI_COMPLETION echoed", "tx %#llx rx %#llx",
+		 (unsigned long long) info->tx_attr->op_flags,
+		 (unsigned long long) info->rx_attr->op_flags);
+	ft_check(info->domain_attr->threading == FI_THREAD_DOMAIN,
+		 "ompi hints: threading FI_THREAD_DOMAIN", "threading %d",
+		 info->domain_attr->threading);
+	ft_check(info->domain_attr->resource_mgmt == FI_RM_ENABLED,
+		 "ompi hints: resource_mgmt FI_RM_ENABLED", "resource_mgmt %d",
+		 info->domain_attr->resource_mgmt);
+	ft_check(info->domain_attr->av_type == FI_AV_MAP, "ompi hints: av_type FI_AV_MAP",
+		 "av_type %d", info->domain_attr->av_type);
+	ft_check(((uint64_t) info->domain_attr->mr_mode & ~mr_mode) == 0,
+		 "ompi hints: mr_mode within the hints", "mr_mode %#x",
+		 info->domain_attr->mr_mode);
+	ft_check(info->domain_attr->cq_data_size >= 4, "ompi hints: cq_data_size >= 4",
+		 "cq_data_size %zu", info->domain_attr->cq_data_size);
+	ft_check(info->ep_attr->mem_tag_format >> 63,
+		 "ompi hints: mem_tag_format has bit 63", "mem_tag_format %#llx",
+		 (unsigned long long) info->ep_attr->mem_tag_format);
+	ft_check(info->domain_attr->data_progress != FI_PROGRESS_AUTO,
+		 "ompi hints: progress not automatic", "data_progress %d",
+		 info->domain_attr->data_progress);
 	fi_freeinfo(info);
 }
 
@@ -405,8 +384,8 @@ static void run_nodata_case(const struct nodata_case *c, const struct fi_info *b
 	ret = fi_getinfo(TEST_VERSION, c->node, c->node ? "9999" : NULL, 0, hints,
 			 &info);
 	snprintf(name, sizeof(name), "no data: %s", c->name);
-	check(ret == -FI_ENODATA, name, "fi_getinfo returned %d (%s)%s", ret,
-	      fi_strerror(ret < 0 ? -ret : ret), ret == 0 ? ", an entry came back" : "");
+	ft_check(ret == -FI_ENODATA, name, "fi_getinfo returned %d (%s)%s", ret,
+		 fi_strerror(ret < 0 ? -ret : ret), ret == 0 ? ", an entry came back" : "");
 	if (!ret)
 		fi_freeinfo(info);
 	info = NULL;
@@ -416,10 +395,10 @@ static void run_nodata_case(const struct nodata_case *c, const struct fi_info *b
 		ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info);
 		layered = ret ? NULL : find_layered(info);
 		snprintf(name, sizeof(name), "no layered rdmx entry: %s", c->name);
-		check((ret == -FI_ENODATA || ret == 0) && !layered &&
-		      (ret || !count_rdmx(info)), name,
-		      "fi_getinfo %d, rdmx entries %d, layered %s", ret,
-		      ret ? 0 : count_rdmx(info), layered ? layered : "(none)");
+		ft_check((ret == -FI_ENODATA || ret == 0) && !layered &&
+			 (ret || !count_rdmx(info)), name,
+			 "fi_getinfo %d, rdmx entries %d, layered %s", ret,
+			 ret ? 0 : count_rdmx(info), layered ? layered : "(none)");
 		if (!ret)
 			fi_freeinfo(info);
 	}
@@ -441,8 +420,8 @@ int main(void)
 			run_nodata_case(&nodata_cases[i], base);
 		fi_freeinfo(base);
 	} else {
-		check(false, "negative hints", "skipped: no baseline entry to derive sizes from");
+		ft_check(false, "negative hints",
+			 "skipped: no baseline entry to derive sizes from");
 	}
-	printf("%d passed, %d failed\n", g_passed, g_failed);
-	return g_failed ? 1 : 0;
+	return ft_check_summary();
 }

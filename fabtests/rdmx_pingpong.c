@@ -22,19 +22,14 @@
  * per-iteration CQ data value. Any mismatch, error completion or timeout
  * exits non-zero with a message; only a full success exits 0.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -42,6 +37,9 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+
+#include "ft_common.h"
+#include "ft_fabric.h"
 
 #define PP_NAME			"rdmx_pingpong"
 #define PP_FI_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
@@ -53,9 +51,10 @@
 #define PP_SIZE_CAP		65536	/* largest size of -S all */
 #define PP_SIZES_MAX		64
 #define PP_ADDR_MAX		256
-#define PP_GUARD		16	/* poisoned bytes after each rx payload */
-#define PP_POISON		0xA5
 #define PP_CQ_BATCH		8
+/* The completion flags checked: the kind of operation and the CQ data. */
+#define PP_CQ_FLAGS		(FI_SEND | FI_RECV | FI_MSG | FI_TAGGED | \
+				 FI_REMOTE_CQ_DATA | FI_RMA | FI_ATOMIC)
 #define PP_ALIGN		64
 
 /* Control messages travel with their own tag and CQ data. */
@@ -133,11 +132,7 @@ struct pp_msg {
 struct pp {
 	struct pp_opts		opts;
 	struct fi_info		*info;
-	struct fid_fabric	*fabric;
-	struct fid_domain	*domain;
-	struct fid_cq		*cq;
-	struct fid_av		*av;
-	struct fid_ep		*ep;
+	struct ft_rdm		rdm;
 	struct fid_mr		*mr;
 	void			*desc;
 	uint8_t			*mem;
@@ -155,93 +150,7 @@ struct pp {
 	uint64_t		*rtt_ns;
 };
 
-/* Prints a failed call with its libfabric error; returns the code. */
-static int pp_err(const char *what, ssize_t ret)
-{
-	fprintf(stderr, PP_NAME ": %s: %s (%zd)\n", what,
-		fi_strerror((int) -ret), ret);
-	return ret < 0 ? (int) ret : -FI_EOTHER;
-}
-
-/* Prints a check that failed; returns -FI_EIO. */
-static int __attribute__((format(printf, 1, 2))) pp_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PP_NAME ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -FI_EIO;
-}
-
-static uint64_t pp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
-
-static uint64_t pp_deadline(const struct pp *pp)
-{
-	return pp_now_ns() + (uint64_t) pp->opts.timeout_s * 1000000000ULL;
-}
-
-/* ---------------------------------------------------------------------
- * Payload pattern
- * ------------------------------------------------------------------- */
-
-/* A 64-bit mix (splitmix64's finaliser): word j of the pattern of seed. */
-static uint64_t pp_pattern_word(uint64_t seed, size_t j)
-{
-	uint64_t x = seed + (uint64_t) j * 0x9E3779B97F4A7C15ULL;
-
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
-}
-
-static uint64_t pp_seed(enum pp_dir dir, uint32_t it, size_t size)
-{
-	return ((uint64_t) it + 1) * 0xD1B54A32D192ED03ULL ^
-	       (uint64_t) size * 0x8CB92BA72F3D8DD7ULL ^ (uint64_t) dir;
-}
-
-static void pp_pattern_fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-	for (size_t off = 0; off < len; off += 8) {
-		uint64_t w = pp_pattern_word(seed, off / 8);
-
-		memcpy(buf + off, &w, len - off < 8 ? len - off : 8);
-	}
-}
-
-/* Returns 0, or the error after naming the first wrong byte. */
-static int pp_pattern_check(const uint8_t *buf, size_t len, uint64_t seed,
-			    const char *what)
-{
-	for (size_t off = 0; off < len; off += 8) {
-		uint64_t w = pp_pattern_word(seed, off / 8);
-		size_t n = len - off < 8 ? len - off : 8;
-		uint8_t want[8];
-
-		memcpy(want, &w, n);
-		for (size_t i = 0; i < n; i++) {
-			if (buf[off + i] != want[i])
-				return pp_fail("%s: payload byte %zu of %zu is 0x%02x, "
-					       "expected 0x%02x", what, off + i, len,
-					       buf[off + i], want[i]);
-		}
-	}
-	for (size_t i = len; i < len + PP_GUARD; i++) {
-		if (buf[i] != PP_POISON)
-			return pp_fail("%s: byte %zu past the %zu-byte payload was "
-				       "overwritten", what, i, len);
-	}
-	return 0;
-}
+const char *const ft_prog = PP_NAME;
 
 /* ---------------------------------------------------------------------
  * Completions, posting with retry
@@ -249,24 +158,13 @@ static int pp_pattern_check(const uint8_t *buf, size_t len, uint64_t seed,
 
 static void pp_report_cq_error(struct pp *pp)
 {
-	char err_data[256] = "";
-	struct fi_cq_err_entry err = {
-		.err_data = err_data,
-		.err_data_size = sizeof(err_data),
-	};
-	char text[256];
-	ssize_t ret = fi_cq_readerr(pp->cq, &err, 0);
+	struct fi_cq_err_entry err;
+	char text[512];
 
-	if (ret < 0) {
-		pp_err("fi_cq_readerr", ret);
-		return;
-	}
-	fprintf(stderr, PP_NAME ": error completion (context %p, flags %s): "
-		"%s (err %d, prov_errno %d): %s\n", err.op_context,
-		fi_tostr(&err.flags, FI_TYPE_CQ_EVENT_FLAGS), fi_strerror(err.err),
-		err.err, err.prov_errno,
-		fi_cq_strerror(pp->cq, err.prov_errno, err.err_data, text,
-			       sizeof(text)));
+	if (!ft_cq_readerr(pp->rdm.cq, &err, text, sizeof(text)))
+		fprintf(stderr, PP_NAME ": error completion (context %p, flags %s): %s\n",
+			err.op_context, fi_tostr(&err.flags, FI_TYPE_CQ_EVENT_FLAGS),
+			text);
 }
 
 /* Matches one completion to its operation. */
@@ -280,11 +178,11 @@ static int pp_complete(struct pp *pp, const struct fi_cq_tagged_entry *e,
 	else if (e->op_context == &pp->recv_op.fctx)
 		op = &pp->recv_op;
 	else
-		return pp_fail("completion with unknown context %p (flags %s)",
+		return ft_fail("completion with unknown context %p (flags %s)",
 			       e->op_context,
 			       fi_tostr(&e->flags, FI_TYPE_CQ_EVENT_FLAGS));
 	if (!op->posted || op->done)
-		return pp_fail("%s: completion for an operation not outstanding "
+		return ft_fail("%s: completion for an operation not outstanding "
 			       "(posted %d done %d, flags %s, len %zu)", op->what,
 			       op->posted, op->done,
 			       fi_tostr(&e->flags, FI_TYPE_CQ_EVENT_FLAGS), e->len);
@@ -299,7 +197,7 @@ static int pp_progress(struct pp *pp)
 {
 	struct fi_cq_tagged_entry entries[PP_CQ_BATCH];
 	fi_addr_t srcs[PP_CQ_BATCH];
-	ssize_t n = fi_cq_readfrom(pp->cq, entries, PP_CQ_BATCH, srcs);
+	ssize_t n = fi_cq_readfrom(pp->rdm.cq, entries, PP_CQ_BATCH, srcs);
 	int ret;
 
 	if (n == -FI_EAGAIN)
@@ -309,7 +207,7 @@ static int pp_progress(struct pp *pp)
 		return -FI_EAVAIL;
 	}
 	if (n < 0)
-		return pp_err("fi_cq_readfrom", n);
+		return ft_err("fi_cq_readfrom", n);
 	for (ssize_t i = 0; i < n; i++) {
 		ret = pp_complete(pp, &entries[i], srcs[i]);
 		if (ret)
@@ -321,16 +219,16 @@ static int pp_progress(struct pp *pp)
 static int pp_check_deadline(uint64_t deadline, const struct pp *pp,
 			     const char *what)
 {
-	if (pp_now_ns() < deadline)
+	if (ft_now_ns() < deadline)
 		return 0;
-	return pp_fail("timed out after %d s waiting for %s", pp->opts.timeout_s,
+	return ft_fail("timed out after %d s waiting for %s", pp->opts.timeout_s,
 		       what);
 }
 
 /* Progresses until op completes, or fails after the timeout. */
 static int pp_wait(struct pp *pp, struct pp_op *op)
 {
-	uint64_t deadline = pp_deadline(pp);
+	uint64_t deadline = ft_deadline_ns(pp->opts.timeout_s);
 	int ret;
 
 	while (!op->done) {
@@ -352,12 +250,12 @@ static ssize_t pp_try_send(struct pp *pp, const struct pp_msg *msg,
 {
 	if (msg->inject)
 		return pp->opts.tagged ?
-		       fi_tinject(pp->ep, msg->buf, msg->len, pp->peer, msg->tag) :
-		       fi_inject(pp->ep, msg->buf, msg->len, pp->peer);
+		       fi_tinject(pp->rdm.ep, msg->buf, msg->len, pp->peer, msg->tag) :
+		       fi_inject(pp->rdm.ep, msg->buf, msg->len, pp->peer);
 	return pp->opts.tagged ?
-	       fi_tsenddata(pp->ep, msg->buf, msg->len, pp->desc, msg->data,
+	       fi_tsenddata(pp->rdm.ep, msg->buf, msg->len, pp->desc, msg->data,
 			    pp->peer, msg->tag, &op->fctx) :
-	       fi_senddata(pp->ep, msg->buf, msg->len, pp->desc, msg->data,
+	       fi_senddata(pp->rdm.ep, msg->buf, msg->len, pp->desc, msg->data,
 			   pp->peer, &op->fctx);
 }
 
@@ -365,9 +263,9 @@ static ssize_t pp_try_recv(struct pp *pp, const struct pp_msg *msg,
 			   struct pp_op *op)
 {
 	return pp->opts.tagged ?
-	       fi_trecv(pp->ep, msg->buf, msg->len, pp->desc, FI_ADDR_UNSPEC,
+	       fi_trecv(pp->rdm.ep, msg->buf, msg->len, pp->desc, FI_ADDR_UNSPEC,
 			msg->tag, 0, &op->fctx) :
-	       fi_recv(pp->ep, msg->buf, msg->len, pp->desc, FI_ADDR_UNSPEC,
+	       fi_recv(pp->rdm.ep, msg->buf, msg->len, pp->desc, FI_ADDR_UNSPEC,
 		       &op->fctx);
 }
 
@@ -379,11 +277,11 @@ static ssize_t pp_try_recv(struct pp *pp, const struct pp_msg *msg,
 static int pp_post(struct pp *pp, pp_post_fn fn, const struct pp_msg *msg,
 		   struct pp_op *op, const char *call, bool completes)
 {
-	uint64_t deadline = pp_deadline(pp);
+	uint64_t deadline = ft_deadline_ns(pp->opts.timeout_s);
 	ssize_t ret;
 
 	if (op->posted)
-		return pp_fail("%s: posted twice", msg->what);
+		return ft_fail("%s: posted twice", msg->what);
 	op->what = msg->what;
 	op->done = false;
 	op->posted = completes;
@@ -399,7 +297,7 @@ static int pp_post(struct pp *pp, pp_post_fn fn, const struct pp_msg *msg,
 
 		op->posted = false;
 		snprintf(what, sizeof(what), "%s: %s", msg->what, call);
-		return pp_err(what, ret);
+		return ft_err(what, ret);
 	}
 	return 0;
 }
@@ -416,24 +314,9 @@ static int pp_send(struct pp *pp, const struct pp_msg *msg)
 /* Posts a receive of exactly msg->len bytes into a poisoned buffer. */
 static int pp_recv(struct pp *pp, const struct pp_msg *msg)
 {
-	memset(msg->buf, PP_POISON, msg->len + PP_GUARD);
+	memset(msg->buf, FT_POISON, msg->len + FT_GUARD);
 	return pp_post(pp, pp_try_recv, msg, &pp->recv_op,
 		       pp->opts.tagged ? "fi_trecv" : "fi_recv", true);
-}
-
-static int pp_check_flags(uint64_t got, uint64_t want, const char *what)
-{
-	const uint64_t mask = FI_SEND | FI_RECV | FI_MSG | FI_TAGGED |
-			      FI_REMOTE_CQ_DATA | FI_RMA | FI_ATOMIC;
-	char got_s[128], want_s[128];
-
-	if ((got & mask) == want)
-		return 0;
-	got &= mask;
-	snprintf(got_s, sizeof(got_s), "%s", fi_tostr(&got, FI_TYPE_CQ_EVENT_FLAGS));
-	snprintf(want_s, sizeof(want_s), "%s", fi_tostr(&want, FI_TYPE_CQ_EVENT_FLAGS));
-	return pp_fail("%s: completion flags [%s], expected [%s]", what, got_s,
-		       want_s);
 }
 
 static uint64_t pp_kind_flag(const struct pp *pp)
@@ -446,8 +329,8 @@ static int pp_check_send(struct pp *pp, const struct pp_msg *msg)
 {
 	if (msg->inject)
 		return 0;
-	return pp_check_flags(pp->send_op.entry.flags, FI_SEND | pp_kind_flag(pp),
-			      msg->what);
+	return ft_check_cq_flags(pp->send_op.entry.flags, FI_SEND | pp_kind_flag(pp),
+				 PP_CQ_FLAGS, msg->what);
 }
 
 /*
@@ -459,21 +342,21 @@ static int pp_check_recv_entry(struct pp *pp, const struct pp_msg *msg)
 	const struct fi_cq_tagged_entry *e = &pp->recv_op.entry;
 	uint64_t want = FI_RECV | pp_kind_flag(pp) |
 			(msg->inject ? 0 : FI_REMOTE_CQ_DATA);
-	int ret = pp_check_flags(e->flags, want, msg->what);
+	int ret = ft_check_cq_flags(e->flags, want, PP_CQ_FLAGS, msg->what);
 
 	if (ret)
 		return ret;
 	if (e->len != msg->len)
-		return pp_fail("%s: completion len %zu, expected %zu", msg->what,
+		return ft_fail("%s: completion len %zu, expected %zu", msg->what,
 			       e->len, msg->len);
 	if (pp->opts.tagged && e->tag != msg->tag)
-		return pp_fail("%s: completion tag 0x%" PRIx64 ", expected 0x%" PRIx64,
+		return ft_fail("%s: completion tag 0x%" PRIx64 ", expected 0x%" PRIx64,
 			       msg->what, e->tag, msg->tag);
 	if (!msg->inject && e->data != msg->data)
-		return pp_fail("%s: remote CQ data 0x%" PRIx64 ", expected 0x%" PRIx64,
+		return ft_fail("%s: remote CQ data 0x%" PRIx64 ", expected 0x%" PRIx64,
 			       msg->what, e->data, msg->data);
 	if (pp->peer != FI_ADDR_UNSPEC && pp->recv_op.src != pp->peer)
-		return pp_fail("%s: source fi_addr %" PRIu64 ", expected %" PRIu64,
+		return ft_fail("%s: source fi_addr %" PRIu64 ", expected %" PRIu64,
 			       msg->what, pp->recv_op.src, pp->peer);
 	return 0;
 }
@@ -495,7 +378,7 @@ static void pp_msg_data(const struct pp *pp, enum pp_dir dir, uint32_t it,
 	msg->data = (((uint64_t) it + 1) * 0x9E3779B97F4A7C15ULL ^
 		     (uint64_t) size << 8 ^ dir) & pp->data_mask;
 	msg->inject = it % 2 == 0 && size <= pp->inject_size;
-	msg->seed = pp_seed(dir, it, size);
+	msg->seed = ft_pattern_seed(dir, it, 0, size);
 	msg->what = names[dir];
 }
 
@@ -550,7 +433,7 @@ static int pp_ctrl_check(struct pp *pp, enum pp_ctrl_type type)
 		return ret;
 	if (c->magic != PP_CTRL_MAGIC || c->version != PP_CTRL_VERSION ||
 	    c->type != type)
-		return pp_fail("%s: bad control message (magic 0x%x version %u "
+		return ft_fail("%s: bad control message (magic 0x%x version %u "
 			       "type %u)", msg.what, c->magic, c->version, c->type);
 	return 0;
 }
@@ -622,13 +505,6 @@ static size_t pp_sizes(const struct pp *pp, size_t *sizes)
 	return n;
 }
 
-static int pp_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void pp_print_header(const struct pp *pp)
 {
 	printf(PP_NAME ": provider %s, fabric %s, domain %s, %s, inject_size %zu, "
@@ -644,15 +520,9 @@ static void pp_print_header(const struct pp *pp)
 static void pp_print_row(const struct pp *pp, size_t size)
 {
 	uint32_t n = pp->opts.iters;
-	double median, p99;
-	size_t i99;
+	double median = ft_median(pp->rtt_ns, n) / 2000.0;
+	double p99 = ft_p99(pp->rtt_ns, n) / 2000.0;
 
-	qsort(pp->rtt_ns, n, sizeof(*pp->rtt_ns), pp_cmp_u64);
-	median = n % 2 ? pp->rtt_ns[n / 2] :
-			 (pp->rtt_ns[n / 2 - 1] + pp->rtt_ns[n / 2]) / 2.0;
-	i99 = ((size_t) n * 99 + 99) / 100 - 1;
-	median /= 2000.0;
-	p99 = pp->rtt_ns[i99] / 2000.0;
 	printf("%10zu %8u %12.2f %12.2f %12.2f\n", size, n, median, p99,
 	       size / median);
 	fflush(stdout);
@@ -671,25 +541,26 @@ static int pp_client_iter(struct pp *pp, uint32_t it, size_t size, uint64_t *rtt
 
 	pp_msg_data(pp, PP_PING, it, size, &ping);
 	pp_msg_data(pp, PP_PONG, it, size, &pong);
-	pp_pattern_fill(ping.buf, size, ping.seed);
+	ft_pattern_fill(ping.buf, size, ping.seed);
 	ret = pp_recv(pp, &pong);
 	if (ret)
 		return ret;
-	t0 = pp_now_ns();
+	t0 = ft_now_ns();
 	ret = pp_send(pp, &ping);
 	if (!ret)
 		ret = pp_wait(pp, &pp->recv_op);
 	if (ret)
 		return ret;
 	if (rtt)
-		*rtt = pp_now_ns() - t0;
+		*rtt = ft_now_ns() - t0;
 	if (!ping.inject)
 		ret = pp_wait(pp, &pp->send_op);
 	if (!ret)
 		ret = pp_check_send(pp, &ping);
 	if (!ret)
 		ret = pp_check_recv_entry(pp, &pong);
-	return ret ? ret : pp_pattern_check(pong.buf, size, pong.seed, pong.what);
+	return ret ? ret : ft_pattern_check(pong.buf, size, pong.seed, FT_GUARD,
+					    pong.what);
 }
 
 /*
@@ -704,7 +575,7 @@ static int pp_server_iter(struct pp *pp, uint32_t it, size_t size)
 
 	pp_msg_data(pp, PP_PING, it, size, &ping);
 	pp_msg_data(pp, PP_PONG, it, size, &pong);
-	pp_pattern_fill(pong.buf, size, pong.seed);
+	ft_pattern_fill(pong.buf, size, pong.seed);
 	ret = pp_recv(pp, &ping);
 	if (!ret)
 		ret = pp_wait(pp, &pp->recv_op);
@@ -713,7 +584,7 @@ static int pp_server_iter(struct pp *pp, uint32_t it, size_t size)
 	if (!ret)
 		ret = pp_send(pp, &pong);
 	if (!ret)
-		ret = pp_pattern_check(ping.buf, size, ping.seed, ping.what);
+		ret = ft_pattern_check(ping.buf, size, ping.seed, FT_GUARD, ping.what);
 	if (!ret && !pong.inject)
 		ret = pp_wait(pp, &pp->send_op);
 	return ret ? ret : pp_check_send(pp, &pong);
@@ -747,7 +618,7 @@ static int pp_run(struct pp *pp, size_t *count_p)
 	int ret = 0;
 
 	if (pp->opts.size != PP_SIZE_ALL && pp->opts.size > pp->max_msg_size)
-		return pp_fail("-S %" PRIu64 " exceeds max_msg_size %zu",
+		return ft_fail("-S %" PRIu64 " exceeds max_msg_size %zu",
 			       pp->opts.size, pp->max_msg_size);
 	if (pp->opts.host)
 		pp_print_header(pp);
@@ -784,10 +655,10 @@ static int pp_hints_src(struct fi_info *hints, const char *bind_addr)
 	int ret = fi_getinfo(PP_FI_VERSION, bind_addr, "0", FI_SOURCE, hints, &src);
 
 	if (ret)
-		return pp_err("fi_getinfo (-b source address)", ret);
+		return ft_err("fi_getinfo (-b source address)", ret);
 	if (!src->src_addr) {
 		fi_freeinfo(src);
-		return pp_fail("the provider returned no address for -b %s", bind_addr);
+		return ft_fail("the provider returned no address for -b %s", bind_addr);
 	}
 	hints->src_addr = malloc(src->src_addrlen);
 	if (!hints->src_addr) {
@@ -820,9 +691,9 @@ static int pp_getinfo(struct pp *pp)
 	}
 	fi_freeinfo(hints);
 	if (ret)
-		return pp_err("fi_getinfo", ret);
+		return ft_err("fi_getinfo", ret);
 	if (o->host && !pp->info->dest_addr)
-		return pp_fail("provider %s returned no dest_addr for %s:%s",
+		return ft_fail("provider %s returned no dest_addr for %s:%s",
 			       pp->info->fabric_attr->prov_name, o->host, o->port);
 	return 0;
 }
@@ -837,8 +708,8 @@ static size_t pp_align(size_t len)
 static int pp_alloc_buffers(struct pp *pp)
 {
 	size_t data_len = pp_align((pp->max_msg_size < PP_SIZE_CAP ?
-				    pp->max_msg_size : PP_SIZE_CAP) + PP_GUARD);
-	size_t ctrl_len = pp_align(sizeof(struct pp_ctrl) + PP_GUARD);
+				    pp->max_msg_size : PP_SIZE_CAP) + FT_GUARD);
+	size_t ctrl_len = pp_align(sizeof(struct pp_ctrl) + FT_GUARD);
 	int ret;
 
 	pp->mem_len = 2 * data_len + 2 * ctrl_len;
@@ -854,21 +725,16 @@ static int pp_alloc_buffers(struct pp *pp)
 		return -FI_ENOMEM;
 	if (!(pp->info->domain_attr->mr_mode & FI_MR_LOCAL))
 		return 0;
-	ret = fi_mr_reg(pp->domain, pp->mem, pp->mem_len, FI_SEND | FI_RECV, 0, 0,
+	ret = fi_mr_reg(pp->rdm.domain, pp->mem, pp->mem_len, FI_SEND | FI_RECV, 0, 0,
 			0, &pp->mr, NULL);
 	if (ret)
-		return pp_err("fi_mr_reg", ret);
+		return ft_err("fi_mr_reg", ret);
 	pp->desc = fi_mr_desc(pp->mr);
 	return 0;
 }
 
 static int pp_open(struct pp *pp)
 {
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_TAGGED,
-		.wait_obj = FI_WAIT_NONE,
-	};
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	size_t cq_data_size;
 	int ret;
 
@@ -881,61 +747,10 @@ static int pp_open(struct pp *pp)
 	pp->inject_size = pp->info->tx_attr->inject_size;
 	pp->max_msg_size = pp->info->ep_attr->max_msg_size;
 
-	ret = fi_fabric(pp->info->fabric_attr, &pp->fabric, NULL);
-	if (ret)
-		return pp_err("fi_fabric", ret);
-	ret = fi_domain(pp->fabric, pp->info, &pp->domain, NULL);
-	if (ret)
-		return pp_err("fi_domain", ret);
-	ret = fi_cq_open(pp->domain, &cq_attr, &pp->cq, NULL);
-	if (ret)
-		return pp_err("fi_cq_open", ret);
-	ret = fi_av_open(pp->domain, &av_attr, &pp->av, NULL);
-	if (ret)
-		return pp_err("fi_av_open", ret);
-	ret = pp_alloc_buffers(pp);
-	if (ret)
-		return ret;
-	ret = fi_endpoint(pp->domain, pp->info, &pp->ep, NULL);
-	if (ret)
-		return pp_err("fi_endpoint", ret);
-	ret = fi_ep_bind(pp->ep, &pp->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (ret)
-		return pp_err("fi_ep_bind (cq)", ret);
-	ret = fi_ep_bind(pp->ep, &pp->av->fid, 0);
-	if (ret)
-		return pp_err("fi_ep_bind (av)", ret);
-	ret = fi_enable(pp->ep);
-	if (ret)
-		return pp_err("fi_enable", ret);
-	return 0;
-}
-
-/* Inserts one address as the peer. */
-static int pp_insert_peer(struct pp *pp, const void *addr)
-{
-	int ret = fi_av_insert(pp->av, addr, 1, &pp->peer, 0, NULL);
-
-	if (ret != 1) {
-		pp->peer = FI_ADDR_UNSPEC;
-		return pp_err("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
-	}
-	return 0;
-}
-
-/* Closes one object if open, keeping the first failure in *status. */
-static void pp_close_fid(struct fid *fid, const char *what, int *status)
-{
-	int ret;
-
-	if (!fid)
-		return;
-	ret = fi_close(fid);
-	if (ret) {
-		pp_err(what, ret);
-		if (!*status)
-			*status = ret;
-	}
+	ret = ft_rdm_open(&pp->rdm, pp->info, 0);
+	if (!ret)
+		ret = pp_alloc_buffers(pp);
+	return ret ? ret : ft_rdm_enable(&pp->rdm, pp->info);
 }
 
 /* Closes everything in the reverse order of pp_open; 0 or an error. */
@@ -943,41 +758,13 @@ static int pp_close(struct pp *pp)
 {
 	int status = 0;
 
-	pp_close_fid(pp->ep ? &pp->ep->fid : NULL, "fi_close (ep)", &status);
-	pp_close_fid(pp->mr ? &pp->mr->fid : NULL, "fi_close (mr)", &status);
-	pp_close_fid(pp->av ? &pp->av->fid : NULL, "fi_close (av)", &status);
-	pp_close_fid(pp->cq ? &pp->cq->fid : NULL, "fi_close (cq)", &status);
-	pp_close_fid(pp->domain ? &pp->domain->fid : NULL, "fi_close (domain)",
-		     &status);
-	pp_close_fid(pp->fabric ? &pp->fabric->fid : NULL, "fi_close (fabric)",
-		     &status);
+	ft_rdm_close_ep(&pp->rdm, &status);
+	ft_close_fid(pp->mr ? &pp->mr->fid : NULL, "fi_close (mr)", &status);
+	ft_rdm_close(&pp->rdm, &status);
 	free(pp->rtt_ns);
 	free(pp->mem);
 	fi_freeinfo(pp->info);
 	return status;
-}
-
-/* Prints "listening on <address> port <n>" once the endpoint is enabled. */
-static int pp_print_listening(struct pp *pp)
-{
-	char name[PP_ADDR_MAX], text[PP_ADDR_MAX];
-	size_t len = sizeof(name), text_len = sizeof(text);
-	const struct sockaddr *sa = (const struct sockaddr *) name;
-	int ret = fi_getname(&pp->ep->fid, name, &len);
-	unsigned port = 0;
-
-	if (ret)
-		return pp_err("fi_getname", ret);
-	if (!fi_av_straddr(pp->av, name, text, &text_len))
-		snprintf(text, sizeof(text), "(unprintable address)");
-	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
-		port = ntohs(((const struct sockaddr_in *) sa)->sin_port);
-	else if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
-		port = ntohs(((const struct sockaddr_in6 *) sa)->sin6_port);
-	printf(PP_NAME ": listening on %s port %u (provider %s)\n", text, port,
-	       pp->info->fabric_attr->prov_name);
-	fflush(stdout);
-	return 0;
 }
 
 /* The server accepts the client's HELLO and agrees on limits. */
@@ -991,8 +778,8 @@ static int pp_server_accept(struct pp *pp)
 	if (ret)
 		return ret;
 	if (hello->addrlen == 0 || hello->addrlen > PP_ADDR_MAX)
-		return pp_fail("HELLO carries a %u-byte address", hello->addrlen);
-	ret = pp_insert_peer(pp, hello->addr);
+		return ft_fail("HELLO carries a %u-byte address", hello->addrlen);
+	ret = ft_rdm_insert(&pp->rdm, hello->addr, &pp->peer, "fi_av_insert");
 	if (ret)
 		return ret;
 	if (hello->tagged != pp->opts.tagged || hello->iters != pp->opts.iters ||
@@ -1007,7 +794,7 @@ static int pp_server_accept(struct pp *pp)
 	pp_ctrl_init(pp, PP_CTRL_ACK, status);
 	ret = pp_ctrl_send(pp, PP_CTRL_ACK);
 	if (!ret && status != PP_STATUS_OK)
-		ret = pp_fail("the client's options differ (-m, -n, -w or -S): "
+		ret = ft_fail("the client's options differ (-m, -n, -w or -S): "
 			      "client %s -n %u -w %u, server %s -n %u -w %u",
 			      hello->tagged ? "tagged" : "msg", hello->iters,
 			      hello->warmup, pp->opts.tagged ? "tagged" : "msg",
@@ -1022,21 +809,21 @@ static int pp_client_connect(struct pp *pp)
 	size_t len = PP_ADDR_MAX;
 	int ret;
 
-	ret = pp_insert_peer(pp, pp->info->dest_addr);
+	ret = ft_rdm_insert(&pp->rdm, pp->info->dest_addr, &pp->peer, "fi_av_insert");
 	if (ret)
 		return ret;
 	pp_ctrl_init(pp, PP_CTRL_HELLO, PP_STATUS_OK);
-	ret = fi_getname(&pp->ep->fid, pp->ctrl_tx->addr, &len);
+	ret = fi_getname(&pp->rdm.ep->fid, pp->ctrl_tx->addr, &len);
 	if (ret)
-		return pp_err("fi_getname", ret);
+		return ft_err("fi_getname", ret);
 	pp->ctrl_tx->addrlen = (uint32_t) len;
 	ret = pp_ctrl_request(pp, PP_CTRL_HELLO, PP_CTRL_ACK);
 	if (ret)
 		return ret;
 	if (ack->status != PP_STATUS_OK)
-		return pp_fail("the server refused: its -m, -n, -w or -S differ");
+		return ft_fail("the server refused: its -m, -n, -w or -S differ");
 	if (ack->inject_size > pp->inject_size || ack->max_msg_size > pp->max_msg_size)
-		return pp_fail("the server agreed to limits above ours");
+		return ft_fail("the server agreed to limits above ours");
 	pp->inject_size = ack->inject_size;
 	pp->max_msg_size = ack->max_msg_size;
 	return 0;
@@ -1078,23 +865,6 @@ static void pp_usage(void)
 		PP_DEFAULT_ITERS, PP_DEFAULT_WARMUP, PP_DEFAULT_TIMEOUT);
 }
 
-/* Parses an unsigned decimal number within [min, max]. */
-static int pp_parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < min || v > max) {
-		fprintf(stderr, PP_NAME ": bad number '%s' (want %" PRIu64 "..%" PRIu64
-			")\n", s, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static int pp_parse_opts(int argc, char **argv, struct pp_opts *o)
 {
 	uint64_t v;
@@ -1124,36 +894,34 @@ static int pp_parse_opts(int argc, char **argv, struct pp_opts *o)
 			o->bind_addr = optarg;
 			break;
 		case 'n':
-			if (pp_parse_num(optarg, 1, 10000000, &v))
+			if (ft_parse_num(optarg, 1, 10000000, &v))
 				return -1;
 			o->iters = (uint32_t) v;
 			break;
 		case 'w':
-			if (pp_parse_num(optarg, 0, 10000000, &v))
+			if (ft_parse_num(optarg, 0, 10000000, &v))
 				return -1;
 			o->warmup = (uint32_t) v;
 			break;
 		case 'S':
 			if (!strcmp(optarg, "all"))
 				o->size = PP_SIZE_ALL;
-			else if (pp_parse_num(optarg, 0, UINT32_MAX, &o->size))
+			else if (ft_parse_num(optarg, 0, UINT32_MAX, &o->size))
 				return -1;
 			break;
 		case 't':
-			if (pp_parse_num(optarg, 1, 86400, &v))
+			if (ft_parse_timeout(optarg, &o->timeout_s))
 				return -1;
-			o->timeout_s = (int) v;
 			break;
 		default:
 			pp_usage();
 			return -1;
 		}
 	}
-	if (optind < argc - 1) {
+	if (ft_parse_host(argc, argv, &o->host)) {
 		pp_usage();
 		return -1;
 	}
-	o->host = optind == argc - 1 ? argv[optind] : NULL;
 	return 0;
 }
 
@@ -1169,7 +937,8 @@ int main(int argc, char **argv)
 
 	ret = pp_open(&pp);
 	if (!ret && !pp.opts.host)
-		ret = pp_print_listening(&pp);
+		ret = ft_rdm_print_listening(&pp.rdm, "provider %s",
+					     pp.info->fabric_attr->prov_name);
 	if (!ret)
 		ret = pp.opts.host ? pp_client_connect(&pp) : pp_server_accept(&pp);
 	if (!ret)

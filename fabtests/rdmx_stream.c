@@ -51,20 +51,15 @@
  * "rdmx_stream: PASS ..." on full success, 1 on any failure, 2 on bad
  * options.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -73,6 +68,9 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/fi_ext_rdmx.h>
+
+#include "ft_common.h"
+#include "ft_fabric.h"
 
 #define ST_NAME			"rdmx_stream"
 #define ST_FI_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
@@ -86,9 +84,9 @@
 #define ST_SIZE_CAP		65536	/* largest message of any size mix */
 #define ST_PEERS_MAX		16
 #define ST_ADDR_MAX		256
-#define ST_GUARD		16	/* poisoned bytes checked after a payload */
-#define ST_POISON		0xA5
 #define ST_CQ_BATCH		16
+/* The completion flags checked: the kind of operation. */
+#define ST_CQ_FLAGS		(FI_SEND | FI_RECV | FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC)
 #define ST_ALIGN		64
 #define ST_REPORTS		10	/* receiver progress lines per sender */
 
@@ -245,11 +243,7 @@ struct st_peer {
 struct st {
 	struct st_opts		opts;
 	struct fi_info		*info;
-	struct fid_fabric	*fabric;
-	struct fid_domain	*domain;
-	struct fid_cq		*cq;
-	struct fid_av		*av;
-	struct fid_ep		*ep;
+	struct ft_rdm		rdm;
 	struct fid_mr		*mr;
 	void			*desc;
 	uint8_t			*mem;
@@ -269,34 +263,7 @@ struct st {
 	char			pass[256];	/* the PASS line, printed at exit */
 };
 
-/* Prints a failed call with its libfabric error; returns the code. */
-static int st_err(const char *what, ssize_t ret)
-{
-	fprintf(stderr, ST_NAME ": %s: %s (%zd)\n", what, fi_strerror((int) -ret),
-		ret);
-	return ret < 0 ? (int) ret : -FI_EOTHER;
-}
-
-/* Prints a check that failed; returns -FI_EIO. */
-static int __attribute__((format(printf, 1, 2))) st_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(ST_NAME ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -FI_EIO;
-}
-
-static uint64_t st_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
+const char *const ft_prog = ST_NAME;
 
 static double st_seconds(uint64_t from_ns, uint64_t to_ns)
 {
@@ -312,14 +279,6 @@ static double st_mbps(uint64_t bytes, double seconds)
  * Message lengths and payloads
  * ------------------------------------------------------------------- */
 
-/* splitmix64's finaliser. */
-static uint64_t st_mix(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
-}
-
 static size_t st_min(size_t a, size_t b)
 {
 	return a < b ? a : b;
@@ -331,7 +290,7 @@ static size_t st_min(size_t a, size_t b)
  */
 static size_t st_msg_len(enum st_sizes sizes, uint64_t seed, uint64_t i, size_t max)
 {
-	uint64_t h = st_mix(seed ^ st_mix(i + 0x9E3779B97F4A7C15ULL));
+	uint64_t h = ft_mix(seed ^ ft_mix(i + 0x9E3779B97F4A7C15ULL));
 	uint64_t pick = h % 100, r = h >> 8;
 
 	if (sizes == ST_SIZES_MAX)
@@ -348,72 +307,16 @@ static size_t st_msg_len(enum st_sizes sizes, uint64_t seed, uint64_t i, size_t 
 /* The payload pattern of message i, which also depends on its length. */
 static uint64_t st_msg_seed(uint64_t seed, uint64_t i, size_t len)
 {
-	return st_mix(seed ^ st_mix(i * 0xD1B54A32D192ED03ULL + len));
-}
-
-static uint64_t st_word(uint64_t seed, size_t j)
-{
-	return st_mix(seed + (uint64_t) j * 0x9E3779B97F4A7C15ULL);
-}
-
-static void st_fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-	for (size_t off = 0; off < len; off += 8) {
-		uint64_t w = st_word(seed, off / 8);
-
-		memcpy(buf + off, &w, st_min(len - off, 8));
-	}
-}
-
-/* Checks a received payload and the poisoned guard after it. */
-static int st_check_payload(const uint8_t *buf, size_t len, uint64_t seed,
-			    uint64_t msg, uint32_t id)
-{
-	for (size_t off = 0; off < len; off += 8) {
-		uint64_t w = st_word(seed, off / 8);
-		size_t n = st_min(len - off, 8);
-		uint8_t want[8];
-
-		memcpy(want, &w, n);
-		if (!memcmp(buf + off, want, n))
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			if (buf[off + i] != want[i])
-				return st_fail("sender %u message %" PRIu64 ": byte %zu of "
-					       "%zu is 0x%02x, expected 0x%02x", id, msg,
-					       off + i, len, buf[off + i], want[i]);
-		}
-	}
-	for (size_t i = len; i < len + ST_GUARD; i++) {
-		if (buf[i] != ST_POISON)
-			return st_fail("sender %u message %" PRIu64 ": byte %zu past the "
-				       "%zu-byte payload was overwritten", id, msg, i, len);
-	}
-	return 0;
+	return ft_mix(seed ^ ft_mix(i * 0xD1B54A32D192ED03ULL + len));
 }
 
 /* ---------------------------------------------------------------------
  * Completions
  * ------------------------------------------------------------------- */
 
-static int st_check_flags(uint64_t got, uint64_t want, const char *what)
-{
-	const uint64_t mask = FI_SEND | FI_RECV | FI_MSG | FI_TAGGED | FI_RMA |
-			      FI_ATOMIC;
-	char got_s[128], want_s[128];
-
-	if ((got & mask) == want)
-		return 0;
-	got &= mask;
-	snprintf(got_s, sizeof(got_s), "%s", fi_tostr(&got, FI_TYPE_CQ_EVENT_FLAGS));
-	snprintf(want_s, sizeof(want_s), "%s", fi_tostr(&want, FI_TYPE_CQ_EVENT_FLAGS));
-	return st_fail("%s: completion flags [%s], expected [%s]", what, got_s,
-		       want_s);
-}
-
 static ssize_t st_repost_rx(struct st *st, struct st_op *op)
 {
-	ssize_t ret = fi_trecv(st->ep, op->buf, st->max_msg_size, st->desc,
+	ssize_t ret = fi_trecv(st->rdm.ep, op->buf, st->max_msg_size, st->desc,
 			       FI_ADDR_UNSPEC, 0, ST_TAG_DATA_IGNORE, &op->fctx);
 
 	op->posted = !ret;
@@ -436,29 +339,31 @@ static int st_rx_data(struct st *st, struct st_op *op,
 {
 	uint64_t id = e->tag >> ST_TAG_ID_SHIFT, i = e->tag & ST_TAG_MSG_MASK;
 	struct st_peer *p = id && id <= st->npeers ? &st->peers[id - 1] : NULL;
+	char what[64];
 	size_t len;
 	ssize_t ret;
 
-	ret = st_check_flags(e->flags, FI_RECV | FI_TAGGED, "data receive");
+	ret = ft_check_cq_flags(e->flags, FI_RECV | FI_TAGGED, ST_CQ_FLAGS, "data receive");
 	if (ret)
 		return (int) ret;
 	if (!p)
-		return st_fail("message with tag 0x%" PRIx64 ": no sender has id %" PRIu64,
+		return ft_fail("message with tag 0x%" PRIx64 ": no sender has id %" PRIu64,
 			       e->tag, id);
 	if (i >= p->count)
-		return st_fail("sender %u: message %" PRIu64 " beyond its %" PRIu64
+		return ft_fail("sender %u: message %" PRIu64 " beyond its %" PRIu64
 			       " messages", p->id, i, p->count);
 	if (p->seen[i / 64] & (1ULL << (i % 64)))
-		return st_fail("sender %u: message %" PRIu64 " received twice", p->id, i);
+		return ft_fail("sender %u: message %" PRIu64 " received twice", p->id, i);
 	len = st_msg_len(p->sizes, p->seed, i, p->max_msg_size);
 	if (e->len != len)
-		return st_fail("sender %u: message %" PRIu64 " is %zu bytes, expected %zu",
+		return ft_fail("sender %u: message %" PRIu64 " is %zu bytes, expected %zu",
 			       p->id, i, e->len, len);
-	ret = st_check_payload(op->buf, len, st_msg_seed(p->seed, i, len), i, p->id);
+	snprintf(what, sizeof(what), "sender %u message %" PRIu64, p->id, i);
+	ret = ft_pattern_check(op->buf, len, st_msg_seed(p->seed, i, len), FT_GUARD, what);
 	if (ret)
 		return (int) ret;
 	if (src != p->addr)
-		return st_fail("sender %u: message %" PRIu64 " from fi_addr %" PRIu64
+		return ft_fail("sender %u: message %" PRIu64 " from fi_addr %" PRIu64
 			       ", expected %" PRIu64, p->id, i, src, p->addr);
 	p->seen[i / 64] |= 1ULL << (i % 64);
 	p->msgs++;
@@ -468,14 +373,14 @@ static int st_rx_data(struct st *st, struct st_op *op,
 		p->first_ns = p->last_ns;
 	st_rx_report(p);
 
-	memset(op->buf, ST_POISON, len + ST_GUARD);
+	memset(op->buf, FT_POISON, len + FT_GUARD);
 	ret = st_repost_rx(st, op);
 	if (ret == -FI_EAGAIN) {
 		st->eagain++;
 		st->rx_unposted = true;	/* the main loop reposts it */
 		return 0;
 	}
-	return ret ? st_err("fi_trecv (data)", ret) : 0;
+	return ret ? ft_err("fi_trecv (data)", ret) : 0;
 }
 
 /* A send completed: its window slot is free again. */
@@ -494,7 +399,7 @@ static int st_tx_data(struct st *st, struct st_op *op,
 	p->msgs++;
 	p->bytes += op->len;
 	p->last_ns = st->last_event_ns;
-	return st_check_flags(e->flags, FI_SEND | FI_TAGGED, "data send");
+	return ft_check_cq_flags(e->flags, FI_SEND | FI_TAGGED, ST_CQ_FLAGS, "data send");
 }
 
 /* Matches one completion to its operation. */
@@ -504,7 +409,7 @@ static int st_complete(struct st *st, const struct fi_cq_tagged_entry *e,
 	struct st_op *op = e->op_context;
 
 	if (!op || !op->posted)
-		return st_fail("completion for an operation not outstanding "
+		return ft_fail("completion for an operation not outstanding "
 			       "(context %p, flags %s, len %zu)", e->op_context,
 			       fi_tostr(&e->flags, FI_TYPE_CQ_EVENT_FLAGS), e->len);
 	op->posted = false;
@@ -541,16 +446,13 @@ static void st_tx_failed(struct st *st, struct st_op *op)
 /* Reads one error entry: tolerated only for sends to the dead receiver. */
 static int st_cq_error(struct st *st)
 {
-	char err_data[256] = "", text[256];
-	struct fi_cq_err_entry err = {
-		.err_data = err_data,
-		.err_data_size = sizeof(err_data),
-	};
-	ssize_t ret = fi_cq_readerr(st->cq, &err, 0);
+	struct fi_cq_err_entry err;
+	char text[512];
+	int ret = ft_cq_readerr(st->rdm.cq, &err, text, sizeof(text));
 	struct st_op *op;
 
-	if (ret < 0)
-		return st_err("fi_cq_readerr", ret);
+	if (ret)
+		return ret;
 	op = err.op_context;
 	if (op && op->posted && op->kind == ST_OP_DATA_TX &&
 	    (int) op->peer == st->opts.dead && err.err == FI_EHOSTUNREACH) {
@@ -558,12 +460,9 @@ static int st_cq_error(struct st *st)
 		st_tx_failed(st, op);
 		return 0;
 	}
-	fprintf(stderr, ST_NAME ": error completion (%s, peer %u, flags %s): "
-		"%s (err %d, prov_errno %d): %s\n",
+	fprintf(stderr, ST_NAME ": error completion (%s, peer %u, flags %s): %s\n",
 		op ? st_op_names[op->kind] : "unknown operation",
-		op ? op->peer : 0, fi_tostr(&err.flags, FI_TYPE_CQ_EVENT_FLAGS),
-		fi_strerror(err.err), err.err, err.prov_errno,
-		fi_cq_strerror(st->cq, err.prov_errno, err.err_data, text, sizeof(text)));
+		op ? op->peer : 0, fi_tostr(&err.flags, FI_TYPE_CQ_EVENT_FLAGS), text);
 	return -FI_EIO;
 }
 
@@ -572,16 +471,16 @@ static int st_progress(struct st *st)
 {
 	struct fi_cq_tagged_entry entries[ST_CQ_BATCH];
 	fi_addr_t srcs[ST_CQ_BATCH];
-	ssize_t n = fi_cq_readfrom(st->cq, entries, ST_CQ_BATCH, srcs);
+	ssize_t n = fi_cq_readfrom(st->rdm.cq, entries, ST_CQ_BATCH, srcs);
 	int ret;
 
 	if (n == -FI_EAGAIN)
 		return 0;
-	st->last_event_ns = st_now_ns();
+	st->last_event_ns = ft_now_ns();
 	if (n == -FI_EAVAIL)
 		return st_cq_error(st);
 	if (n < 0)
-		return st_err("fi_cq_readfrom", n);
+		return ft_err("fi_cq_readfrom", n);
 	for (ssize_t i = 0; i < n; i++) {
 		ret = st_complete(st, &entries[i], srcs[i]);
 		if (ret)
@@ -597,8 +496,8 @@ static int st_poll(struct st *st, const char *what)
 
 	if (ret)
 		return ret;
-	if (st_now_ns() - st->last_event_ns >= (uint64_t) st->opts.timeout_s * 1000000000ULL)
-		return st_fail("timed out: no completion for %d s while waiting for %s",
+	if (ft_now_ns() - st->last_event_ns >= (uint64_t) st->opts.timeout_s * 1000000000ULL)
+		return ft_fail("timed out: no completion for %d s while waiting for %s",
 			       st->opts.timeout_s, what);
 	return 0;
 }
@@ -631,9 +530,9 @@ static ssize_t st_ctrl_post_once(struct st *st, struct st_op *op,
 	};
 
 	if (op->kind == ST_OP_CTRL_RX)
-		return fi_trecv(st->ep, buf, sizeof(*buf), st->desc, addr, tag, ignore,
+		return fi_trecv(st->rdm.ep, buf, sizeof(*buf), st->desc, addr, tag, ignore,
 				&op->fctx);
-	return fi_tsendmsg(st->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+	return fi_tsendmsg(st->rdm.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
 }
 
 /* Posts a control send or receive, progressing while it gets -FI_EAGAIN. */
@@ -654,7 +553,7 @@ static int st_ctrl_post(struct st *st, struct st_op *op, struct st_ctrl *buf,
 	}
 	if (ret) {
 		op->posted = false;
-		return st_err(call, ret);
+		return ft_err(call, ret);
 	}
 	return 0;
 }
@@ -679,16 +578,16 @@ static int st_ctrl_check(const struct st_op *op, const struct st_ctrl *c,
 			 enum st_ctrl_type type)
 {
 	const char *what = st_ctrl_names[type];
-	int ret = st_check_flags(op->entry.flags, FI_RECV | FI_TAGGED, what);
+	int ret = ft_check_cq_flags(op->entry.flags, FI_RECV | FI_TAGGED, ST_CQ_FLAGS, what);
 
 	if (ret)
 		return ret;
 	if (op->entry.len != sizeof(*c))
-		return st_fail("%s: %zu bytes, expected %zu", what, op->entry.len,
+		return ft_fail("%s: %zu bytes, expected %zu", what, op->entry.len,
 			       sizeof(*c));
 	if (c->magic != ST_CTRL_MAGIC || c->version != ST_CTRL_VERSION ||
 	    c->type != type)
-		return st_fail("%s: bad control message (magic 0x%x version %u type %u)",
+		return ft_fail("%s: bad control message (magic 0x%x version %u type %u)",
 			       what, c->magic, c->version, c->type);
 	return 0;
 }
@@ -714,10 +613,10 @@ static const struct {
 static bool st_stats(struct st *st, struct fi_rdmx_ep_stats *stats)
 {
 	struct fi_rdmx_ep_ops *ops = NULL;
-	int ret = fi_open_ops(&st->ep->fid, FI_RDMX_EP_OPS, 0, (void **) &ops, NULL);
+	int ret = fi_open_ops(&st->rdm.ep->fid, FI_RDMX_EP_OPS, 0, (void **) &ops, NULL);
 
 	if (ret || !ops || ops->size < sizeof(*ops) ||
-	    ops->query_stats(st->ep, stats)) {
+	    ops->query_stats(st->rdm.ep, stats)) {
 		printf(ST_NAME ": counters: not available from provider %s (%s); "
 		       "their checks are skipped\n", st->info->fabric_attr->prov_name,
 		       ret ? fi_strerror(-ret) : "no query_stats");
@@ -747,12 +646,12 @@ static int st_accept_sender(struct st *st)
 	st->hello_rx.done = false;
 	if (!h->count || h->count > ST_COUNT_MAX || h->sizes >= ST_SIZES_CNT ||
 	    !h->max_msg_size || !h->addrlen || h->addrlen > ST_ADDR_MAX)
-		return st_fail("HELLO with bad parameters: count %" PRIu64 " sizes %u "
+		return ft_fail("HELLO with bad parameters: count %" PRIu64 " sizes %u "
 			       "max_msg_size %" PRIu64 " addrlen %u", h->count,
 			       h->sizes, h->max_msg_size, h->addrlen);
-	ret = fi_av_insert(st->av, h->addr, 1, &p->addr, 0, NULL);
-	if (ret != 1)
-		return st_err("fi_av_insert (sender)", ret < 0 ? ret : -FI_EINVAL);
+	ret = ft_rdm_insert(&st->rdm, h->addr, &p->addr, "fi_av_insert (sender)");
+	if (ret)
+		return ret;
 	p->index = h->index;
 	p->id = st->npeers + 1;
 	p->count = h->count;
@@ -799,7 +698,7 @@ static int st_rx_post_window(struct st *st)
 			return 0;
 		}
 		if (ret)
-			return st_err("fi_trecv (data)", ret);
+			return ft_err("fi_trecv (data)", ret);
 	}
 	return 0;
 }
@@ -888,12 +787,12 @@ static int st_receiver_run(struct st *st)
 		if (!ret && st->hello_rx.done) {
 			ret = st_accept_sender(st);
 			if (!hold_end)
-				hold_end = st_now_ns() + st->opts.hold_ms * 1000000ULL;
+				hold_end = ft_now_ns() + st->opts.hold_ms * 1000000ULL;
 		}
 		if (!ret && st->npeers && (!st->rx_window_up || st->rx_unposted) &&
-		    st_now_ns() >= hold_end) {
+		    ft_now_ns() >= hold_end) {
 			if (!st->rx_window_up)
-				st->last_event_ns = st_now_ns();	/* the hold is not idle */
+				st->last_event_ns = ft_now_ns();	/* the hold is not idle */
 			ret = st_rx_post_window(st);
 		}
 		if (!ret)
@@ -955,9 +854,9 @@ static int st_sender_connect(struct st *st)
 		p->ctrl_out->sizes = p->sizes;
 		p->ctrl_out->max_msg_size = st->max_msg_size;
 		len = sizeof(p->ctrl_out->addr);
-		ret = fi_getname(&st->ep->fid, p->ctrl_out->addr, &len);
+		ret = fi_getname(&st->rdm.ep->fid, p->ctrl_out->addr, &len);
 		if (ret)
-			return st_err("fi_getname", ret);
+			return ft_err("fi_getname", ret);
 		p->ctrl_out->addrlen = (uint32_t) len;
 		ret = st_ctrl_send(st, p, ST_CTRL_HELLO);
 		if (ret)
@@ -977,7 +876,7 @@ static int st_sender_connect(struct st *st)
 			return ret;
 		if (a->index != r || !a->id || a->id > (1u << (63 - ST_TAG_ID_SHIFT)) - 1 ||
 		    !a->max_msg_size || a->max_msg_size > st->max_msg_size)
-			return st_fail("receiver %u: bad ACCEPT (index %u id %u "
+			return ft_fail("receiver %u: bad ACCEPT (index %u id %u "
 				       "max_msg_size %" PRIu64 ")", r, a->index, a->id,
 				       a->max_msg_size);
 		p->id = a->id;
@@ -1009,12 +908,12 @@ static ssize_t st_tx_post(struct st *st, struct st_peer *p)
 	if (op->filled != i + 1) {
 		op->msg = i;
 		op->len = st_msg_len(p->sizes, p->seed, i, p->max_msg_size);
-		st_fill(op->buf, op->len, st_msg_seed(p->seed, i, op->len));
+		ft_pattern_fill(op->buf, op->len, st_msg_seed(p->seed, i, op->len));
 		op->filled = i + 1;
 	}
-	op->post_ns = st_now_ns();
+	op->post_ns = ft_now_ns();
 	op->posted = true;
-	ret = fi_tsend(st->ep, op->buf, op->len, st->desc, p->addr,
+	ret = fi_tsend(st->rdm.ep, op->buf, op->len, st->desc, p->addr,
 		       (uint64_t) p->id << ST_TAG_ID_SHIFT | i, &op->fctx);
 	if (ret) {
 		op->posted = false;
@@ -1048,7 +947,7 @@ static int st_tx_post_all(struct st *st, uint32_t *rr)
 			return 0;	/* progress first */
 		}
 		if (ret)
-			return st_err("fi_tsend (data)", ret);
+			return ft_err("fi_tsend (data)", ret);
 		idle = 0;
 	}
 	return 0;
@@ -1065,7 +964,7 @@ static int st_tx_check_done(struct st_peer *p)
 	if (ret)
 		return ret;
 	if (d->index != p->index || d->count != p->count || d->bytes != p->total_bytes)
-		return st_fail("receiver %u: DONE reports %" PRIu64 " messages, %" PRIu64
+		return ft_fail("receiver %u: DONE reports %" PRIu64 " messages, %" PRIu64
 			       " bytes (index %u); sent %" PRIu64 ", %" PRIu64, p->index,
 			       d->count, d->bytes, d->index, p->count, p->total_bytes);
 	p->done = true;
@@ -1089,7 +988,7 @@ static int st_sender_stream(struct st *st)
 	uint32_t rr = 0;
 	int ret = 0;
 
-	st->start_ns = st_now_ns();
+	st->start_ns = ft_now_ns();
 	while (!ret && !st_tx_finished(st)) {
 		ret = st_poll(st, "send completions and DONE from the receivers");
 		for (uint32_t r = 0; !ret && r < st->npeers; r++) {
@@ -1099,7 +998,7 @@ static int st_sender_stream(struct st *st)
 		if (!ret)
 			ret = st_tx_post_all(st, &rr);
 	}
-	st->end_ns = st_now_ns();
+	st->end_ns = ft_now_ns();
 	if (ret) {
 		for (uint32_t r = 0; r < st->npeers; r++) {
 			const struct st_peer *p = &st->peers[r];
@@ -1116,8 +1015,8 @@ static int st_sender_stream(struct st *st)
 	 * acknowledgement be lost, they resend DONE, so keep progressing a
 	 * while to acknowledge it again rather than leave them to fail it.
 	 */
-	for (uint64_t until = st_now_ns() + st->opts.linger_ms * 1000000ULL;
-	     !ret && st_now_ns() < until;)
+	for (uint64_t until = ft_now_ns() + st->opts.linger_ms * 1000000ULL;
+	     !ret && ft_now_ns() < until;)
 		ret = st_progress(st);
 	return ret;
 }
@@ -1132,7 +1031,7 @@ static int st_sender_check_dead(struct st *st)
 		return 0;
 	p = &st->peers[st->opts.dead];
 	if (!p->dead)
-		return st_fail("receiver %d never failed: expected FI_EHOSTUNREACH error "
+		return ft_fail("receiver %d never failed: expected FI_EHOSTUNREACH error "
 			       "completions for its sends (was it killed mid-run?)",
 			       st->opts.dead);
 	ms = (p->err_ns - p->err_post_ns) / 1000000;
@@ -1164,10 +1063,10 @@ static int st_sender_report(struct st *st)
 	printf(ST_NAME ": -FI_EAGAIN returned %" PRIu64 " times\n", st->eagain);
 	have_stats = st_stats(st, &stats);
 	if (st->opts.expect_eagain && !st->eagain)
-		ret = st_fail("--expect-eagain: no post returned -FI_EAGAIN");
+		ret = ft_fail("--expect-eagain: no post returned -FI_EAGAIN");
 	if (st->opts.expect_rnr && have_stats &&
 	    (!stats.rnr_received || (!stats.rnr_backoffs && !stats.rnr_completions)))
-		ret = st_fail("--expect-rnr: rnr_received=%" PRIu64 " rnr_backoffs=%"
+		ret = ft_fail("--expect-rnr: rnr_received=%" PRIu64 " rnr_backoffs=%"
 			      PRIu64 " rnr_completions=%" PRIu64 ": no RNR flow control "
 			      "happened", stats.rnr_received, stats.rnr_backoffs,
 			      stats.rnr_completions);
@@ -1210,15 +1109,15 @@ static int st_insert_receiver(struct st *st, struct fi_info *hints, uint32_t r)
 				 hints, &info) : 0;
 
 	if (ret)
-		return st_err("fi_getinfo (receiver address)", ret);
+		return ft_err("fi_getinfo (receiver address)", ret);
 	if (!r)
 		info = st->info;
 	if (!info->dest_addr)
-		ret = st_fail("no dest_addr for %s port %s", st->opts.host,
+		ret = ft_fail("no dest_addr for %s port %s", st->opts.host,
 			      st->opts.ports[r]);
-	else if (fi_av_insert(st->av, info->dest_addr, 1, &st->peers[r].addr, 0,
+	else if (fi_av_insert(st->rdm.av, info->dest_addr, 1, &st->peers[r].addr, 0,
 			      NULL) != 1)
-		ret = st_fail("fi_av_insert of %s port %s failed", st->opts.host,
+		ret = ft_fail("fi_av_insert of %s port %s failed", st->opts.host,
 			      st->opts.ports[r]);
 	if (r)
 		fi_freeinfo(info);
@@ -1237,7 +1136,7 @@ static uint8_t *st_carve(struct st *st, size_t len)
 static int st_alloc(struct st *st)
 {
 	size_t ctrl = (sizeof(struct st_ctrl) + ST_ALIGN - 1) & ~(size_t) (ST_ALIGN - 1);
-	size_t data = (st->max_msg_size + ST_GUARD + ST_ALIGN - 1) & ~(size_t) (ST_ALIGN - 1);
+	size_t data = (st->max_msg_size + FT_GUARD + ST_ALIGN - 1) & ~(size_t) (ST_ALIGN - 1);
 	uint32_t npeers = st->opts.receiver ? st->opts.senders : st->opts.nports;
 	size_t nbufs = st->opts.receiver ? st->window : (size_t) npeers * st->window;
 	int ret;
@@ -1245,7 +1144,7 @@ static int st_alloc(struct st *st)
 	st->mem_len = (3 * (size_t) npeers + 1) * ctrl + nbufs * data;
 	if (posix_memalign((void **) &st->mem, 4096, st->mem_len))
 		return -FI_ENOMEM;
-	memset(st->mem, ST_POISON, st->mem_len);
+	memset(st->mem, FT_POISON, st->mem_len);
 	st->hello = (struct st_ctrl *) st_carve(st, sizeof(struct st_ctrl));
 	st->hello_rx.kind = ST_OP_CTRL_RX;
 	for (uint32_t r = 0; r < npeers; r++) {
@@ -1279,10 +1178,10 @@ static int st_alloc(struct st *st)
 	}
 	if (!(st->info->domain_attr->mr_mode & FI_MR_LOCAL))
 		return 0;
-	ret = fi_mr_reg(st->domain, st->mem, st->mem_len, FI_SEND | FI_RECV, 0, 0, 0,
+	ret = fi_mr_reg(st->rdm.domain, st->mem, st->mem_len, FI_SEND | FI_RECV, 0, 0, 0,
 			&st->mr, NULL);
 	if (ret)
-		return st_err("fi_mr_reg", ret);
+		return ft_err("fi_mr_reg", ret);
 	st->desc = fi_mr_desc(st->mr);
 	return 0;
 }
@@ -1297,69 +1196,37 @@ static int st_getinfo(struct st *st, struct fi_info *hints)
 		  fi_getinfo(ST_FI_VERSION, o->host, o->ports[0], 0, hints, &st->info);
 
 	if (ret)
-		return st_err("fi_getinfo", ret);
+		return ft_err("fi_getinfo", ret);
 	st->max_msg_size = st_min(st->info->ep_attr->max_msg_size, ST_SIZE_CAP);
 	st->window = o->window ? o->window :
 		     o->receiver ? ST_DEFAULT_RX_WINDOW : ST_DEFAULT_TX_WINDOW;
 	if (o->receiver && st->window + 2 > st->info->rx_attr->size)
-		return st_fail("--window %u leaves no room in rx_attr->size %zu",
+		return ft_fail("--window %u leaves no room in rx_attr->size %zu",
 			       st->window, st->info->rx_attr->size);
 	return 0;
 }
 
 static int st_open(struct st *st)
 {
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_TAGGED,
-		.wait_obj = FI_WAIT_NONE,
-	};
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_info *hints = st_hints(&st->opts);
 	int ret;
 
 	if (!hints)
 		return -FI_ENOMEM;
 	ret = st_getinfo(st, hints);
-	if (!ret && (ret = fi_fabric(st->info->fabric_attr, &st->fabric, NULL)))
-		st_err("fi_fabric", ret);
-	if (!ret && (ret = fi_domain(st->fabric, st->info, &st->domain, NULL)))
-		st_err("fi_domain", ret);
-	if (!ret && (ret = fi_cq_open(st->domain, &cq_attr, &st->cq, NULL)))
-		st_err("fi_cq_open", ret);
-	if (!ret && (ret = fi_av_open(st->domain, &av_attr, &st->av, NULL)))
-		st_err("fi_av_open", ret);
+	if (!ret)
+		ret = ft_rdm_open(&st->rdm, st->info, 0);
 	if (!ret)
 		ret = st_alloc(st);
-	if (!ret && (ret = fi_endpoint(st->domain, st->info, &st->ep, NULL)))
-		st_err("fi_endpoint", ret);
-	if (!ret && (ret = fi_ep_bind(st->ep, &st->cq->fid, FI_TRANSMIT | FI_RECV)))
-		st_err("fi_ep_bind (cq)", ret);
-	if (!ret && (ret = fi_ep_bind(st->ep, &st->av->fid, 0)))
-		st_err("fi_ep_bind (av)", ret);
-	if (!ret && (ret = fi_enable(st->ep)))
-		st_err("fi_enable", ret);
+	if (!ret)
+		ret = ft_rdm_enable(&st->rdm, st->info);
 	for (uint32_t r = 0; !ret && !st->opts.receiver && r < st->opts.nports; r++) {
 		ret = st_insert_receiver(st, hints, r);
 		st->npeers++;
 	}
 	fi_freeinfo(hints);
-	st->last_event_ns = st_now_ns();
+	st->last_event_ns = ft_now_ns();
 	return ret;
-}
-
-/* Closes one object if open, keeping the first failure in *status. */
-static void st_close_fid(struct fid *fid, const char *what, int *status)
-{
-	int ret;
-
-	if (!fid)
-		return;
-	ret = fi_close(fid);
-	if (ret) {
-		st_err(what, ret);
-		if (!*status)
-			*status = ret;
-	}
 }
 
 /* Closes everything in the reverse order of st_open; 0 or an error. */
@@ -1367,12 +1234,9 @@ static int st_close(struct st *st)
 {
 	int status = 0;
 
-	st_close_fid(st->ep ? &st->ep->fid : NULL, "fi_close (ep)", &status);
-	st_close_fid(st->mr ? &st->mr->fid : NULL, "fi_close (mr)", &status);
-	st_close_fid(st->av ? &st->av->fid : NULL, "fi_close (av)", &status);
-	st_close_fid(st->cq ? &st->cq->fid : NULL, "fi_close (cq)", &status);
-	st_close_fid(st->domain ? &st->domain->fid : NULL, "fi_close (domain)", &status);
-	st_close_fid(st->fabric ? &st->fabric->fid : NULL, "fi_close (fabric)", &status);
+	ft_rdm_close_ep(&st->rdm, &status);
+	ft_close_fid(st->mr ? &st->mr->fid : NULL, "fi_close (mr)", &status);
+	ft_rdm_close(&st->rdm, &status);
 	for (uint32_t r = 0; r < ST_PEERS_MAX; r++) {
 		free(st->peers[r].seen);
 		free(st->peers[r].tx);
@@ -1382,29 +1246,6 @@ static int st_close(struct st *st)
 	free(st->mem);
 	fi_freeinfo(st->info);
 	return status;
-}
-
-/* Prints "listening on <address> port <n>" once the endpoint is enabled. */
-static int st_print_listening(struct st *st)
-{
-	char name[ST_ADDR_MAX], text[ST_ADDR_MAX];
-	size_t len = sizeof(name), text_len = sizeof(text);
-	const struct sockaddr *sa = (const struct sockaddr *) name;
-	int ret = fi_getname(&st->ep->fid, name, &len);
-	unsigned port = 0;
-
-	if (ret)
-		return st_err("fi_getname", ret);
-	if (!fi_av_straddr(st->av, name, text, &text_len))
-		snprintf(text, sizeof(text), "(unprintable address)");
-	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
-		port = ntohs(((const struct sockaddr_in *) sa)->sin_port);
-	else if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
-		port = ntohs(((const struct sockaddr_in6 *) sa)->sin6_port);
-	printf(ST_NAME ": listening on %s port %u (provider %s, pid %ld, max_msg_size "
-	       "%zu)\n", text, port, st->info->fabric_attr->prov_name, (long) getpid(),
-	       st->max_msg_size);
-	return 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -1441,23 +1282,6 @@ static void st_usage(void)
 		ST_DEFAULT_COUNT, ST_DEFAULT_LINGER_MS);
 }
 
-/* Parses an unsigned decimal number within [min, max]. */
-static int st_parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < min || v > max) {
-		fprintf(stderr, ST_NAME ": bad number '%s' (want %" PRIu64 "..%" PRIu64
-			")\n", s, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 /* Splits "p0,p1,..." in place into o->ports. */
 static int st_parse_ports(char *list, struct st_opts *o)
 {
@@ -1466,7 +1290,7 @@ static int st_parse_ports(char *list, struct st_opts *o)
 	o->nports = 0;
 	for (char *save = NULL, *s = strtok_r(list, ",", &save); s;
 	     s = strtok_r(NULL, ",", &save)) {
-		if (o->nports == ST_PEERS_MAX || st_parse_num(s, 0, 65535, &v)) {
+		if (o->nports == ST_PEERS_MAX || ft_parse_num(s, 0, 65535, &v)) {
 			fprintf(stderr, ST_NAME ": -p takes 1 to %d ports\n", ST_PEERS_MAX);
 			return -1;
 		}
@@ -1568,16 +1392,16 @@ static int st_parse_opts(int argc, char **argv, struct st_opts *o)
 			ports = optarg;
 			break;
 		case 's':
-			ret = st_parse_num(optarg, 1, ST_PEERS_MAX, &v);
+			ret = ft_parse_num(optarg, 1, ST_PEERS_MAX, &v);
 			o->senders = (uint32_t) v;
 			receiver_only = true;
 			break;
 		case ST_OPT_HOLD:
-			ret = st_parse_num(optarg, 0, 3600000, &o->hold_ms);
+			ret = ft_parse_num(optarg, 0, 3600000, &o->hold_ms);
 			receiver_only = true;
 			break;
 		case 'n':
-			ret = st_parse_num(optarg, 1, ST_COUNT_MAX, &o->count);
+			ret = ft_parse_num(optarg, 1, ST_COUNT_MAX, &o->count);
 			sender_only = true;
 			break;
 		case ST_OPT_SIZES:
@@ -1594,16 +1418,16 @@ static int st_parse_opts(int argc, char **argv, struct st_opts *o)
 			sender_only = true;
 			break;
 		case ST_OPT_SEED:
-			ret = st_parse_num(optarg, 0, UINT64_MAX, &o->seed);
+			ret = ft_parse_num(optarg, 0, UINT64_MAX, &o->seed);
 			sender_only = true;
 			break;
 		case ST_OPT_DEAD:
-			ret = st_parse_num(optarg, 0, ST_PEERS_MAX - 1, &v);
+			ret = ft_parse_num(optarg, 0, ST_PEERS_MAX - 1, &v);
 			o->dead = (int) v;
 			sender_only = true;
 			break;
 		case ST_OPT_LINGER:
-			ret = st_parse_num(optarg, 0, 60000, &o->linger_ms);
+			ret = ft_parse_num(optarg, 0, 60000, &o->linger_ms);
 			sender_only = true;
 			break;
 		case ST_OPT_RNR:
@@ -1613,20 +1437,18 @@ static int st_parse_opts(int argc, char **argv, struct st_opts *o)
 			o->expect_eagain = sender_only = true;
 			break;
 		case ST_OPT_WINDOW:
-			ret = st_parse_num(optarg, 1, 65536, &v);
+			ret = ft_parse_num(optarg, 1, 65536, &v);
 			o->window = (uint32_t) v;
 			break;
 		case 't':
-			ret = st_parse_num(optarg, 1, 86400, &v);
-			o->timeout_s = (int) v;
+			ret = ft_parse_timeout(optarg, &o->timeout_s);
 			break;
 		default:
 			ret = -1;
 		}
 	}
-	if (!ret && optind < argc - 1)
-		ret = -1;
-	o->host = !ret && optind == argc - 1 ? argv[optind] : NULL;
+	if (!ret)
+		ret = ft_parse_host(argc, argv, &o->host);
 	if (!ret)
 		ret = st_check_role(o, receiver_only, sender_only, ports);
 	if (ret)
@@ -1651,7 +1473,9 @@ int main(int argc, char **argv)
 
 	ret = st_open(&st);
 	if (!ret && st.opts.receiver) {
-		ret = st_print_listening(&st);
+		ret = ft_rdm_print_listening(&st.rdm, "provider %s, pid %ld, max_msg_size %zu",
+					     st.info->fabric_attr->prov_name,
+					     (long) getpid(), st.max_msg_size);
 		if (!ret)
 			ret = st_receiver_run(&st);
 		if (!ret)
@@ -1663,7 +1487,7 @@ int main(int argc, char **argv)
 		if (!ret)
 			ret = st_sender_report(&st);
 	}
-	if (ret && st.ep) {
+	if (ret && st.rdm.ep) {
 		struct fi_rdmx_ep_stats stats;
 
 		st_stats(&st, &stats);	/* the provider's view of the failure */

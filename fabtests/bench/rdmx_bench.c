@@ -40,16 +40,12 @@
  *   RESULT test=bw size=1048576 mbps=n/a max_msg_size=65443 prov=rdmx
  * plus human-readable rows.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
@@ -57,31 +53,7 @@
 
 #include "rdmx_bench.h"
 
-/* Prints a failed call with its libfabric error; returns the code. */
-static int rb_err(const char *what, ssize_t ret)
-{
-	fprintf(stderr, RB_NAME ": %s: %s (%zd)\n", what,
-		fi_strerror((int) -ret), ret);
-	return ret < 0 ? (int) ret : -FI_EOTHER;
-}
-
-/* Prints a check that failed; returns -FI_EIO. */
-int rb_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(RB_NAME ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -FI_EIO;
-}
-
-static uint64_t rb_deadline(const struct rb *rb)
-{
-	return rb_now_ns() + (uint64_t) rb->opts.timeout_s * 1000000000ULL;
-}
+const char *const ft_prog = RB_NAME;
 
 /* ---------------------------------------------------------------------
  * Completions, posting with retry, waiting
@@ -89,24 +61,12 @@ static uint64_t rb_deadline(const struct rb *rb)
 
 static void rb_report_cq_error(struct rb *rb)
 {
-	char err_data[256] = "";
-	struct fi_cq_err_entry err = {
-		.err_data = err_data,
-		.err_data_size = sizeof(err_data),
-	};
-	char text[256];
-	ssize_t ret = fi_cq_readerr(rb->cq, &err, 0);
+	struct fi_cq_err_entry err;
+	char text[512];
 
-	if (ret < 0) {
-		rb_err("fi_cq_readerr", ret);
-		return;
-	}
-	fprintf(stderr, RB_NAME ": %s: error completion (flags %s): %s (err %d, "
-		"prov_errno %d): %s\n", rb->what,
-		fi_tostr(&err.flags, FI_TYPE_CQ_EVENT_FLAGS), fi_strerror(err.err),
-		err.err, err.prov_errno,
-		fi_cq_strerror(rb->cq, err.prov_errno, err.err_data, text,
-			       sizeof(text)));
+	if (!ft_cq_readerr(rb->rdm.cq, &err, text, sizeof(text)))
+		fprintf(stderr, RB_NAME ": %s: error completion (flags %s): %s\n", rb->what,
+			fi_tostr(&err.flags, FI_TYPE_CQ_EVENT_FLAGS), text);
 }
 
 /* The operation an op_context names, or NULL if it is none of ours. */
@@ -131,19 +91,19 @@ static int rb_complete(struct rb *rb, const struct fi_cq_tagged_entry *e)
 	struct rb_op *op = rb_op_of(rb, e->op_context);
 
 	if (!op)
-		return rb_fail("%s: completion with unknown context %p (flags %s)",
+		return ft_fail("%s: completion with unknown context %p (flags %s)",
 			       rb->what, e->op_context,
 			       fi_tostr(&e->flags, FI_TYPE_CQ_EVENT_FLAGS));
 	if (!op->posted || op->done)
-		return rb_fail("%s: completion for an operation not outstanding "
+		return ft_fail("%s: completion for an operation not outstanding "
 			       "(flags %s)", rb->what,
 			       fi_tostr(&e->flags, FI_TYPE_CQ_EVENT_FLAGS));
 	if (op->is_rx != !!(e->flags & FI_RECV))
-		return rb_fail("%s: %s operation completed with flags %s", rb->what,
+		return ft_fail("%s: %s operation completed with flags %s", rb->what,
 			       op->is_rx ? "receive" : "send",
 			       fi_tostr(&e->flags, FI_TYPE_CQ_EVENT_FLAGS));
 	if (op->is_rx && (e->len != op->len || e->tag != op->tag))
-		return rb_fail("%s: received len %zu tag 0x%" PRIx64 ", expected len "
+		return ft_fail("%s: received len %zu tag 0x%" PRIx64 ", expected len "
 			       "%zu tag 0x%" PRIx64, rb->what, e->len, e->tag,
 			       op->len, op->tag);
 	op->done = true;
@@ -162,7 +122,7 @@ static int rb_complete(struct rb *rb, const struct fi_cq_tagged_entry *e)
 static int rb_progress(struct rb *rb)
 {
 	struct fi_cq_tagged_entry entries[RB_CQ_BATCH];
-	ssize_t n = fi_cq_read(rb->cq, entries, RB_CQ_BATCH);
+	ssize_t n = fi_cq_read(rb->rdm.cq, entries, RB_CQ_BATCH);
 	int ret;
 
 	if (n == -FI_EAGAIN)
@@ -172,7 +132,7 @@ static int rb_progress(struct rb *rb)
 		return -FI_EAVAIL;
 	}
 	if (n < 0)
-		return rb_err("fi_cq_read", n);
+		return ft_err("fi_cq_read", n);
 	for (ssize_t i = 0; i < n; i++) {
 		ret = rb_complete(rb, &entries[i]);
 		if (ret)
@@ -200,9 +160,9 @@ int rb_wait(struct rb *rb, const uint64_t *count, uint64_t target,
 		if (++spins % 64)
 			continue;
 		if (!deadline) {
-			deadline = rb_deadline(rb);
-		} else if (rb_now_ns() > deadline) {
-			return rb_fail("%s: timed out after %d s waiting for %s "
+			deadline = ft_deadline_ns(rb->opts.timeout_s);
+		} else if (ft_now_ns() > deadline) {
+			return ft_fail("%s: timed out after %d s waiting for %s "
 				       "(sends done %" PRIu64 ", receives done %" PRIu64
 				       ")", rb->what, rb->opts.timeout_s, for_what,
 				       rb->tx_done, rb->rx_done);
@@ -221,11 +181,11 @@ static int rb_retry(struct rb *rb, ssize_t ret, uint64_t *deadline,
 		    const char *call)
 {
 	if (ret != -FI_EAGAIN)
-		return ret ? rb_err(call, ret) : 0;
+		return ret ? ft_err(call, ret) : 0;
 	if (!*deadline)
-		*deadline = rb_deadline(rb);
-	else if (rb_now_ns() > *deadline)
-		return rb_fail("%s: %s kept returning -FI_EAGAIN for %d s", rb->what,
+		*deadline = ft_deadline_ns(rb->opts.timeout_s);
+	else if (ft_now_ns() > *deadline)
+		return ft_fail("%s: %s kept returning -FI_EAGAIN for %d s", rb->what,
 			       call, rb->opts.timeout_s);
 	ret = rb_progress(rb);
 	return ret ? (int) ret : -FI_EAGAIN;
@@ -238,12 +198,12 @@ int rb_post_send(struct rb *rb, struct rb_op *op, void *buf, size_t len,
 	int ret;
 
 	if (op->posted)
-		return rb_fail("%s: send posted twice", rb->what);
+		return ft_fail("%s: send posted twice", rb->what);
 	op->is_rx = false;
 	op->done = false;
 	op->posted = true;
 	do {
-		ret = rb_retry(rb, fi_tsend(rb->ep, buf, len, desc, rb->peer, tag,
+		ret = rb_retry(rb, fi_tsend(rb->rdm.ep, buf, len, desc, rb->peer, tag,
 					    &op->fctx), &deadline, "fi_tsend");
 	} while (ret == -FI_EAGAIN);
 	if (ret)
@@ -258,7 +218,7 @@ int rb_post_inject(struct rb *rb, void *buf, size_t len, uint64_t tag)
 	int ret;
 
 	do {
-		ret = rb_retry(rb, fi_tinject(rb->ep, buf, len, rb->peer, tag),
+		ret = rb_retry(rb, fi_tinject(rb->rdm.ep, buf, len, rb->peer, tag),
 			       &deadline, "fi_tinject");
 	} while (ret == -FI_EAGAIN);
 	return ret;
@@ -271,14 +231,14 @@ int rb_post_recv(struct rb *rb, struct rb_op *op, void *buf, size_t len,
 	int ret;
 
 	if (op->posted)
-		return rb_fail("%s: receive posted twice", rb->what);
+		return ft_fail("%s: receive posted twice", rb->what);
 	op->is_rx = true;
 	op->done = false;
 	op->posted = true;
 	op->len = len;
 	op->tag = tag;
 	do {
-		ret = rb_retry(rb, fi_trecv(rb->ep, buf, len, desc, FI_ADDR_UNSPEC,
+		ret = rb_retry(rb, fi_trecv(rb->rdm.ep, buf, len, desc, FI_ADDR_UNSPEC,
 					    tag, 0, &op->fctx), &deadline, "fi_trecv");
 	} while (ret == -FI_EAGAIN);
 	if (ret)
@@ -359,11 +319,11 @@ int rb_ctrl_wait_recv(struct rb *rb, enum rb_ctrl_type type, uint64_t value)
 
 		if (c->magic != RB_CTRL_MAGIC || c->version != RB_CTRL_VERSION ||
 		    c->type != type)
-			return rb_fail("%s: bad control message (magic 0x%x version "
+			return ft_fail("%s: bad control message (magic 0x%x version "
 				       "%u type %u)", rb_ctrl_names[type], c->magic,
 				       c->version, c->type);
 	} else if (*rb->word_rx != value) {
-		return rb_fail("%s: %s carries %" PRIu64 ", expected %" PRIu64,
+		return ft_fail("%s: %s carries %" PRIu64 ", expected %" PRIu64,
 			       rb->what, rb_ctrl_names[type], *rb->word_rx, value);
 	}
 	return 0;
@@ -432,7 +392,7 @@ static int rb_getinfo_at(struct rb *rb, const char *service)
 				 service, FI_SOURCE, hints, &rb->info);
 	fi_freeinfo(hints);
 	if (ret)
-		return rb_err("fi_getinfo", ret);
+		return ft_err("fi_getinfo", ret);
 	return rb_pick(rb);
 }
 
@@ -455,7 +415,7 @@ static int rb_getinfo(struct rb *rb)
 			return ret;
 	}
 	if (rb->opts.host && !rb->fi->dest_addr)
-		return rb_fail("provider %s returned no dest_addr for %s:%s",
+		return ft_fail("provider %s returned no dest_addr for %s:%s",
 			       rb_prov(rb), rb->opts.host, rb->opts.port);
 	return 0;
 }
@@ -473,9 +433,9 @@ static int rb_reg(struct rb *rb, void *mem, size_t len, struct fid_mr **mr_p,
 
 	if (!(rb->fi->domain_attr->mr_mode & FI_MR_LOCAL))
 		return 0;
-	ret = fi_mr_reg(rb->domain, mem, len, FI_SEND | FI_RECV, 0, 0, 0, mr_p, NULL);
+	ret = fi_mr_reg(rb->rdm.domain, mem, len, FI_SEND | FI_RECV, 0, 0, 0, mr_p, NULL);
 	if (ret)
-		return rb_err("fi_mr_reg", ret);
+		return ft_err("fi_mr_reg", ret);
 	*desc_p = fi_mr_desc(*mr_p);
 	return 0;
 }
@@ -538,12 +498,6 @@ static int rb_alloc_data(struct rb *rb)
 
 static int rb_open(struct rb *rb)
 {
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_TAGGED,
-		.wait_obj = FI_WAIT_NONE,
-		.size = 4 * RB_WINDOW_MAX,
-	};
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	int ret;
 
 	ret = rb_getinfo(rb);
@@ -552,60 +506,10 @@ static int rb_open(struct rb *rb)
 	rb->inject_size = rb->fi->tx_attr->inject_size;
 	rb->max_msg_size = rb->fi->ep_attr->max_msg_size;
 
-	ret = fi_fabric(rb->fi->fabric_attr, &rb->fabric, NULL);
-	if (ret)
-		return rb_err("fi_fabric", ret);
-	ret = fi_domain(rb->fabric, rb->fi, &rb->domain, NULL);
-	if (ret)
-		return rb_err("fi_domain", ret);
-	ret = fi_cq_open(rb->domain, &cq_attr, &rb->cq, NULL);
-	if (ret)
-		return rb_err("fi_cq_open", ret);
-	ret = fi_av_open(rb->domain, &av_attr, &rb->av, NULL);
-	if (ret)
-		return rb_err("fi_av_open", ret);
-	ret = rb_alloc_ctrl(rb);
-	if (ret)
-		return ret;
-	ret = fi_endpoint(rb->domain, rb->fi, &rb->ep, NULL);
-	if (ret)
-		return rb_err("fi_endpoint", ret);
-	ret = fi_ep_bind(rb->ep, &rb->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (ret)
-		return rb_err("fi_ep_bind (cq)", ret);
-	ret = fi_ep_bind(rb->ep, &rb->av->fid, 0);
-	if (ret)
-		return rb_err("fi_ep_bind (av)", ret);
-	ret = fi_enable(rb->ep);
-	if (ret)
-		return rb_err("fi_enable", ret);
-	return 0;
-}
-
-static int rb_insert_peer(struct rb *rb, const void *addr)
-{
-	int ret = fi_av_insert(rb->av, addr, 1, &rb->peer, 0, NULL);
-
-	if (ret != 1) {
-		rb->peer = FI_ADDR_UNSPEC;
-		return rb_err("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
-	}
-	return 0;
-}
-
-/* Closes one object if open, keeping the first failure in *status. */
-static void rb_close_fid(struct fid *fid, const char *what, int *status)
-{
-	int ret;
-
-	if (!fid)
-		return;
-	ret = fi_close(fid);
-	if (ret) {
-		rb_err(what, ret);
-		if (!*status)
-			*status = ret;
-	}
+	ret = ft_rdm_open(&rb->rdm, rb->fi, 4 * RB_WINDOW_MAX);
+	if (!ret)
+		ret = rb_alloc_ctrl(rb);
+	return ret ? ret : ft_rdm_enable(&rb->rdm, rb->fi);
 }
 
 /* Closes everything in the reverse order of rb_open; 0 or an error. */
@@ -613,15 +517,10 @@ static int rb_close(struct rb *rb)
 {
 	int status = 0;
 
-	rb_close_fid(rb->ep ? &rb->ep->fid : NULL, "fi_close (ep)", &status);
-	rb_close_fid(rb->data_mr ? &rb->data_mr->fid : NULL, "fi_close (mr)", &status);
-	rb_close_fid(rb->ctrl_mr ? &rb->ctrl_mr->fid : NULL, "fi_close (mr)", &status);
-	rb_close_fid(rb->av ? &rb->av->fid : NULL, "fi_close (av)", &status);
-	rb_close_fid(rb->cq ? &rb->cq->fid : NULL, "fi_close (cq)", &status);
-	rb_close_fid(rb->domain ? &rb->domain->fid : NULL, "fi_close (domain)",
-		     &status);
-	rb_close_fid(rb->fabric ? &rb->fabric->fid : NULL, "fi_close (fabric)",
-		     &status);
+	ft_rdm_close_ep(&rb->rdm, &status);
+	ft_close_fid(rb->data_mr ? &rb->data_mr->fid : NULL, "fi_close (mr)", &status);
+	ft_close_fid(rb->ctrl_mr ? &rb->ctrl_mr->fid : NULL, "fi_close (mr)", &status);
+	ft_rdm_close(&rb->rdm, &status);
 	free(rb->samples);
 	free(rb->tx_ops);
 	free(rb->rx_ops);
@@ -631,53 +530,20 @@ static int rb_close(struct rb *rb)
 	return status;
 }
 
-/* The port in a socket address, or after the last ':' of a string one. */
-static unsigned rb_port_of(const void *name, size_t len)
-{
-	const struct sockaddr *sa = name;
-	const char *colon;
-
-	if (len >= sizeof(struct sockaddr_in) && sa->sa_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *) sa)->sin_port);
-	if (len >= sizeof(struct sockaddr_in6) && sa->sa_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *) sa)->sin6_port);
-	if (!memchr(name, '\0', len))
-		return 0;
-	colon = strrchr(name, ':');
-	return colon ? (unsigned) strtoul(colon + 1, NULL, 10) : 0;
-}
-
-/* Prints "listening on <address> port <n>" once the endpoint is enabled. */
-static int rb_print_listening(struct rb *rb)
-{
-	char name[RB_ADDR_MAX + 1] = "", text[RB_ADDR_MAX];
-	size_t len = RB_ADDR_MAX, text_len = sizeof(text);
-	int ret = fi_getname(&rb->ep->fid, name, &len);
-
-	if (ret)
-		return rb_err("fi_getname", ret);
-	if (!fi_av_straddr(rb->av, name, text, &text_len))
-		snprintf(text, sizeof(text), "(unprintable address)");
-	printf(RB_NAME ": listening on %s port %u (provider %s)\n", text,
-	       rb_port_of(name, len), rb_prov(rb));
-	fflush(stdout);
-	return 0;
-}
-
 /* Whether the client's parameters are ones this program can run. */
 static int rb_params_check(const struct rb_params *p)
 {
 	if (!p->ntests || p->ntests > RB_NTESTS || p->nsizes > RB_SIZES_MAX ||
 	    p->window > RB_WINDOW_MAX)
-		return rb_fail("HELLO: bad parameters (%u tests, %u sizes, window %u)",
+		return ft_fail("HELLO: bad parameters (%u tests, %u sizes, window %u)",
 			       p->ntests, p->nsizes, p->window);
 	for (uint32_t i = 0; i < p->ntests; i++) {
 		if (p->tests[i] >= RB_NTESTS)
-			return rb_fail("HELLO: unknown test %u", p->tests[i]);
+			return ft_fail("HELLO: unknown test %u", p->tests[i]);
 	}
 	for (uint32_t i = 0; i < p->nsizes; i++) {
 		if (p->sizes[i] > RB_SIZE_LIMIT)
-			return rb_fail("HELLO: size %" PRIu64 " too large", p->sizes[i]);
+			return ft_fail("HELLO: size %" PRIu64 " too large", p->sizes[i]);
 	}
 	return 0;
 }
@@ -695,7 +561,7 @@ static int rb_server_accept(struct rb *rb)
 	if (ret)
 		return ret;
 	if (hello->addrlen == 0 || hello->addrlen > RB_ADDR_MAX)
-		return rb_fail("HELLO carries a %u-byte address", hello->addrlen);
+		return ft_fail("HELLO carries a %u-byte address", hello->addrlen);
 	ret = rb_params_check(&hello->params);
 	if (ret)
 		return ret;
@@ -704,7 +570,7 @@ static int rb_server_accept(struct rb *rb)
 		rb->inject_size = hello->inject_size;
 	if (hello->max_msg_size < rb->max_msg_size)
 		rb->max_msg_size = hello->max_msg_size;
-	ret = rb_insert_peer(rb, hello->addr);
+	ret = ft_rdm_insert(&rb->rdm, hello->addr, &rb->peer, "fi_av_insert");
 	if (ret)
 		return ret;
 	rb->ctrl_tx->inject_size = rb->inject_size;
@@ -721,12 +587,12 @@ static int rb_client_connect(struct rb *rb)
 	int ret;
 
 	rb->what = "HELLO";
-	ret = rb_insert_peer(rb, rb->fi->dest_addr);
+	ret = ft_rdm_insert(&rb->rdm, rb->fi->dest_addr, &rb->peer, "fi_av_insert");
 	if (ret)
 		return ret;
-	ret = fi_getname(&rb->ep->fid, rb->ctrl_tx->addr, &len);
+	ret = fi_getname(&rb->rdm.ep->fid, rb->ctrl_tx->addr, &len);
 	if (ret)
-		return rb_err("fi_getname", ret);
+		return ft_err("fi_getname", ret);
 	rb->ctrl_tx->addrlen = (uint32_t) len;
 	rb->ctrl_tx->inject_size = rb->inject_size;
 	rb->ctrl_tx->max_msg_size = rb->max_msg_size;
@@ -742,7 +608,7 @@ static int rb_client_connect(struct rb *rb)
 		return ret;
 	if (welcome->inject_size > rb->inject_size ||
 	    welcome->max_msg_size > rb->max_msg_size)
-		return rb_fail("the server agreed to limits above ours");
+		return ft_fail("the server agreed to limits above ours");
 	rb->inject_size = welcome->inject_size;
 	rb->max_msg_size = welcome->max_msg_size;
 	return 0;
@@ -800,23 +666,6 @@ static void rb_usage(void)
 		(unsigned long long) (RB_VERIFY_BUDGET >> 20), RB_DEFAULT_TIMEOUT);
 }
 
-/* Parses an unsigned decimal number within [min, max]. */
-static int rb_parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < min || v > max) {
-		fprintf(stderr, RB_NAME ": bad number '%s' (want %" PRIu64 "..%" PRIu64
-			")\n", s, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 /* Splits a comma-separated list in place; calls fn on each item. */
 static int rb_parse_list(char *list, int (*fn)(const char *item, struct rb_params *p),
 			 struct rb_params *p)
@@ -853,7 +702,7 @@ static int rb_parse_size(const char *item, struct rb_params *p)
 		fprintf(stderr, RB_NAME ": -S lists more than %d sizes\n", RB_SIZES_MAX);
 		return -1;
 	}
-	return rb_parse_num(item, 0, RB_SIZE_LIMIT, &p->sizes[p->nsizes++]);
+	return ft_parse_num(item, 0, RB_SIZE_LIMIT, &p->sizes[p->nsizes++]);
 }
 
 static int rb_parse_opts(int argc, char **argv, struct rb_opts *o)
@@ -878,22 +727,22 @@ static int rb_parse_opts(int argc, char **argv, struct rb_opts *o)
 				return -1;
 			break;
 		case 'n':
-			if (rb_parse_num(optarg, 1, 100000000, &v))
+			if (ft_parse_num(optarg, 1, 100000000, &v))
 				return -1;
 			p->iters = (uint32_t) v;
 			break;
 		case 'w':
-			if (rb_parse_num(optarg, 0, 100000000, &v))
+			if (ft_parse_num(optarg, 0, 100000000, &v))
 				return -1;
 			p->warmup = (uint32_t) v;
 			break;
 		case 'W':
-			if (rb_parse_num(optarg, 1, RB_WINDOW_MAX, &v))
+			if (ft_parse_num(optarg, 1, RB_WINDOW_MAX, &v))
 				return -1;
 			p->window = (uint32_t) v;
 			break;
 		case 'r':
-			if (rb_parse_num(optarg, 1, 1000, &v))
+			if (ft_parse_num(optarg, 1, 1000, &v))
 				return -1;
 			p->reps = (uint32_t) v;
 			break;
@@ -913,20 +762,18 @@ static int rb_parse_opts(int argc, char **argv, struct rb_opts *o)
 			o->prov_name = optarg;
 			break;
 		case 't':
-			if (rb_parse_num(optarg, 1, 86400, &v))
+			if (ft_parse_timeout(optarg, &o->timeout_s))
 				return -1;
-			o->timeout_s = (int) v;
 			break;
 		default:
 			rb_usage();
 			return -1;
 		}
 	}
-	if (optind < argc - 1) {
+	if (ft_parse_host(argc, argv, &o->host)) {
 		rb_usage();
 		return -1;
 	}
-	o->host = optind == argc - 1 ? argv[optind] : NULL;
 	if (!p->ntests)
 		p->tests[p->ntests++] = RB_LAT;
 	return 0;
@@ -947,7 +794,7 @@ int main(int argc, char **argv)
 	if (rb.fi)
 		snprintf(prov, sizeof(prov), "%s", rb_prov(&rb));
 	if (!ret && !rb.opts.host)
-		ret = rb_print_listening(&rb);
+		ret = ft_rdm_print_listening(&rb.rdm, "provider %s", rb_prov(&rb));
 	if (!ret)
 		ret = rb.opts.host ? rb_client_connect(&rb) : rb_server_accept(&rb);
 	if (!ret)

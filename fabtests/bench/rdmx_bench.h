@@ -11,11 +11,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
+
+#include "../ft_common.h"
+#include "../ft_fabric.h"
 
 #define RB_NAME			"rdmx_bench"
 #define RB_FI_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
@@ -135,11 +137,7 @@ struct rb {
 	struct rb_params	*params;	/* the run's: opts' or the HELLO's */
 	struct fi_info		*info;		/* the whole list from fi_getinfo */
 	struct fi_info		*fi;		/* the entry used */
-	struct fid_fabric	*fabric;
-	struct fid_domain	*domain;
-	struct fid_cq		*cq;
-	struct fid_av		*av;
-	struct fid_ep		*ep;
+	struct ft_rdm		rdm;
 	struct fid_mr		*ctrl_mr;
 	struct fid_mr		*data_mr;
 	void			*ctrl_desc;
@@ -168,14 +166,6 @@ struct rb {
 	char			what_buf[64];
 };
 
-static inline uint64_t rb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
-
 /* The provider name of the fi_info in use, e.g. "tcp;ofi_rxm". */
 static inline const char *rb_prov(const struct rb *rb)
 {
@@ -184,8 +174,6 @@ static inline const char *rb_prov(const struct rb *rb)
 
 /* rdmx_bench.c */
 
-/* Prints a check that failed (with RB_NAME in front); returns -FI_EIO. */
-int rb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * Progresses until *count reaches target or, with count NULL, until op is
  * done; 0, or an error (timeout, error completion) already printed.

@@ -1,7 +1,7 @@
 /*
  * rdmx_bench_tests.c: the tests of rdmx_bench (see rdmx_bench.c): what
- * each runs for a size (its plan, computed alike by both sides), the
- * payload pattern of -c, lat, bw and rate, bibw, and their output.
+ * each runs for a size (its plan, computed alike by both sides), lat, bw
+ * and rate, bibw, and their output.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,58 +18,6 @@ const struct rb_test_desc rb_tests[RB_NTESTS] = {
 	[RB_BIBW] = { "bibw", 100,   64,  4u << 20 },
 	[RB_RATE] = { "rate", 200,   256, 4096 },
 };
-
-/* ---------------------------------------------------------------------
- * Payload pattern (-c)
- * ------------------------------------------------------------------- */
-
-/* A 64-bit mix (splitmix64's finaliser): word j of the pattern of seed. */
-static uint64_t rb_pattern_word(uint64_t seed, size_t j)
-{
-	uint64_t x = seed + (uint64_t) j * 0x9E3779B97F4A7C15ULL;
-
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
-}
-
-/* The seed of one message: direction, iteration or window, slot, size. */
-static uint64_t rb_seed(unsigned dir, uint64_t it, uint32_t slot, size_t size)
-{
-	return (it + 1) * 0xD1B54A32D192ED03ULL ^ (uint64_t) size * 0x8CB92BA72F3D8DD7ULL ^
-	       (uint64_t) slot << 40 ^ dir;
-}
-
-static void rb_pattern_fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-	for (size_t off = 0; off < len; off += 8) {
-		uint64_t w = rb_pattern_word(seed, off / 8);
-
-		memcpy(buf + off, &w, len - off < 8 ? len - off : 8);
-	}
-}
-
-/* Returns 0, or the error after naming the first wrong byte. */
-static int rb_pattern_check(const struct rb *rb, const uint8_t *buf, size_t len,
-			    uint64_t seed)
-{
-	for (size_t off = 0; off < len; off += 8) {
-		uint64_t w = rb_pattern_word(seed, off / 8);
-		size_t n = len - off < 8 ? len - off : 8;
-
-		if (memcmp(buf + off, &w, n)) {
-			const uint8_t *want = (const uint8_t *) &w;
-
-			for (size_t i = 0; i < n; i++) {
-				if (buf[off + i] != want[i])
-					return rb_fail("%s: payload byte %zu of %zu is "
-						       "0x%02x, expected 0x%02x", rb->what,
-						       off + i, len, buf[off + i], want[i]);
-			}
-		}
-	}
-	return 0;
-}
 
 /* ---------------------------------------------------------------------
  * Plans: what both sides run for one test and size
@@ -148,20 +96,6 @@ void rb_plan(const struct rb *rb, enum rb_test t, size_t size,
  * Statistics and output
  * ------------------------------------------------------------------- */
 
-static int rb_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts v and returns its median. */
-static double rb_median(uint64_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), rb_cmp_u64);
-	return n % 2 ? (double) v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
-
 static void rb_print_header(const struct rb *rb, enum rb_test t)
 {
 	printf("# %s: provider %s, fabric %s, domain %s, inject_size %zu, "
@@ -191,9 +125,8 @@ static void rb_print_skip(const struct rb *rb, const struct rb_plan *plan)
 static void rb_print_lat(struct rb *rb, const struct rb_plan *plan)
 {
 	uint32_t n = plan->iters;
-	double median = rb_median(rb->samples, n) / 2000.0;
-	size_t i99 = ((size_t) n * 99 + 99) / 100 - 1;
-	double p99 = rb->samples[i99] / 2000.0;
+	double median = ft_median(rb->samples, n) / 2000.0;
+	double p99 = ft_p99(rb->samples, n) / 2000.0;
 
 	printf("# %10zu %8u %12.2f %12.2f\n", plan->size, n, median, p99);
 	printf("RESULT test=lat size=%zu median_us=%.2f p99_us=%.2f iters=%u prov=%s\n",
@@ -206,7 +139,7 @@ static void rb_print_bw(struct rb *rb, const struct rb_plan *plan)
 	uint64_t msgs = (uint64_t) plan->iters * plan->window *
 			(plan->test == RB_BIBW ? 2 : 1);
 	double bytes = (double) msgs * plan->size;
-	double median_ns = rb_median(rb->samples, plan->reps);
+	double median_ns = ft_median(rb->samples, plan->reps);
 	double min_ns = rb->samples[0], max_ns = rb->samples[plan->reps - 1];
 	double mbps = bytes * 1e3 / median_ns;
 	double mps = msgs * 1e9 / median_ns;
@@ -268,8 +201,8 @@ static int rb_lat_client(struct rb *rb, const struct rb_plan *plan)
 		uint64_t t0;
 
 		if (rb->params->verify)
-			rb_pattern_fill(rb->tx_buf, size, rb_seed(0, it, 0, size));
-		t0 = rb_now_ns();
+			ft_pattern_fill(rb->tx_buf, size, ft_pattern_seed(0, it, 0, size));
+		t0 = ft_now_ns();
 		ret = inject ? rb_post_inject(rb, rb->tx_buf, size, rb_data_tag(0, 0)) :
 			       rb_post_send(rb, tx, rb->tx_buf, size, rb->data_desc,
 					    rb_data_tag(0, 0));
@@ -278,9 +211,10 @@ static int rb_lat_client(struct rb *rb, const struct rb_plan *plan)
 		if (ret)
 			break;
 		if (it >= plan->warmup)
-			rb->samples[it - plan->warmup] = rb_now_ns() - t0;
+			rb->samples[it - plan->warmup] = ft_now_ns() - t0;
 		if (rb->params->verify)
-			ret = rb_pattern_check(rb, rb->rx_buf, size, rb_seed(1, it, 0, size));
+			ret = ft_pattern_check(rb->rx_buf, size,
+					       ft_pattern_seed(1, it, 0, size), 0, rb->what);
 		if (!ret && it + 1 < total)
 			ret = rb_post_recv(rb, rx, rb->rx_buf, size, rb->data_desc,
 					   rb_data_tag(1, 0));
@@ -306,10 +240,11 @@ static int rb_lat_server(struct rb *rb, const struct rb_plan *plan)
 		ret = rb_ctrl_send(rb, RB_CTRL_READY, size);
 	for (uint32_t it = 0; !ret && it < total; it++) {
 		if (rb->params->verify)
-			rb_pattern_fill(rb->tx_buf, size, rb_seed(1, it, 0, size));
+			ft_pattern_fill(rb->tx_buf, size, ft_pattern_seed(1, it, 0, size));
 		ret = rb_wait_op(rb, rx, "the ping");
 		if (!ret && rb->params->verify)
-			ret = rb_pattern_check(rb, rb->rx_buf, size, rb_seed(0, it, 0, size));
+			ret = ft_pattern_check(rb->rx_buf, size,
+					       ft_pattern_seed(0, it, 0, size), 0, rb->what);
 		if (!ret && it + 1 < total)
 			ret = rb_post_recv(rb, rx, rb->rx_buf, size, rb->data_desc,
 					   rb_data_tag(0, 0));
@@ -351,7 +286,7 @@ static int rb_post_window_sends(struct rb *rb, const struct rb_plan *plan,
 		uint8_t *buf = rb_slot(rb, rb->tx_buf, s, plan->size);
 
 		if (rb->params->verify)
-			rb_pattern_fill(buf, plan->size, rb_seed(dir, w, s, plan->size));
+			ft_pattern_fill(buf, plan->size, ft_pattern_seed(dir, w, s, plan->size));
 		ret = rb_post_send(rb, &rb->tx_ops[s], buf, plan->size, rb->data_desc,
 				   rb_data_tag(dir, s));
 	}
@@ -365,8 +300,8 @@ static int rb_check_window(struct rb *rb, const struct rb_plan *plan, uint64_t w
 	int ret = 0;
 
 	for (uint32_t s = 0; !ret && s < plan->window; s++)
-		ret = rb_pattern_check(rb, rb_slot(rb, rb->rx_buf, s, plan->size),
-				       plan->size, rb_seed(dir, w, s, plan->size));
+		ret = ft_pattern_check(rb_slot(rb, rb->rx_buf, s, plan->size), plan->size,
+				       ft_pattern_seed(dir, w, s, plan->size), 0, rb->what);
 	return ret;
 }
 
@@ -413,7 +348,7 @@ static int rb_bw_client(struct rb *rb, const struct rb_plan *plan)
 		uint64_t k = w - plan->warmup;
 
 		if (timed && k % plan->iters == 0)
-			t0 = rb_now_ns();
+			t0 = ft_now_ns();
 		ret = rb_ctrl_post_recv(rb, RB_CTRL_ACK);
 		if (!ret)
 			ret = rb_post_window_sends(rb, plan, w);
@@ -422,7 +357,7 @@ static int rb_bw_client(struct rb *rb, const struct rb_plan *plan)
 		if (!ret)
 			ret = rb_ctrl_wait_recv(rb, RB_CTRL_ACK, w);
 		if (!ret && timed && (k + 1) % plan->iters == 0)
-			rb->samples[k / plan->iters] = rb_now_ns() - t0;
+			rb->samples[k / plan->iters] = ft_now_ns() - t0;
 	}
 	if (!ret)
 		rb_print_bw(rb, plan);
@@ -486,7 +421,7 @@ static int rb_bibw(struct rb *rb, const struct rb_plan *plan)
 		uint64_t k = w - plan->warmup;
 
 		if (timed && k % plan->iters == 0)
-			t0 = rb_now_ns();
+			t0 = ft_now_ns();
 		ret = rb_ctrl_post_recv(rb, RB_CTRL_ACK);
 		if (!ret)
 			ret = rb_post_window_sends(rb, plan, w);
@@ -501,7 +436,7 @@ static int rb_bibw(struct rb *rb, const struct rb_plan *plan)
 		if (!ret)
 			ret = rb_ctrl_wait_recv(rb, RB_CTRL_ACK, w);
 		if (!ret && timed && (k + 1) % plan->iters == 0)
-			rb->samples[k / plan->iters] = rb_now_ns() - t0;
+			rb->samples[k / plan->iters] = ft_now_ns() - t0;
 	}
 	if (!ret && client)
 		rb_print_bw(rb, plan);
@@ -522,7 +457,7 @@ static int rb_run_plan(struct rb *rb, const struct rb_plan *plan)
 	case RB_BIBW:
 		return rb_bibw(rb, plan);
 	default:
-		return rb_fail("unknown test %d", (int) plan->test);
+		return ft_fail("unknown test %d", (int) plan->test);
 	}
 }
 

@@ -16,18 +16,18 @@
  * after -t seconds and exits non-zero; -c checks every echoed byte.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <netdb.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+
+#include "../ft_common.h"
 
 #define UF_NAME			"udp_floor"
 #define UF_DEFAULT_PORT		"47630"
@@ -57,24 +57,11 @@ struct uf_opts {
 	uint64_t	sizes[UF_SIZES_MAX];
 };
 
-static uint64_t uf_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
-
-static int uf_fail(const char *what)
-{
-	fprintf(stderr, UF_NAME ": %s\n", what);
-	return -1;
-}
+const char *const ft_prog = UF_NAME;
 
 static int uf_errno(const char *call)
 {
-	fprintf(stderr, UF_NAME ": %s: %s\n", call, strerror(errno));
-	return -1;
+	return ft_fail("%s: %s", call, strerror(errno));
 }
 
 /*
@@ -98,20 +85,13 @@ static ssize_t uf_recv(int fd, uint8_t *buf, size_t len, struct sockaddr_storage
 		if (++spins % 64)
 			continue;
 		if (!deadline) {
-			deadline = uf_now_ns() + (uint64_t) timeout_s * 1000000000ULL;
-		} else if (uf_now_ns() > deadline) {
+			deadline = ft_deadline_ns(timeout_s);
+		} else if (ft_now_ns() > deadline) {
 			fprintf(stderr, UF_NAME ": timed out after %d s waiting for %s\n",
 				timeout_s, what);
 			return -1;
 		}
 	}
-}
-
-static int uf_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* The payload pattern of one iteration (-c). */
@@ -161,7 +141,6 @@ static int uf_server(const struct uf_opts *o)
 	struct sockaddr_storage ss;
 	socklen_t sslen = sizeof(ss);
 	char text[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
 	int fd = uf_socket(o, true, &ai);
 	int ret = 0;
 
@@ -172,19 +151,13 @@ static int uf_server(const struct uf_opts *o)
 		close(fd);
 		return uf_errno("getsockname");
 	}
-	if (ss.ss_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *) &ss;
-
-		inet_ntop(AF_INET, &sin->sin_addr, text, sizeof(text));
-		port = ntohs(sin->sin_port);
-	} else {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) &ss;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, text, sizeof(text));
-		port = ntohs(sin6->sin6_port);
-	}
-	printf(UF_NAME ": listening on %s port %u (provider udp_floor)\n", text, port);
-	fflush(stdout);
+	if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *) &ss)->sin_addr, text,
+			  sizeof(text));
+	else
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) &ss)->sin6_addr, text,
+			  sizeof(text));
+	ft_print_listening(text, ft_port_of(&ss, sslen), "provider udp_floor");
 	for (;;) {
 		struct sockaddr_storage from;
 		socklen_t fromlen = sizeof(from);
@@ -224,7 +197,6 @@ static int uf_client_size(const struct uf_opts *o, int fd, size_t size,
 	uint32_t iters = uf_iters(o->iters, size);
 	uint32_t total = o->warmup + iters;
 	double median, p99;
-	size_t i99;
 
 	for (uint32_t it = 0; it < total; it++) {
 		uint64_t t0;
@@ -232,26 +204,23 @@ static int uf_client_size(const struct uf_opts *o, int fd, size_t size,
 
 		if (o->verify)
 			uf_fill(tx, size, it);
-		t0 = uf_now_ns();
+		t0 = ft_now_ns();
 		if (send(fd, tx, size, 0) != (ssize_t) size)
 			return uf_errno("send");
 		n = uf_recv(fd, rx, UF_BUF_LEN, NULL, NULL, o->timeout_s, "the echo");
 		if (n < 0)
 			return -1;
 		if (it >= o->warmup)
-			rtt[it - o->warmup] = uf_now_ns() - t0;
+			rtt[it - o->warmup] = ft_now_ns() - t0;
 		if ((size_t) n != size) {
 			fprintf(stderr, UF_NAME ": size %zu: echo of %zd bytes\n", size, n);
 			return -1;
 		}
 		if (o->verify && memcmp(tx, rx, size))
-			return uf_fail("the echo differs from the datagram sent");
+			return ft_fail("the echo differs from the datagram sent");
 	}
-	qsort(rtt, iters, sizeof(*rtt), uf_cmp_u64);
-	median = (iters % 2 ? rtt[iters / 2] :
-		  (rtt[iters / 2 - 1] + rtt[iters / 2]) / 2.0) / 2000.0;
-	i99 = ((size_t) iters * 99 + 99) / 100 - 1;
-	p99 = rtt[i99] / 2000.0;
+	median = ft_median(rtt, iters) / 2000.0;
+	p99 = ft_p99(rtt, iters) / 2000.0;
 	printf("# %10zu %8u %12.2f %12.2f\n", size, iters, median, p99);
 	printf("RESULT test=lat size=%zu median_us=%.2f p99_us=%.2f iters=%u "
 	       "prov=udp_floor\n", size, median, p99, iters);
@@ -270,7 +239,7 @@ static int uf_client_fin(int fd, uint8_t *rx)
 		if (n == 0)
 			return 0;
 	}
-	return uf_fail("the server did not echo the end datagram");
+	return ft_fail("the server did not echo the end datagram");
 }
 
 static int uf_client(struct uf_opts *o)
@@ -295,7 +264,7 @@ static int uf_client(struct uf_opts *o)
 	rx = calloc(1, UF_BUF_LEN);
 	rtt = calloc(o->iters, sizeof(*rtt));
 	if (!tx || !rx || !rtt) {
-		ret = uf_fail("out of memory");
+		ret = ft_fail("out of memory");
 		goto out;
 	}
 	memset(tx, 0x5a, UF_BUF_LEN);
@@ -340,22 +309,6 @@ static void uf_usage(void)
 		UF_DEFAULT_ITERS, UF_DEFAULT_WARMUP, UF_DEFAULT_TIMEOUT);
 }
 
-static int uf_parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < min || v > max) {
-		fprintf(stderr, UF_NAME ": bad number '%s' (want %" PRIu64 "..%" PRIu64
-			")\n", s, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static int uf_parse_sizes(char *list, struct uf_opts *o)
 {
 	char *save = NULL;
@@ -363,8 +316,8 @@ static int uf_parse_sizes(char *list, struct uf_opts *o)
 	for (char *item = strtok_r(list, ",", &save); item;
 	     item = strtok_r(NULL, ",", &save)) {
 		if (o->nsizes == UF_SIZES_MAX)
-			return uf_fail("-S lists too many sizes");
-		if (uf_parse_num(item, 1, UF_SIZE_LIMIT, &o->sizes[o->nsizes++]))
+			return ft_fail("-S lists too many sizes");
+		if (ft_parse_num(item, 1, UF_SIZE_LIMIT, &o->sizes[o->nsizes++]))
 			return -1;
 	}
 	return 0;
@@ -388,12 +341,12 @@ static int uf_parse_opts(int argc, char **argv, struct uf_opts *o)
 				return -1;
 			break;
 		case 'n':
-			if (uf_parse_num(optarg, 1, 100000000, &v))
+			if (ft_parse_num(optarg, 1, 100000000, &v))
 				return -1;
 			o->iters = (uint32_t) v;
 			break;
 		case 'w':
-			if (uf_parse_num(optarg, 0, 100000000, &v))
+			if (ft_parse_num(optarg, 0, 100000000, &v))
 				return -1;
 			o->warmup = (uint32_t) v;
 			break;
@@ -407,20 +360,18 @@ static int uf_parse_opts(int argc, char **argv, struct uf_opts *o)
 			o->bind_addr = optarg;
 			break;
 		case 't':
-			if (uf_parse_num(optarg, 1, 86400, &v))
+			if (ft_parse_timeout(optarg, &o->timeout_s))
 				return -1;
-			o->timeout_s = (int) v;
 			break;
 		default:
 			uf_usage();
 			return -1;
 		}
 	}
-	if (optind < argc - 1) {
+	if (ft_parse_host(argc, argv, &o->host)) {
 		uf_usage();
 		return -1;
 	}
-	o->host = optind == argc - 1 ? argv[optind] : NULL;
 	return 0;
 }
 

@@ -1375,7 +1375,7 @@ static void expect_found(struct fixture *fx, struct node *n, void *ctx,
 	fi_addr_t src;
 
 	if (expect_comp(fx, n->rx_cq, ctx, FI_RECV | FI_TAGGED, &e, &src, name))
-		check(e.tag == tag && e.len == len && src == fx->node[A].addr &&
+		ft_check(e.tag == tag && e.len == len && src == fx->node[A].addr &&
 		      (!data || ((e.flags & FI_REMOTE_CQ_DATA) && e.data == data)),
 		      nm(name, "tag, length, source and data"),
 		      "tag %#llx len %zu source %llu data %#llx flags %#llx",
@@ -1430,7 +1430,7 @@ static void test_peek_claim(struct fixture *fx)
 	if (check_ret(ret, 0, "peek: FI_CLAIM takes t1") &&
 	    expect_comp(fx, b->rx_cq, &claim, FI_RECV | FI_TAGGED, &e, NULL,
 			"peek: the claimed receive completes"))
-		check(e.len == 200 && e.tag == t1 && e.data == (DATA_BASE | 1) &&
+		ft_check(e.len == 200 && e.tag == t1 && e.data == (DATA_BASE | 1) &&
 		      payload_ok(rx, 200, seed, 0), "peek: it holds t1's payload",
 		      "len %zu tag %#llx", e.len, (unsigned long long) e.tag);
 	ret = search(b, rx, sizeof(rx), t1, &claim, FI_CLAIM);

@@ -8,6 +8,7 @@
 
 #include <rdma/fi_endpoint.h>
 
+#include "rdmx_cq.h"
 #include "rdmx_dev.h"
 #include "rdmx_match.h"
 #include "rdmx_pool.h"
@@ -192,6 +193,14 @@ void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
 /* Completes a send with error err (positive FI_E*), why in err_data. */
 void rdmx_eager_fail(struct rdmx_ep *ep, struct rdmx_txe *txe, int err,
 		     const char *why);
+
+/* The completion entry of a received message of len bytes (RDMX_PKT_* flags). */
+struct rdmx_cq_entry rdmx_eager_rx_entry(void *context, size_t len, fi_addr_t src,
+					 uint64_t tag, uint64_t data, uint32_t pkt_flags);
+
+/* Writes a receive's entry unless FI_SELECTIVE_COMPLETION suppresses it. */
+void rdmx_eager_rx_write(struct rdmx_ep *ep, uint64_t op_flags,
+			 const struct rdmx_cq_entry *entry);
 
 /* A receive entry for req from src (FI_ADDR_UNSPEC: any); NULL if none left. */
 struct rdmx_rxe *rdmx_eager_rxe_new(struct rdmx_ep *ep, const struct rdmx_recv_req *req,

@@ -33,11 +33,6 @@ static inline void rdmx_lock_construct(struct rdmx_lock *lock, bool enabled)
 	lock->enabled = enabled;
 }
 
-static inline void rdmx_lock_destruct(struct rdmx_lock *lock)
-{
-	(void) lock;
-}
-
 static inline void rdmx_lock_acquire(struct rdmx_lock *lock)
 {
 	uint32_t ticket;

@@ -19,7 +19,6 @@ static int rdmx_domain_close(struct fid *fid)
 			  rdmx_ref_read(&dom->refs));
 		return -FI_EBUSY;
 	}
-	rdmx_lock_destruct(&dom->lock);
 	rdmx_ref_put(&dom->fabric->refs);
 	free(dom);
 	return 0;

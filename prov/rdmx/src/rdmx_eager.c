@@ -207,18 +207,13 @@ void rdmx_eager_send_done(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	rdmx_pool_release(&ep->txe_pool, txe);
 }
 
-/* Copies a message into a posted receive and completes it. */
-static void rdmx_eager_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
-			       const void *payload, size_t len, fi_addr_t src,
-			       uint64_t tag, uint64_t data, uint32_t pkt_flags)
+struct rdmx_cq_entry rdmx_eager_rx_entry(void *context, size_t len, fi_addr_t src,
+					 uint64_t tag, uint64_t data, uint32_t pkt_flags)
 {
-	size_t cap = rdmx_iov_len(rxe->iov, rxe->iov_cnt);
-	size_t copied = rdmx_copy_to_iov(rxe->iov, rxe->iov_cnt, payload, len);
 	struct rdmx_cq_entry entry = {
-		.op_context = rxe->context,
+		.op_context = context,
 		.flags = FI_RECV | ((pkt_flags & RDMX_PKT_TAGGED) ? FI_TAGGED : FI_MSG),
-		.len = copied,
-		.buf = rxe->iov_cnt ? rxe->iov[0].iov_base : NULL,
+		.len = len,
 		.tag = tag,
 		.src = src,
 	};
@@ -227,13 +222,33 @@ static void rdmx_eager_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
 		entry.flags |= FI_REMOTE_CQ_DATA;
 		entry.data = data;
 	}
-	if (len > cap) {
+	return entry;
+}
+
+void rdmx_eager_rx_write(struct rdmx_ep *ep, uint64_t op_flags,
+			 const struct rdmx_cq_entry *entry)
+{
+	if (!ep->rx_selective || (op_flags & FI_COMPLETION))
+		rdmx_cq_write(ep->rx_cq, entry);
+}
+
+/* Copies a message into a posted receive and completes it. */
+static void rdmx_eager_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
+			       const void *payload, size_t len, fi_addr_t src,
+			       uint64_t tag, uint64_t data, uint32_t pkt_flags)
+{
+	size_t cap = rdmx_iov_len(rxe->iov, rxe->iov_cnt);
+	size_t copied = rdmx_copy_to_iov(rxe->iov, rxe->iov_cnt, payload, len);
+	struct rdmx_cq_entry entry = rdmx_eager_rx_entry(rxe->context, copied, src, tag,
+							 data, pkt_flags);
+
+	entry.buf = rxe->iov_cnt ? rxe->iov[0].iov_base : NULL;
+	if (len > cap)
 		rdmx_cq_write_err(ep->rx_cq, &entry, FI_ETRUNC, len - cap,
 				  "rdmx: %zu-byte message truncated to a %zu-byte buffer",
 				  len, cap);
-	} else if (!ep->rx_selective || (rxe->flags & FI_COMPLETION)) {
-		rdmx_cq_write(ep->rx_cq, &entry);
-	}
+	else
+		rdmx_eager_rx_write(ep, rxe->flags, &entry);
 	rdmx_pool_release(&ep->rxe_pool, rxe);
 }
 

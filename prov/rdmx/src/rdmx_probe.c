@@ -13,30 +13,12 @@
 #include "rdmx_cq.h"
 #include "rdmx_ep.h"
 
-/* The message a peek found, as a successful receive would describe it. */
+/* The message a search found, as a receive of len bytes would report it. */
 static struct rdmx_cq_entry rdmx_probe_entry(const struct rdmx_recv_req *req,
-					     const struct rdmx_unexp *ux)
+					     const struct rdmx_unexp *ux, size_t len)
 {
-	struct rdmx_cq_entry entry = {
-		.op_context = req->context,
-		.flags = FI_RECV | FI_TAGGED,
-		.len = ux->len,
-		.tag = ux->tag,
-		.src = ux->addr,
-	};
-
-	if (ux->pkt_flags & RDMX_PKT_CQ_DATA) {
-		entry.flags |= FI_REMOTE_CQ_DATA;
-		entry.data = ux->data;
-	}
-	return entry;
-}
-
-static void rdmx_probe_write(struct rdmx_ep *ep, const struct rdmx_recv_req *req,
-			     const struct rdmx_cq_entry *entry)
-{
-	if (!ep->rx_selective || (req->flags & FI_COMPLETION))
-		rdmx_cq_write(ep->rx_cq, entry);
+	return rdmx_eager_rx_entry(req->context, len, ux->addr, ux->tag, ux->data,
+				   ux->pkt_flags);
 }
 
 static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *req,
@@ -59,7 +41,7 @@ static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *r
 				  "rdmx: no message matches the peek");
 		return 0;
 	}
-	entry = rdmx_probe_entry(req, ux);
+	entry = rdmx_probe_entry(req, ux, ux->len);
 	if (req->flags & (FI_CLAIM | FI_DISCARD))
 		rdmx_dlist_remove(&ux->link);
 	if (req->flags & FI_DISCARD) {
@@ -68,7 +50,7 @@ static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *r
 		((struct fi_context *) req->context)->internal[0] = ux;
 		rdmx_dlist_insert_tail(&ep->claimed, &ux->link);
 	}
-	rdmx_probe_write(ep, req, &entry);
+	rdmx_eager_rx_write(ep, req->flags, &entry);
 	return 0;
 }
 
@@ -109,11 +91,10 @@ static ssize_t rdmx_probe_claim(struct rdmx_ep *ep, const struct rdmx_recv_req *
 	if (rxe) {
 		rdmx_eager_recv_unexp(ep, rxe, ux);
 	} else {
-		struct rdmx_cq_entry entry = rdmx_probe_entry(req, ux);
+		struct rdmx_cq_entry entry = rdmx_probe_entry(req, ux, 0);
 
-		entry.len = 0;
 		rdmx_eager_unexp_release(ep, ux);
-		rdmx_probe_write(ep, req, &entry);
+		rdmx_eager_rx_write(ep, req->flags, &entry);
 	}
 	return 0;
 }

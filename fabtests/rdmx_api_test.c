@@ -1524,18 +1524,23 @@ static void test_zero_iov(struct fixture *fx)
 		    "no iov: send completion");
 }
 
-/* max_msg_size and inject_size: the largest fit, one byte more does not. */
+/*
+ * max_msg_size and inject_size: one byte more is refused before the
+ * buffer is read (so a small buffer stands for the huge one); the largest
+ * inject fits. Large messages are exercised by test_sizes.
+ */
 static void test_size_limits(struct fixture *fx)
 {
 	struct node *a = &fx->node[A], *b = &fx->node[B];
 	size_t max = fx->info->ep_attr->max_msg_size;
 	size_t inject = fx->info->tx_attr->inject_size;
-	uint8_t *buf = xmalloc(max + 1);
+	uint8_t *buf = xmalloc(inject + 1);
 	struct route r = fx_route(fx, A, B);
 	struct fi_context ctx;
 	ssize_t ret;
 
-	memset(buf, 0, max + 1);
+	ft_check(max >= (1ULL << 30), "max_msg_size is at least 1 GiB", "%zu", max);
+	memset(buf, 0, inject + 1);
 	ret = fi_send(a->ep, buf, max + 1, NULL, b->addr, &ctx);
 	check_ret(ret, -FI_EMSGSIZE, "fi_send of max_msg_size + 1: -FI_EMSGSIZE");
 	ret = fi_tsend(a->ep, buf, max + 1, NULL, b->addr, 1, &ctx);
@@ -1548,10 +1553,122 @@ static void test_size_limits(struct fixture *fx)
 			   false);
 	check_ret(ret, -FI_EMSGSIZE, "fi_sendmsg FI_INJECT of inject_size + 1: -FI_EMSGSIZE");
 	free(buf);
-	transfer(fx, &r, &(struct xfer) { find_op("fi_send"), max, true, NULL, NULL },
-		 "fi_send of exactly max_msg_size");
 	transfer(fx, &r, &(struct xfer) { find_op("fi_inject"), inject, false, NULL, NULL },
 		 "fi_inject of exactly inject_size");
+}
+
+/*
+ * Message sizes across the protocols (at the loopback MTU: eager up to
+ * about 64 KiB, medium to FI_RDMX_MEDIUM_MAX, long beyond), each sent to
+ * a posted receive and as an unexpected message, untagged and tagged
+ * with CQ data; an unexpected tagged one is peeked first (its length
+ * must show), and every payload is checked byte for byte.
+ */
+static const size_t test_sizes_list[] = {
+	0, 1, 4095, 65000, 65535, 65536, 65537, 200000, 1 << 20, 8 << 20,
+};
+
+/* Sends len bytes before any receive, then peeks (tagged) and receives. */
+static void unexpected_transfer(struct fixture *fx, const struct send_op *op,
+				size_t len, const char *prefix)
+{
+	struct node *a = &fx->node[A], *b = &fx->node[B];
+	struct route r = fx_route(fx, A, B);
+	uint64_t tag = TAG_BASE | len, data = DATA_BASE | len;
+	uint8_t *tx = xmalloc(len), *rx = xmalloc(len + 16);
+	unsigned seed = ++g_seed;
+	struct fi_context rctx, sctx, pctx;
+	struct fi_cq_tagged_entry e;
+	struct marker m;
+	void *sctxs[2] = { &sctx, &m.sctx };
+	ssize_t ret;
+
+	fill(tx, len, seed);
+	memset(rx, 0, len + 16);
+	ret = op->post(a->ep, tx, len, NULL, b->addr, tag, data, &sctx);
+	if (!check_ret(ret, 0, nm(prefix, "send before any receive")))
+		goto out;
+	if (post_marker(&r, &m, prefix) &&
+	    !expect_comp(fx, b->rx_cq, &m.rctx, FI_RECV, NULL, NULL,
+			 nm(prefix, "a later message overtakes no match")))
+		abandon_recv(fx, b, &m.rctx);
+	if (op->tagged) {
+		struct fi_msg_tagged msg = { .tag = tag, .context = &pctx,
+					     .addr = FI_ADDR_UNSPEC };
+
+		ret = fi_trecvmsg(b->ep, &msg, FI_PEEK);
+		if (check_ret(ret, 0, nm(prefix, "FI_PEEK")) &&
+		    expect_comp(fx, b->rx_cq, &pctx, FI_RECV | FI_TAGGED, &e, NULL,
+				nm(prefix, "FI_PEEK finds it")))
+			ft_check(e.len == len, nm(prefix, "FI_PEEK reports its length"),
+				 "len %zu, want %zu", e.len, len);
+	}
+	ret = post_recv(b->ep, rx, len + 16, FI_ADDR_UNSPEC, op->tagged, tag, 0, &rctx);
+	if (!check_ret(ret, 0, nm(prefix, "post the receive")))
+		goto out;
+	if (expect_comp(fx, b->rx_cq, &rctx, FI_RECV, &e, NULL, nm(prefix, "receive completes")))
+		ft_check(e.len == len && payload_ok(rx, len, seed, 16) &&
+			 (!op->data || e.data == data),
+			 nm(prefix, "length, data and payload"), "len %zu (want %zu)",
+			 e.len, len);
+	else
+		abandon_recv(fx, b, &rctx);
+	expect_comp_set(fx, a->tx_cq, sctxs, 2, nm(prefix, "the sends complete"));
+out:
+	free(tx);
+	free(rx);
+}
+
+/* A long message into a receive of half its size: FI_ETRUNC, olen, no spill. */
+static void long_truncation(struct fixture *fx, size_t len)
+{
+	struct node *a = &fx->node[A], *b = &fx->node[B];
+	uint8_t *tx = xmalloc(len), *rx = xmalloc(len);
+	unsigned seed = ++g_seed;
+	struct fi_context rctx, sctx;
+	struct fi_cq_err_entry err;
+	char data[256];
+	ssize_t ret;
+
+	fill(tx, len, seed);
+	memset(rx, 0, len);
+	ret = fi_recv(b->ep, rx, len / 2, NULL, FI_ADDR_UNSPEC, &rctx);
+	check_ret(ret, 0, "sizes: post a half-size receive");
+	ret = fi_send(a->ep, tx, len, NULL, b->addr, &sctx);
+	check_ret(ret, 0, "sizes: send into the half-size receive");
+	if (expect_err(fx, b->rx_cq, &rctx, FI_ETRUNC, &err, data, sizeof(data),
+		       "sizes: truncated long message: FI_ETRUNC"))
+		ft_check(err.len == len / 2 && err.olen == len - len / 2 &&
+			 payload_ok(rx, len / 2, seed, len - len / 2),
+			 "sizes: truncated long message: len, olen, the first half only",
+			 "len %zu olen %zu", err.len, err.olen);
+	else
+		abandon_recv(fx, b, &rctx);
+	expect_comp(fx, a->tx_cq, &sctx, FI_SEND, NULL, NULL,
+		    "sizes: the truncated send completes");
+	free(tx);
+	free(rx);
+}
+
+static void test_sizes(struct fixture *fx)
+{
+	struct route r = fx_route(fx, A, B);
+	static const char *const ops[] = { "fi_send", "fi_tsenddata" };
+	char prefix[96];
+
+	for (size_t i = 0; i < ARRAY_SIZE(test_sizes_list); i++) {
+		for (size_t o = 0; o < ARRAY_SIZE(ops); o++) {
+			const struct send_op *op = find_op(ops[o]);
+			size_t len = test_sizes_list[i];
+
+			snprintf(prefix, sizeof(prefix), "sizes: %s of %zu bytes", ops[o], len);
+			transfer(fx, &r, &(struct xfer) { op, len, true, NULL, NULL }, prefix);
+			snprintf(prefix, sizeof(prefix), "sizes: unexpected %s of %zu bytes",
+				 ops[o], len);
+			unexpected_transfer(fx, op, len, prefix);
+		}
+	}
+	long_truncation(fx, 1 << 20);
 }
 
 /* More iovs than iov_limit: -FI_EINVAL from every vector call. */
@@ -2212,6 +2329,7 @@ static const struct {
 	{ "zero-byte messages", test_zero_bytes, { 0 } },
 	{ "zero-byte message without iov", test_zero_iov, { 0 } },
 	{ "size limits", test_size_limits, { 0 } },
+	{ "message sizes", test_sizes, { 0 } },
 	{ "iov limit", test_iov_limit, { 0 } },
 	{ "unknown destination", test_bad_dest, { 0 } },
 	{ "close ordering", test_close_order, { 0 } },

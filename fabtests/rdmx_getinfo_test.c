@@ -221,7 +221,7 @@ static void test_node_service_source(void)
 	fi_freeinfo(info);
 }
 
-/* The hints Open MPI's ofi MTL passes (API 1.5), minus FI_ORDER_SAS. */
+/* The hints Open MPI's ofi MTL passes (API 1.5). */
 static void test_ompi_hints(void)
 {
 	const uint64_t caps = FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM |
@@ -243,6 +243,8 @@ static void test_ompi_hints(void)
 	hints->domain_attr->mr_mode = (int) mr_mode;
 	hints->domain_attr->cq_data_size = 4;
 	hints->ep_attr->mem_tag_format = tag_format;
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->rx_attr->msg_order = FI_ORDER_SAS;
 	ret = fi_getinfo(OMPI_VERSION, NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
 	if (!ft_check(ret == 0 && info, "ompi hints: an entry", "fi_getinfo: %d (%s)",
@@ -257,6 +259,11 @@ static void test_ompi_hints(void)
 		 "ompi hints: op_flags FI_COMPLETION echoed", "tx %#llx rx %#llx",
 		 (unsigned long long) info->tx_attr->op_flags,
 		 (unsigned long long) info->rx_attr->op_flags);
+	ft_check((info->tx_attr->msg_order & FI_ORDER_SAS) &&
+		 (info->rx_attr->msg_order & FI_ORDER_SAS),
+		 "ompi hints: msg_order FI_ORDER_SAS", "tx %#llx rx %#llx",
+		 (unsigned long long) info->tx_attr->msg_order,
+		 (unsigned long long) info->rx_attr->msg_order);
 	ft_check(info->domain_attr->threading == FI_THREAD_DOMAIN,
 		 "ompi hints: threading FI_THREAD_DOMAIN", "threading %d",
 		 info->domain_attr->threading);
@@ -317,11 +324,10 @@ static void apply_cq_data_16(struct fi_info *h, const struct fi_info *b)
 	h->domain_attr->cq_data_size = 16;
 }
 
-static void apply_order_sas(struct fi_info *h, const struct fi_info *b)
+static void apply_order_raw(struct fi_info *h, const struct fi_info *b)
 {
 	(void) b;
-	h->tx_attr->msg_order = FI_ORDER_SAS;
-	h->rx_attr->msg_order = FI_ORDER_SAS;
+	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW;
 }
 
 static void apply_tx_size(struct fi_info *h, const struct fi_info *b)
@@ -362,7 +368,7 @@ static const struct nodata_case nodata_cases[] = {
 	{ "data_progress FI_PROGRESS_AUTO", apply_progress_auto, false, NULL },
 	{ "caps FI_RMA", apply_caps_rma, false, NULL },
 	{ "cq_data_size 16", apply_cq_data_16, false, NULL },
-	{ "msg_order FI_ORDER_SAS (not offered yet)", apply_order_sas, false, NULL },
+	{ "msg_order FI_ORDER_RAW (no RMA to order)", apply_order_raw, false, NULL },
 	{ "tx size above the provider's", apply_tx_size, false, NULL },
 	{ "iov_limit above the provider's", apply_iov_limit, false, NULL },
 	{ "inject_size above the provider's", apply_inject_size, false, NULL },

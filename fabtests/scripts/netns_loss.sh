@@ -5,8 +5,10 @@
 # rule drops 5% of the UDP packets it receives at random, so data and acks
 # are both lost. The receiver runs in one namespace on the veth
 # (FI_RDMX_IFACE), the sender in the other streams 100000 messages of mixed
-# sizes up to that link's max_msg_size (about 1.4 KB): every message must
-# arrive exactly once with the right length and bytes (rdmx_stream checks),
+# sizes up to 64 KiB, so most travel as medium messages cut into about
+# 1.4 KB segments, reassembled whatever order loss recovery leaves them
+# in: every message must arrive exactly once with the right length and
+# bytes (rdmx_stream checks),
 # and the sender's counters must show the losses were repaired
 # (retransmits + fast_retransmits > 0); the nft counters must show the rule
 # really dropped packets in both directions.
@@ -102,8 +104,6 @@ fast=$(t_field sender fast_retransmits)
 dup=$(t_field receiver duplicates)
 [ -n "$max" ] && [ -n "$rexmit" ] && [ -n "$fast" ] && [ -n "$dup" ] ||
 	t_fail "missing max_msg_size or counters in the programs' output"
-# A 1500-byte MTU: anything above it would mean the stream did not use the veth.
-[ "$max" -lt 1500 ] || t_fail "max_msg_size $max: not the veth's 1500-byte MTU"
 [ $((rexmit + fast)) -gt 0 ] ||
 	t_fail "retransmits=$rexmit fast_retransmits=$fast: no loss was repaired"
 drop_r=$(loss_dropped "$ns_r")

@@ -48,6 +48,8 @@ struct rdmx_params {
 	size_t	sockbuf;	/* FI_RDMX_SOCKBUF: UDP socket buffer bytes */
 	size_t	cq_size;	/* FI_RDMX_CQ_SIZE: default CQ depth */
 	size_t	unexp_max;	/* FI_RDMX_UNEXP_MAX: unexpected bytes held */
+	size_t	medium_max;	/* FI_RDMX_MEDIUM_MAX: largest medium message */
+	size_t	cts_window;	/* FI_RDMX_CTS_WINDOW: long-message credit */
 	size_t	rto_min_us;	/* FI_RDMX_RTO_MIN_US: retransmission floor */
 	size_t	unreach_ms;	/* FI_RDMX_UNREACH_MS: silence before failure */
 	size_t	rnr_retry;	/* FI_RDMX_RNR_RETRY: device RNR retries */
@@ -106,5 +108,20 @@ size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
 
 /* Copies the whole iovec array into buf; returns the bytes copied. */
 size_t rdmx_copy_from_iov(void *buf, const struct iovec *iov, size_t count);
+
+/*
+ * Copies len bytes from buf into the iovec array starting off bytes into
+ * it; the caller keeps off + len within the array.
+ */
+void rdmx_copy_to_iov_at(const struct iovec *iov, size_t count, size_t off,
+			 const void *buf, size_t len);
+
+/*
+ * Writes to dst the entries covering bytes [off, off + len) of the
+ * iovec array src (count entries, so dst needs at most count); returns
+ * how many it wrote.
+ */
+size_t rdmx_iov_slice(struct iovec *dst, const struct iovec *src, size_t count,
+		      size_t off, size_t len);
 
 #endif /* RDMX_H */

@@ -28,8 +28,12 @@
 /* Bytes of provider error text a CQ error entry may carry. */
 #define RDMX_ERR_DATA_MAX	128
 
-/* Largest message the eager protocol carries on a device of this MTU. */
-size_t rdmx_info_max_msg(size_t mtu);
+/* Largest message: the long protocol streams any size (1 TiB). */
+#define RDMX_MAX_MSG_SIZE	(1ULL << 40)
+/* Largest inject_size: the bytes every send entry keeps room for. */
+#define RDMX_INJECT_MAX		65536
+/* Send-after-send: receives match messages in their sender's order. */
+#define RDMX_MSG_ORDER		FI_ORDER_SAS
 
 /* The fi_info rdmx offers on one device domain; NULL on no memory. */
 struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,

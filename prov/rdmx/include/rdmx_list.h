@@ -51,6 +51,19 @@ static inline struct rdmx_dlist *rdmx_dlist_pop_front(struct rdmx_dlist *head)
 	return item;
 }
 
+/* Moves every element of src to the tail of head; src ends empty. */
+static inline void rdmx_dlist_splice_tail(struct rdmx_dlist *head,
+					  struct rdmx_dlist *src)
+{
+	if (rdmx_dlist_empty(src))
+		return;
+	src->next->prev = head->prev;
+	head->prev->next = src->next;
+	src->prev->next = head;
+	head->prev = src->prev;
+	rdmx_dlist_init(src);
+}
+
 #define rdmx_dlist_foreach(head, it) \
 	for ((it) = (head)->next; (it) != (head); (it) = (it)->next)
 

@@ -27,13 +27,16 @@ struct rdmx_rxe {
 	size_t			iov_cnt;
 };
 
-/* Marks an unexpected message whose payload was copied out. */
-#define RDMX_UNEXP_COPIED	SIZE_MAX
+/* No packet buffer: an unexpected payload that was copied out. */
+#define RDMX_RX_BUF_NONE	SIZE_MAX
+
+struct rdmx_rxm;
 
 /*
  * A message that arrived with no receive posted for it: its payload is
  * either a copy allocated with the entry, or still in the packet buffer
- * rx_buf, which goes back to the device once a receive takes it.
+ * rx_buf, which goes back to the device once a receive takes it. A
+ * message still arriving in pieces names its rdmx_rxm.
  */
 struct rdmx_unexp {
 	struct rdmx_dlist	link;		/* on rdmx_match_queue.unexp */
@@ -41,9 +44,11 @@ struct rdmx_unexp {
 	uint64_t		tag;
 	uint64_t		data;
 	uint32_t		pkt_flags;	/* RDMX_PKT_* of the message */
-	size_t			len;
-	const uint8_t		*payload;
-	size_t			rx_buf;		/* RDMX_UNEXP_COPIED or index */
+	size_t			len;		/* the message's length */
+	uint8_t			*payload;
+	size_t			rx_buf;		/* RDMX_RX_BUF_NONE or index */
+	size_t			charged;	/* bytes counted in unexp_bytes */
+	struct rdmx_rxm		*rxm;		/* NULL: the message is whole */
 };
 
 struct rdmx_match_queue {

@@ -47,4 +47,16 @@ static inline void rdmx_pool_release(struct rdmx_pool *pool, void *ptr)
 	pool->in_use--;
 }
 
+/* The index of an object of this pool. */
+static inline size_t rdmx_pool_index(const struct rdmx_pool *pool, const void *ptr)
+{
+	return (size_t) ((const char *) ptr - (const char *) pool->mem) / pool->elem_size;
+}
+
+/* The object at idx, taken or not; NULL when idx is out of range. */
+static inline void *rdmx_pool_at(const struct rdmx_pool *pool, size_t idx)
+{
+	return idx < pool->count ? (char *) pool->mem + idx * pool->elem_size : NULL;
+}
+
 #endif /* RDMX_POOL_H */

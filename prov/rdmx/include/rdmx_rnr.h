@@ -17,14 +17,14 @@
 
 struct rdmx_ep;
 struct rdmx_peer;
-struct rdmx_txe;
+struct rdmx_pke;
 
 /* Prepares a peer's RNR state. */
 void rdmx_rnr_peer_construct(struct rdmx_peer *peer);
 
-/* Takes a send the device completed with RNR; lock held. */
+/* Takes a packet the device completed with RNR; lock held. */
 void rdmx_rnr_refused(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		      struct rdmx_txe *txe);
+		      struct rdmx_pke *pke);
 
 /* Ends a peer's backoff after a successful send. */
 void rdmx_rnr_delivered(struct rdmx_peer *peer);

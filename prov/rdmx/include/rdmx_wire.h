@@ -14,13 +14,20 @@
 
 enum rdmx_pkt_type {
 	RDMX_PKT_EAGER = 1,	/* a whole message in one packet */
+	RDMX_PKT_MEDIUM,	/* one segment of a message sent all at once */
+	RDMX_PKT_RTS,		/* request to send a long message */
+	RDMX_PKT_CTS,		/* clear to send: credit for a long message */
+	RDMX_PKT_DATA,		/* one segment of a long message */
 	RDMX_PKT_TYPE_MAX,
 };
 
 /* Base header flags. */
 #define RDMX_PKT_TAGGED		(1u << 0)	/* tag field is meaningful */
 #define RDMX_PKT_CQ_DATA	(1u << 1)	/* data field carries CQ data */
-#define RDMX_PKT_FLAGS_KNOWN	(RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA)
+#define RDMX_PKT_VOID		(1u << 2)	/* EAGER without payload: the
+						   sender gave message msg_id
+						   up; skip it */
+#define RDMX_PKT_FLAGS_KNOWN	(RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA | RDMX_PKT_VOID)
 
 /* Starts every packet. */
 struct rdmx_wire_base {
@@ -31,15 +38,66 @@ struct rdmx_wire_base {
 };
 _Static_assert(sizeof(struct rdmx_wire_base) == 8, "wire base size");
 
-/* RDMX_PKT_EAGER: header, then the payload up to the packet's end. */
+/*
+ * RDMX_PKT_EAGER: header, then the payload up to the packet's end. The
+ * same 32 bytes start MEDIUM and RTS: the message header.
+ */
 struct rdmx_wire_eager {
 	struct rdmx_wire_base	base;
 	uint32_t		msg_id;		/* per-peer send sequence */
-	uint32_t		reserved;	/* zero */
+	uint32_t		id;		/* RTS: the sender's send id; else zero */
 	uint64_t		tag;
 	uint64_t		data;
 };
 _Static_assert(sizeof(struct rdmx_wire_eager) == 32, "wire eager size");
+
+/* RDMX_PKT_MEDIUM: the bytes at offset of a msg_len-byte message. */
+struct rdmx_wire_medium {
+	struct rdmx_wire_eager	msg;
+	uint64_t		msg_len;
+	uint64_t		offset;
+};
+_Static_assert(sizeof(struct rdmx_wire_medium) == 48, "wire medium size");
+
+/* RDMX_PKT_RTS: a msg_len-byte message waits for the receiver's CTS. */
+struct rdmx_wire_rts {
+	struct rdmx_wire_eager	msg;		/* id: the sender's send id */
+	uint64_t		msg_len;
+};
+_Static_assert(sizeof(struct rdmx_wire_rts) == 40, "wire rts size");
+
+/*
+ * RDMX_PKT_CTS: the receiver of message msg_id (send tx_id) wants its
+ * first end bytes and may be sent those below limit; DATA names rx_id.
+ */
+struct rdmx_wire_cts {
+	struct rdmx_wire_base	base;
+	uint32_t		msg_id;
+	uint32_t		tx_id;
+	uint32_t		rx_id;
+	uint32_t		reserved;	/* zero */
+	uint64_t		end;
+	uint64_t		limit;
+};
+_Static_assert(sizeof(struct rdmx_wire_cts) == 40, "wire cts size");
+
+/* RDMX_PKT_DATA: header, then bytes at offset of long message msg_id. */
+struct rdmx_wire_data {
+	struct rdmx_wire_base	base;
+	uint32_t		msg_id;
+	uint32_t		rx_id;
+	uint64_t		offset;
+};
+_Static_assert(sizeof(struct rdmx_wire_data) == 24, "wire data size");
+
+/* Room for the header of any packet type. */
+union rdmx_wire_hdr {
+	struct rdmx_wire_eager	eager;
+	struct rdmx_wire_medium	medium;
+	struct rdmx_wire_rts	rts;
+	struct rdmx_wire_cts	cts;
+	struct rdmx_wire_data	data;
+};
 
 /*
  * swsrd (software SRD) header: in front of every datagram on a device
@@ -102,8 +160,14 @@ struct rdmx_pkt {
 	enum rdmx_pkt_type	type;
 	uint32_t		flags;
 	uint32_t		msg_id;
+	uint32_t		tx_id;		/* RTS, CTS */
+	uint32_t		rx_id;		/* CTS, DATA */
 	uint64_t		tag;
 	uint64_t		data;
+	uint64_t		msg_len;	/* EAGER, MEDIUM, RTS */
+	uint64_t		offset;		/* MEDIUM, DATA */
+	uint64_t		end;		/* CTS */
+	uint64_t		limit;		/* CTS */
 	const uint8_t		*payload;
 	size_t			payload_len;
 };
@@ -112,10 +176,30 @@ struct rdmx_pkt {
 void rdmx_wire_eager_encode(struct rdmx_wire_eager *hdr, uint32_t flags,
 			    uint32_t msg_id, uint64_t tag, uint64_t data);
 
+/* Fills the header of the segment at offset of a medium message. */
+void rdmx_wire_medium_encode(struct rdmx_wire_medium *hdr, uint32_t flags,
+			     uint32_t msg_id, uint64_t tag, uint64_t data,
+			     uint64_t msg_len, uint64_t offset);
+
+/* Fills a request to send msg_len bytes from send tx_id. */
+void rdmx_wire_rts_encode(struct rdmx_wire_rts *hdr, uint32_t flags,
+			  uint32_t msg_id, uint32_t tx_id, uint64_t tag,
+			  uint64_t data, uint64_t msg_len);
+
+/* Fills a clear to send. */
+void rdmx_wire_cts_encode(struct rdmx_wire_cts *hdr, uint32_t msg_id,
+			  uint32_t tx_id, uint32_t rx_id, uint64_t end,
+			  uint64_t limit);
+
+/* Fills the header of a long message's segment at offset. */
+void rdmx_wire_data_encode(struct rdmx_wire_data *hdr, uint32_t msg_id,
+			   uint32_t rx_id, uint64_t offset);
+
 /*
  * Validates a received packet of len bytes and decodes it into pkt.
  * Returns 0, or -FI_EINVAL for anything malformed (bad magic, version,
- * type, length, unknown flags, non-zero reserved fields).
+ * type, length, unknown flags, non-zero reserved fields, a segment
+ * outside its message, a CTS limit past its end).
  */
 int rdmx_wire_decode(const void *buf, size_t len, struct rdmx_pkt *pkt);
 

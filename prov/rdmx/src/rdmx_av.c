@@ -5,6 +5,7 @@
 #include "rdmx_av.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
+#include "rdmx_peer.h"
 #include "rdmx_stubs.h"
 
 #define RDMX_AV_MIN_CAP	16
@@ -186,7 +187,7 @@ static int rdmx_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 			continue;
 		}
 		for (size_t e = 0; e < av->ep_cnt; e++)
-			rdmx_ep_forget_peer(av->eps[e], fi_addr[i]);
+			rdmx_peer_forget(av->eps[e], fi_addr[i]);
 		av->valid[fi_addr[i]] = 0;
 		if (rdmx_av_reverse(av, canon) == fi_addr[i])
 			rdmx_av_unmap(av, canon);

@@ -10,61 +10,10 @@
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
 #include "rdmx_info.h"
-#include "rdmx_rnr.h"
+#include "rdmx_peer.h"
+#include "rdmx_rx.h"
 #include "rdmx_stubs.h"
-
-struct rdmx_peer *rdmx_ep_peer(struct rdmx_ep *ep, fi_addr_t addr)
-{
-	const void *canon = ep->av ? rdmx_av_addr(ep->av, addr) : NULL;
-	struct rdmx_peer *peer;
-
-	if (!canon)
-		return NULL;
-	if (addr >= ep->peer_cap) {
-		size_t cap = RDMX_MAX(ep->peer_cap * 2, 16);
-		struct rdmx_peer **peers;
-
-		while (cap <= addr)
-			cap *= 2;
-		peers = realloc(ep->peers, cap * sizeof(*peers));
-		if (!peers)
-			return NULL;
-		memset(peers + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*peers));
-		ep->peers = peers;
-		ep->peer_cap = cap;
-	}
-	if (ep->peers[addr])
-		return ep->peers[addr];
-	peer = calloc(1, sizeof(*peer));
-	if (!peer)
-		return NULL;
-	if (ep->dev->ops->ah_create(ep->dev, canon, &peer->ah)) {
-		free(peer);
-		return NULL;
-	}
-	peer->addr = addr;
-	peer->gen = ep->peer_gen++;
-	peer->ah->context = peer;
-	rdmx_rnr_peer_construct(peer);
-	ep->peers[addr] = peer;
-	return peer;
-}
-
-void rdmx_ep_forget_peer(struct rdmx_ep *ep, fi_addr_t addr)
-{
-	struct rdmx_peer *peer;
-
-	if (addr >= ep->peer_cap || !ep->peers[addr])
-		return;
-	peer = ep->peers[addr];
-	rdmx_rnr_flush(ep, peer, FI_ECANCELED);
-	/* Another AV entry with the same address may share the handle. */
-	if (peer->ah->context == peer)
-		peer->ah->context = NULL;
-	ep->dev->ops->ah_destroy(ep->dev, peer->ah);
-	free(peer);
-	ep->peers[addr] = NULL;
-}
+#include "rdmx_tx.h"
 
 static int rdmx_ep_bind_cq(struct rdmx_ep *ep, struct rdmx_cq *cq, uint64_t flags)
 {
@@ -195,17 +144,27 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 {
 	int ret;
 
-	ep->max_msg_size = rdmx_info_max_msg(ep->dev->caps.mtu);
-	ep->inject_size = RDMX_MIN(ep->inject_size, ep->max_msg_size);
+	size_t mtu = ep->dev->caps.mtu;
+
+	ep->max_msg_size = RDMX_MAX_MSG_SIZE;
+	ep->inject_size = RDMX_MIN(ep->inject_size, RDMX_INJECT_MAX);
+	ep->eager_max = mtu - sizeof(struct rdmx_wire_eager);
+	ep->medium_seg = mtu - sizeof(struct rdmx_wire_medium);
+	ep->data_seg = mtu - sizeof(struct rdmx_wire_data);
+	ep->medium_max = RDMX_MIN(g_rdmx_params.medium_max, RDMX_MEDIUM_LIMIT);
 	ret = rdmx_pool_construct(&ep->txe_pool,
 				  sizeof(struct rdmx_txe) + ep->inject_size,
 				  ep->tx_size);
 	if (ret)
 		return ret;
+	ret = rdmx_pool_construct(&ep->pke_pool, sizeof(struct rdmx_pke),
+				  ep->tx_size);
+	if (ret)
+		goto err_destruct_txe;
 	ret = rdmx_pool_construct(&ep->rxe_pool, sizeof(struct rdmx_rxe),
 				  ep->rx_size);
 	if (ret)
-		goto err_destruct_txe;
+		goto err_destruct_pke;
 	ep->rx_buf_size = ep->dev->caps.mtu;
 	ep->rx_buf_stride = (ep->rx_buf_size + 63) & ~(size_t) 63;
 	ep->rx_buf_cnt = g_rdmx_params.rx_bufs;
@@ -225,6 +184,8 @@ err_free_bufs:
 	ep->held = NULL;
 
 	rdmx_pool_destruct(&ep->rxe_pool);
+err_destruct_pke:
+	rdmx_pool_destruct(&ep->pke_pool);
 err_destruct_txe:
 	rdmx_pool_destruct(&ep->txe_pool);
 	return ret;
@@ -233,6 +194,7 @@ err_destruct_txe:
 static void rdmx_ep_free_buffers(struct rdmx_ep *ep)
 {
 	rdmx_pool_destruct(&ep->txe_pool);
+	rdmx_pool_destruct(&ep->pke_pool);
 	rdmx_pool_destruct(&ep->rxe_pool);
 	free(ep->rx_bufs);
 	free(ep->held);
@@ -315,9 +277,10 @@ static int rdmx_ep_close(struct fid *fid)
 
 	rdmx_ep_log_stats(ep);
 	rdmx_lock_acquire(&ep->domain->lock);
-	rdmx_eager_drain(ep);
-	for (size_t i = 0; i < ep->peer_cap; i++)
-		rdmx_ep_forget_peer(ep, i);
+	/* No more progress; sends the peers still queue fail first. */
+	ep->enabled = false;
+	rdmx_peer_destroy_all(ep, FI_ECANCELED);
+	rdmx_recv_drain(ep);
 	if (ep->tx_cq)
 		rdmx_cq_detach(ep->tx_cq, ep);
 	if (ep->rx_cq)
@@ -338,7 +301,8 @@ static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
 {
 	struct rdmx_dev_attr attr = {
 		.src_addr = src,
-		.sq_size = ep->tx_size,
+		/* A send entry and a segment packet each per tx_size. */
+		.sq_size = 2 * ep->tx_size,
 		.rq_size = g_rdmx_params.rx_bufs,
 	};
 
@@ -394,7 +358,7 @@ static ssize_t rdmx_ep_cancel(fid_t fid, void *context)
 	int ret;
 
 	rdmx_lock_acquire(&ep->domain->lock);
-	ret = rdmx_eager_cancel(ep, context);
+	ret = rdmx_recv_cancel(ep, context);
 	rdmx_lock_release(&ep->domain->lock);
 	return ret;
 }
@@ -527,6 +491,9 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	rdmx_match_queue_construct(&ep->tag_q);
 	rdmx_dlist_init(&ep->claimed);
 	rdmx_dlist_init(&ep->retry_peers);
+	rdmx_dlist_init(&ep->tx_pending);
+	rdmx_dlist_init(&ep->ctrl_pending);
+	rdmx_dlist_init(&ep->peer_list);
 	ep->rng = rdmx_clock_ns() | 1;
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;

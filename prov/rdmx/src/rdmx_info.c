@@ -22,17 +22,11 @@
  */
 #define RDMX_TAG_FORMAT		0xAAAAAAAAAAAAAAAAULL
 
-size_t rdmx_info_max_msg(size_t mtu)
-{
-	return mtu - sizeof(struct rdmx_wire_eager);
-}
-
 struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,
 			       const struct rdmx_dev_domain *dom,
 			       uint32_t version)
 {
 	struct fi_info *info = fi_allocinfo();
-	size_t max_msg = rdmx_info_max_msg(dom->mtu);
 
 	if (!info)
 		return NULL;
@@ -49,18 +43,20 @@ struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,
 	memcpy(info->src_addr, dom->addr, info->src_addrlen);
 
 	info->tx_attr->caps = RDMX_TX_CAPS;
-	info->tx_attr->inject_size = RDMX_MIN(g_rdmx_params.inject_size, max_msg);
+	info->tx_attr->inject_size = RDMX_MIN(g_rdmx_params.inject_size, RDMX_INJECT_MAX);
+	info->tx_attr->msg_order = RDMX_MSG_ORDER;
 	info->tx_attr->size = g_rdmx_params.tx_size;
 	info->tx_attr->iov_limit = RDMX_IOV_LIMIT;
 
 	info->rx_attr->caps = RDMX_RX_CAPS;
 	info->rx_attr->size = g_rdmx_params.rx_size;
 	info->rx_attr->iov_limit = RDMX_IOV_LIMIT;
+	info->rx_attr->msg_order = RDMX_MSG_ORDER;
 
 	info->ep_attr->type = FI_EP_RDM;
 	info->ep_attr->protocol = RDMX_PROTO;
 	info->ep_attr->protocol_version = RDMX_WIRE_VERSION;
-	info->ep_attr->max_msg_size = max_msg;
+	info->ep_attr->max_msg_size = RDMX_MAX_MSG_SIZE;
 	info->ep_attr->mem_tag_format = RDMX_TAG_FORMAT;
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
@@ -163,14 +159,15 @@ static int rdmx_info_check_domain(const struct fi_domain_attr *prov,
 
 /* Common checks of tx and rx attributes. */
 static int rdmx_info_check_queue(uint64_t prov_caps, uint64_t hint_caps,
-				 uint64_t hint_order, uint64_t hint_comp_order,
+				 uint64_t prov_order, uint64_t hint_order,
+				 uint64_t hint_comp_order,
 				 size_t prov_size, size_t hint_size,
 				 size_t prov_iov, size_t hint_iov)
 {
 	if (hint_caps & ~prov_caps)
 		return rdmx_info_nofit("queue caps %s", fi_tostr(&hint_caps, FI_TYPE_CAPS));
-	if (hint_order)
-		return rdmx_info_nofit("message ordering %s (not offered yet)",
+	if (hint_order & ~prov_order)
+		return rdmx_info_nofit("message ordering %s",
 				  fi_tostr(&hint_order, FI_TYPE_MSG_ORDER));
 	if (hint_comp_order & ~(uint64_t) FI_ORDER_NONE)
 		return rdmx_info_nofit("completion ordering");
@@ -204,6 +201,7 @@ int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
 	/* Queue caps are checked against everything: apps often copy caps. */
 	if (hints->tx_attr &&
 	    (ret = rdmx_info_check_queue(prov->caps, hints->tx_attr->caps,
+					 prov->tx_attr->msg_order,
 					 hints->tx_attr->msg_order,
 					 hints->tx_attr->comp_order,
 					 prov->tx_attr->size, hints->tx_attr->size,
@@ -216,6 +214,7 @@ int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
 				  hints->tx_attr->inject_size);
 	if (hints->rx_attr &&
 	    (ret = rdmx_info_check_queue(prov->caps, hints->rx_attr->caps,
+					 prov->rx_attr->msg_order,
 					 hints->rx_attr->msg_order,
 					 hints->rx_attr->comp_order,
 					 prov->rx_attr->size, hints->rx_attr->size,

@@ -18,6 +18,8 @@ struct rdmx_params g_rdmx_params = {
 	.sockbuf	= 8 << 20,
 	.cq_size	= 1024,
 	.unexp_max	= 64 << 20,
+	.medium_max	= 65536,
+	.cts_window	= 2 << 20,
 	.rto_min_us	= 500,
 	.unreach_ms	= 5000,
 	.rnr_retry	= 3,
@@ -46,6 +48,10 @@ static const struct {
 	  "Completion queue depth when fi_cq_open asks for none (default 1024)." },
 	{ "unexp_max", &g_rdmx_params.unexp_max,
 	  "Bytes of unexpected messages an endpoint holds; beyond, arrivals are dropped and counted (default 64 MiB)." },
+	{ "medium_max", &g_rdmx_params.medium_max,
+	  "Largest message sent as segments all at once (medium protocol); larger ones wait for the receiver's clear-to-send (long protocol). Capped at 16 MiB (default 65536)." },
+	{ "cts_window", &g_rdmx_params.cts_window,
+	  "Long protocol: bytes a receiver lets a sender have in flight past what arrived (default 2 MiB)." },
 	{ "rto_min_us", &g_rdmx_params.rto_min_us,
 	  "swsrd: floor of the retransmission timeout in microseconds (default 500)." },
 	{ "unreach_ms", &g_rdmx_params.unreach_ms,
@@ -83,6 +89,7 @@ void rdmx_params_initialize(void)
 	g_rdmx_params.rx_size = RDMX_MAX(g_rdmx_params.rx_size, 1);
 	g_rdmx_params.rx_bufs = RDMX_MAX(g_rdmx_params.rx_bufs, 2);
 	g_rdmx_params.cq_size = RDMX_MAX(g_rdmx_params.cq_size, 1);
+	g_rdmx_params.cts_window = RDMX_MAX(g_rdmx_params.cts_window, 1);
 	/* A packet must hold the largest header and some payload. */
 	if (g_rdmx_params.mtu)
 		g_rdmx_params.mtu = RDMX_MAX(g_rdmx_params.mtu, 256);

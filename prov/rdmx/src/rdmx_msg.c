@@ -7,6 +7,8 @@
 
 #include "rdmx.h"
 #include "rdmx_ep.h"
+#include "rdmx_rx.h"
+#include "rdmx_tx.h"
 
 static ssize_t rdmx_msg_check_flags(uint64_t flags, uint64_t allowed)
 {
@@ -33,7 +35,7 @@ static ssize_t rdmx_recv_common(struct fid_ep *ep_fid, const struct iovec *iov,
 		.flags = flags,
 	};
 
-	return rdmx_eager_recv(ep, &req);
+	return rdmx_recv(ep, &req);
 }
 
 static ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -53,7 +55,7 @@ static ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec *iov,
 		.inject_op = inject_op,
 	};
 
-	return rdmx_eager_send(ep, &req);
+	return rdmx_send(ep, &req);
 }
 
 static ssize_t rdmx_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,

@@ -12,12 +12,13 @@
 #include "rdmx.h"
 #include "rdmx_cq.h"
 #include "rdmx_ep.h"
+#include "rdmx_rx.h"
 
 /* The message a search found, as a receive of len bytes would report it. */
 static struct rdmx_cq_entry rdmx_probe_entry(const struct rdmx_recv_req *req,
 					     const struct rdmx_unexp *ux, size_t len)
 {
-	return rdmx_eager_rx_entry(req->context, len, ux->addr, ux->tag, ux->data,
+	return rdmx_recv_entry(req->context, len, ux->addr, ux->tag, ux->data,
 				   ux->pkt_flags);
 }
 
@@ -45,12 +46,12 @@ static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *r
 	if (req->flags & (FI_CLAIM | FI_DISCARD))
 		rdmx_dlist_remove(&ux->link);
 	if (req->flags & FI_DISCARD) {
-		rdmx_eager_unexp_release(ep, ux);
+		rdmx_recv_unexp_release(ep, ux);
 	} else if (req->flags & FI_CLAIM) {
 		((struct fi_context *) req->context)->internal[0] = ux;
 		rdmx_dlist_insert_tail(&ep->claimed, &ux->link);
 	}
-	rdmx_eager_rx_write(ep, req->flags, &entry);
+	rdmx_recv_write(ep, req->flags, &entry);
 	return 0;
 }
 
@@ -82,19 +83,19 @@ static ssize_t rdmx_probe_claim(struct rdmx_ep *ep, const struct rdmx_recv_req *
 		return -FI_EINVAL;
 	}
 	if (!(req->flags & FI_DISCARD)) {
-		rxe = rdmx_eager_rxe_new(ep, req, src);
+		rxe = rdmx_recv_rxe_new(ep, req, src);
 		if (!rxe)
 			return -FI_EAGAIN;
 	}
 	rdmx_dlist_remove(&ux->link);
 	((struct fi_context *) req->context)->internal[0] = NULL;
 	if (rxe) {
-		rdmx_eager_recv_unexp(ep, rxe, ux);
+		rdmx_recv_unexp(ep, rxe, ux);
 	} else {
 		struct rdmx_cq_entry entry = rdmx_probe_entry(req, ux, 0);
 
-		rdmx_eager_unexp_release(ep, ux);
-		rdmx_eager_rx_write(ep, req->flags, &entry);
+		rdmx_recv_unexp_release(ep, ux);
+		rdmx_recv_write(ep, req->flags, &entry);
 	}
 	return 0;
 }

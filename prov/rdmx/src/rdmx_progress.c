@@ -1,45 +1,43 @@
 /*
  * rdmx: endpoint progress. Polls the device completion queue, completes
- * sends, and dispatches each received packet to its handler by type
- * after the codec validated it. Malformed packets are counted and the
- * buffer goes straight back to the device.
+ * sent packets, and dispatches each received packet by type after the
+ * codec validated it: message packets (EAGER, MEDIUM, RTS) go through
+ * their peer's ordering, CTS and DATA to the long protocol. Malformed
+ * packets are counted and the buffer goes straight back to the device.
  */
 #include "rdmx.h"
 #include "rdmx_av.h"
 #include "rdmx_ep.h"
+#include "rdmx_peer.h"
 #include "rdmx_rnr.h"
+#include "rdmx_rx.h"
+#include "rdmx_tx.h"
 #include "rdmx_wire.h"
 
 #define RDMX_PROGRESS_BATCH	32
 /* Polls per call at most, so a flood cannot hold the caller forever. */
 #define RDMX_PROGRESS_ROUNDS	4
 
-/* Returns true when it keeps the packet buffer (see rdmx_eager_handle). */
-typedef bool (*rdmx_pkt_handler_t)(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
-				   fi_addr_t src, size_t rx_buf);
-
-static const rdmx_pkt_handler_t rdmx_pkt_handlers[RDMX_PKT_TYPE_MAX] = {
-	[RDMX_PKT_EAGER] = rdmx_eager_handle,
-};
-
 /*
- * The AV address of a packet's sender, or FI_ADDR_NOTAVAIL. A sender in
- * the AV gets its peer entry now, which also tells the device it is a
- * known peer (a handle the device may not evict).
+ * The peer of a packet's sender, made at its first packet (which also
+ * tells the device it is a known peer, a handle it may not evict): from
+ * the AV, else as an anonymous peer. NULL only past the anonymous bound.
  */
-static fi_addr_t rdmx_progress_src(struct rdmx_ep *ep,
-				   const struct rdmx_dev_cqe *cqe)
+static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
+					    const struct rdmx_dev_cqe *cqe)
 {
+	struct rdmx_peer *peer = cqe->src_ah ? cqe->src_ah->context : NULL;
 	fi_addr_t addr;
 
-	if (cqe->src_ah && cqe->src_ah->context)
-		return ((struct rdmx_peer *) cqe->src_ah->context)->addr;
+	if (peer && peer->addr != FI_ADDR_NOTAVAIL)
+		return peer;
 	if (!cqe->src_addr)
-		return FI_ADDR_NOTAVAIL;
+		return peer;
+	/* Unknown, or outside the AV: it may have been inserted since. */
 	addr = rdmx_av_reverse(ep->av, cqe->src_addr);
 	if (addr != FI_ADDR_NOTAVAIL)
-		(void) rdmx_ep_peer(ep, addr);
-	return addr;
+		return rdmx_peer_get(ep, addr);
+	return peer ? peer : rdmx_peer_anon(ep, cqe->src_addr);
 }
 
 void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx)
@@ -49,19 +47,46 @@ void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx)
 				       ep->rx_buf_size, idx);
 }
 
+/* Handles a valid packet; true when it keeps the buffer rx_buf. */
+static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+			      struct rdmx_peer *peer, size_t rx_buf)
+{
+	if (peer) {
+		switch (pkt->type) {
+		case RDMX_PKT_CTS:
+			rdmx_long_cts(ep, peer, pkt);
+			return false;
+		case RDMX_PKT_DATA:
+			rdmx_long_data(ep, peer, pkt);
+			return false;
+		default:
+			return rdmx_order_recv(ep, peer, pkt, rx_buf);
+		}
+	}
+	/*
+	 * Past the bound of anonymous peers a sender has no peer to order
+	 * its messages by or to answer: only its eager messages are taken,
+	 * as they come.
+	 */
+	if (pkt->type == RDMX_PKT_EAGER)
+		return rdmx_eager_start(ep, pkt, FI_ADDR_NOTAVAIL, rx_buf);
+	ep->stats.rx_no_peer++;
+	RDMX_WARN(FI_LOG_EP_DATA, "packet type %d from a sender outside the AV dropped\n",
+		  pkt->type);
+	return false;
+}
+
 static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe)
 {
 	struct rdmx_pkt pkt;
 
 	if (cqe->status == RDMX_DEV_OK) {
-		if (rdmx_wire_decode(rdmx_ep_rx_buf(ep, cqe->wr_id), cqe->len, &pkt) ||
-		    !rdmx_pkt_handlers[pkt.type]) {
+		if (rdmx_wire_decode(rdmx_ep_rx_buf(ep, cqe->wr_id), cqe->len, &pkt)) {
 			ep->stats.rx_malformed++;
 			RDMX_DBG(FI_LOG_EP_DATA, "malformed packet of %u bytes\n",
 				 cqe->len);
-		} else if (rdmx_pkt_handlers[pkt.type](ep, &pkt,
-						       rdmx_progress_src(ep, cqe),
-						       cqe->wr_id)) {
+		} else if (rdmx_progress_pkt(ep, &pkt, rdmx_progress_peer(ep, cqe),
+					     cqe->wr_id)) {
 			return;
 		}
 	}
@@ -79,12 +104,12 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 		n = ep->dev->ops->poll_cq(ep->dev, cqe, RDMX_PROGRESS_BATCH);
 		for (int i = 0; i < n; i++) {
 			if (cqe[i].op == RDMX_DEV_OP_SEND)
-				rdmx_eager_send_done(ep, (struct rdmx_txe *)
-						     (uintptr_t) cqe[i].wr_id,
-						     cqe[i].status);
+				rdmx_tx_done(ep, (struct rdmx_pke *) (uintptr_t) cqe[i].wr_id,
+					     cqe[i].status);
 			else
 				rdmx_progress_recv(ep, &cqe[i]);
 		}
 	} while (n == RDMX_PROGRESS_BATCH && ++rounds < RDMX_PROGRESS_ROUNDS);
 	rdmx_rnr_progress(ep);
+	rdmx_tx_progress(ep);
 }

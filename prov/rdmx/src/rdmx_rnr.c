@@ -3,7 +3,9 @@
 #include "rdmx_clock.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
+#include "rdmx_peer.h"
 #include "rdmx_rnr.h"
+#include "rdmx_tx.h"
 
 #define RDMX_RNR_BACKOFF_MIN_NS	40000
 #define RDMX_RNR_BACKOFF_SPAN_NS 80000	/* jitter: 40 to 120 us */
@@ -45,20 +47,21 @@ bool rdmx_rnr_blocked(const struct rdmx_peer *peer)
  * -FI_EAGAIN instead of queueing without bound.
  */
 void rdmx_rnr_refused(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		      struct rdmx_txe *txe)
+		      struct rdmx_pke *pke)
 {
 	ep->stats.rnr_completions++;
-	if (ep->domain->resource_mgmt == FI_RM_DISABLED) {
-		rdmx_eager_fail(ep, txe, FI_ENORX, "the receiver had no buffer");
+	/* Packets of the provider's own (control, VOID) are always resent. */
+	if (ep->domain->resource_mgmt == FI_RM_DISABLED && pke->txe && !pke->txe->err) {
+		rdmx_tx_fail(ep, pke, FI_ENORX, "the receiver had no buffer");
 		return;
 	}
-	if (txe->rnr++) {
+	if (pke->rnr++) {
 		peer->backoff_until = rdmx_clock_ns() +
 				      rdmx_rnr_backoff_ns(peer->backoff_exp, &ep->rng);
 		peer->backoff_exp++;
 		ep->stats.rnr_backoffs++;
 	}
-	rdmx_dlist_insert_tail(&peer->retry_q, &txe->link);
+	rdmx_dlist_insert_tail(&peer->retry_q, &pke->link);
 	if (rdmx_dlist_empty(&peer->retry_link))
 		rdmx_dlist_insert_tail(&ep->retry_peers, &peer->retry_link);
 }
@@ -74,12 +77,12 @@ void rdmx_rnr_delivered(struct rdmx_peer *peer)
 static bool rdmx_rnr_resend(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
 	while (!rdmx_dlist_empty(&peer->retry_q)) {
-		struct rdmx_txe *txe = rdmx_container_of(peer->retry_q.next,
-							 struct rdmx_txe, link);
+		struct rdmx_pke *pke = rdmx_container_of(peer->retry_q.next,
+							 struct rdmx_pke, link);
 
-		if (rdmx_eager_post(ep, peer, txe, false))
+		if (rdmx_tx_post(ep, pke, false))
 			return false;
-		rdmx_dlist_remove(&txe->link);
+		rdmx_dlist_remove(&pke->link);
 	}
 	return true;
 }
@@ -109,7 +112,7 @@ void rdmx_rnr_flush(struct rdmx_ep *ep, struct rdmx_peer *peer, int err)
 	struct rdmx_dlist *it;
 
 	while ((it = rdmx_dlist_pop_front(&peer->retry_q)))
-		rdmx_eager_fail(ep, rdmx_container_of(it, struct rdmx_txe, link),
-				err, fi_strerror(err));
+		rdmx_tx_fail(ep, rdmx_container_of(it, struct rdmx_pke, link),
+			     err, fi_strerror(err));
 	rdmx_dlist_remove(&peer->retry_link);
 }

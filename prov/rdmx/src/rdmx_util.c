@@ -35,6 +35,37 @@ size_t rdmx_copy_from_iov(void *buf, const struct iovec *iov, size_t count)
 	return done;
 }
 
+void rdmx_copy_to_iov_at(const struct iovec *iov, size_t count, size_t off,
+			 const void *buf, size_t len)
+{
+	struct iovec part[RDMX_DEV_SGE_MAX];
+	size_t n = rdmx_iov_slice(part, iov, RDMX_MIN(count, RDMX_DEV_SGE_MAX), off, len);
+
+	rdmx_copy_to_iov(part, n, buf, len);
+}
+
+size_t rdmx_iov_slice(struct iovec *dst, const struct iovec *src, size_t count,
+		      size_t off, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < count && len; i++) {
+		size_t take;
+
+		if (off >= src[i].iov_len) {
+			off -= src[i].iov_len;
+			continue;
+		}
+		take = RDMX_MIN(src[i].iov_len - off, len);
+		dst[n].iov_base = (char *) src[i].iov_base + off;
+		dst[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
 static const struct {
 	int		code;
 	const char	*text;

@@ -13,25 +13,131 @@ static void rdmx_wire_base_encode(struct rdmx_wire_base *base,
 	base->flags = htole32(flags);
 }
 
+static void rdmx_wire_msg_encode(struct rdmx_wire_eager *hdr,
+				 enum rdmx_pkt_type type, uint32_t flags,
+				 uint32_t msg_id, uint32_t id, uint64_t tag,
+				 uint64_t data)
+{
+	rdmx_wire_base_encode(&hdr->base, type, flags);
+	hdr->msg_id = htole32(msg_id);
+	hdr->id = htole32(id);
+	hdr->tag = htole64(tag);
+	hdr->data = htole64(data);
+}
+
 void rdmx_wire_eager_encode(struct rdmx_wire_eager *hdr, uint32_t flags,
 			    uint32_t msg_id, uint64_t tag, uint64_t data)
 {
-	rdmx_wire_base_encode(&hdr->base, RDMX_PKT_EAGER, flags);
+	rdmx_wire_msg_encode(hdr, RDMX_PKT_EAGER, flags, msg_id, 0, tag, data);
+}
+
+void rdmx_wire_medium_encode(struct rdmx_wire_medium *hdr, uint32_t flags,
+			     uint32_t msg_id, uint64_t tag, uint64_t data,
+			     uint64_t msg_len, uint64_t offset)
+{
+	rdmx_wire_msg_encode(&hdr->msg, RDMX_PKT_MEDIUM, flags, msg_id, 0, tag, data);
+	hdr->msg_len = htole64(msg_len);
+	hdr->offset = htole64(offset);
+}
+
+void rdmx_wire_rts_encode(struct rdmx_wire_rts *hdr, uint32_t flags,
+			  uint32_t msg_id, uint32_t tx_id, uint64_t tag,
+			  uint64_t data, uint64_t msg_len)
+{
+	rdmx_wire_msg_encode(&hdr->msg, RDMX_PKT_RTS, flags, msg_id, tx_id, tag, data);
+	hdr->msg_len = htole64(msg_len);
+}
+
+void rdmx_wire_cts_encode(struct rdmx_wire_cts *hdr, uint32_t msg_id,
+			  uint32_t tx_id, uint32_t rx_id, uint64_t end,
+			  uint64_t limit)
+{
+	rdmx_wire_base_encode(&hdr->base, RDMX_PKT_CTS, 0);
 	hdr->msg_id = htole32(msg_id);
+	hdr->tx_id = htole32(tx_id);
+	hdr->rx_id = htole32(rx_id);
 	hdr->reserved = 0;
-	hdr->tag = htole64(tag);
-	hdr->data = htole64(data);
+	hdr->end = htole64(end);
+	hdr->limit = htole64(limit);
+}
+
+void rdmx_wire_data_encode(struct rdmx_wire_data *hdr, uint32_t msg_id,
+			   uint32_t rx_id, uint64_t offset)
+{
+	rdmx_wire_base_encode(&hdr->base, RDMX_PKT_DATA, 0);
+	hdr->msg_id = htole32(msg_id);
+	hdr->rx_id = htole32(rx_id);
+	hdr->offset = htole64(offset);
 }
 
 /* Header bytes of each packet type; 0 marks a type that does not exist. */
 static const size_t rdmx_wire_hdr_size[RDMX_PKT_TYPE_MAX] = {
 	[RDMX_PKT_EAGER] = sizeof(struct rdmx_wire_eager),
+	[RDMX_PKT_MEDIUM] = sizeof(struct rdmx_wire_medium),
+	[RDMX_PKT_RTS] = sizeof(struct rdmx_wire_rts),
+	[RDMX_PKT_CTS] = sizeof(struct rdmx_wire_cts),
+	[RDMX_PKT_DATA] = sizeof(struct rdmx_wire_data),
 };
+
+/* EAGER, MEDIUM and RTS: the message header and what follows it. */
+static int rdmx_wire_decode_msg(const void *buf, struct rdmx_pkt *pkt)
+{
+	const struct rdmx_wire_eager *msg = buf;
+	const struct rdmx_wire_medium *medium = buf;
+	const struct rdmx_wire_rts *rts = buf;
+
+	pkt->msg_id = le32toh(msg->msg_id);
+	pkt->tx_id = le32toh(msg->id);
+	/* An untagged message matches as tag 0, whatever it carries. */
+	pkt->tag = (pkt->flags & RDMX_PKT_TAGGED) ? le64toh(msg->tag) : 0;
+	pkt->data = le64toh(msg->data);
+	if ((pkt->flags & RDMX_PKT_VOID) &&
+	    (pkt->type != RDMX_PKT_EAGER || pkt->payload_len))
+		return -FI_EINVAL;
+	switch (pkt->type) {
+	case RDMX_PKT_EAGER:
+		pkt->msg_len = pkt->payload_len;
+		return pkt->tx_id ? -FI_EINVAL : 0;
+	case RDMX_PKT_MEDIUM:
+		pkt->msg_len = le64toh(medium->msg_len);
+		pkt->offset = le64toh(medium->offset);
+		if (pkt->tx_id || !pkt->payload_len || pkt->offset > pkt->msg_len ||
+		    pkt->payload_len > pkt->msg_len - pkt->offset)
+			return -FI_EINVAL;
+		return 0;
+	default:
+		pkt->msg_len = le64toh(rts->msg_len);
+		return pkt->payload_len ? -FI_EINVAL : 0;
+	}
+}
+
+/* CTS and DATA: flow control of a long message, never flagged. */
+static int rdmx_wire_decode_long(const void *buf, struct rdmx_pkt *pkt)
+{
+	const struct rdmx_wire_cts *cts = buf;
+	const struct rdmx_wire_data *data = buf;
+
+	if (pkt->flags)
+		return -FI_EINVAL;
+	if (pkt->type == RDMX_PKT_CTS) {
+		pkt->msg_id = le32toh(cts->msg_id);
+		pkt->tx_id = le32toh(cts->tx_id);
+		pkt->rx_id = le32toh(cts->rx_id);
+		pkt->end = le64toh(cts->end);
+		pkt->limit = le64toh(cts->limit);
+		return cts->reserved || pkt->payload_len || pkt->limit > pkt->end ?
+		       -FI_EINVAL : 0;
+	}
+	pkt->msg_id = le32toh(data->msg_id);
+	pkt->rx_id = le32toh(data->rx_id);
+	pkt->offset = le64toh(data->offset);
+	return !pkt->payload_len || pkt->offset > UINT64_MAX - pkt->payload_len ?
+	       -FI_EINVAL : 0;
+}
 
 int rdmx_wire_decode(const void *buf, size_t len, struct rdmx_pkt *pkt)
 {
 	const struct rdmx_wire_base *base = buf;
-	const struct rdmx_wire_eager *eager = buf;
 	size_t hdr;
 
 	if (len < sizeof(*base) || le16toh(base->magic) != RDMX_WIRE_MAGIC ||
@@ -44,16 +150,11 @@ int rdmx_wire_decode(const void *buf, size_t len, struct rdmx_pkt *pkt)
 	pkt->flags = le32toh(base->flags);
 	if (pkt->flags & ~RDMX_PKT_FLAGS_KNOWN)
 		return -FI_EINVAL;
-
-	/* Only eager exists so far; the table above grows with the types. */
-	if (eager->reserved)
-		return -FI_EINVAL;
-	pkt->msg_id = le32toh(eager->msg_id);
-	pkt->tag = le64toh(eager->tag);
-	pkt->data = le64toh(eager->data);
 	pkt->payload = (const uint8_t *) buf + hdr;
 	pkt->payload_len = len - hdr;
-	return 0;
+	if (pkt->type == RDMX_PKT_CTS || pkt->type == RDMX_PKT_DATA)
+		return rdmx_wire_decode_long(buf, pkt);
+	return rdmx_wire_decode_msg(buf, pkt);
 }
 
 void rdmx_wire_srd_encode(struct rdmx_wire_srd *wire, const struct rdmx_srd_hdr *hdr)

@@ -202,13 +202,21 @@ Test(info, max_msg_size_beyond_ours_finds_nothing)
 }
 
 /* Send-after-send ordering is not implemented yet, so it must not be promised. */
-Test(info, msg_order_sas_finds_nothing)
+Test(info, msg_order_sas_is_offered_and_other_orders_are_not)
 {
+	struct fi_info *info;
+
 	hints->tx_attr->msg_order = FI_ORDER_SAS;
-	expect_nodata("tx FI_ORDER_SAS");
-	hints->tx_attr->msg_order = 0;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;
-	expect_nodata("rx FI_ORDER_SAS");
+	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	cr_assert(info->tx_attr->msg_order & FI_ORDER_SAS);
+	cr_assert(info->rx_attr->msg_order & FI_ORDER_SAS);
+	fi_freeinfo(info);
+	hints->tx_attr->msg_order = FI_ORDER_RAW;
+	expect_nodata("tx FI_ORDER_RAW");
+	hints->tx_attr->msg_order = 0;
+	hints->rx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_WAW;
+	expect_nodata("rx FI_ORDER_WAW");
 }
 
 Test(info, unknown_fabric_name_finds_nothing)

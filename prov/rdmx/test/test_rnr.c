@@ -1,8 +1,9 @@
 /*
  * Unit tests of the rdm layer's RNR policy (rdmx_rnr.c): resend after a
  * first refusal, random doubling backoff after repeats, -FI_EAGAIN while
- * a peer backs off, order of queued resends, and FI_RM_DISABLED. Time is
- * a fake clock; the device is a stub that records what is posted.
+ * a peer backs off, order of queued resends, and FI_RM_DISABLED (with the
+ * VOID that keeps the receiver's order). Time is a fake clock; the device
+ * is a stub that records what is posted.
  */
 #include <rdma/fi_eq.h>
 
@@ -11,7 +12,9 @@
 #include "rdmx_cq.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
+#include "rdmx_peer.h"
 #include "rdmx_rnr.h"
+#include "rdmx_tx.h"
 
 #define NS_PER_US	1000ULL
 
@@ -22,8 +25,9 @@ static uint64_t fake_clock(void)
 	return fake_now;
 }
 
-/* The stub device: records wr_ids posted, or pushes back when asked. */
+/* The stub device: records wr_ids and headers posted, or pushes back. */
 static uint64_t posted[16];
+static struct rdmx_wire_eager posted_hdr[16];
 static int posted_cnt;
 static bool push_back;
 
@@ -31,10 +35,11 @@ static int stub_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			  const struct iovec *iov, size_t iov_cnt,
 			  uint64_t wr_id, unsigned flags)
 {
-	(void) dev; (void) ah; (void) iov; (void) iov_cnt; (void) flags;
+	(void) dev; (void) ah; (void) iov_cnt; (void) flags;
 	if (push_back)
 		return -FI_EAGAIN;
 	cr_assert_lt(posted_cnt, 16);
+	memcpy(&posted_hdr[posted_cnt], iov[0].iov_base, sizeof(posted_hdr[0]));
 	posted[posted_cnt++] = wr_id;
 	return 0;
 }
@@ -64,6 +69,8 @@ static void setup(void)
 	ep.tx_cq = rdmx_container_of(cq, struct rdmx_cq, cq_fid);
 	ep.rng = 12345;
 	rdmx_dlist_init(&ep.retry_peers);
+	rdmx_dlist_init(&ep.tx_pending);
+	rdmx_dlist_init(&ep.ctrl_pending);
 	cr_assert_eq(rdmx_pool_construct(&ep.txe_pool, sizeof(struct rdmx_txe), 4), 0);
 	memset(&peer, 0, sizeof(peer));
 	peer.ah = &ah;
@@ -78,14 +85,26 @@ static void teardown(void)
 	rdmx_clock_set(NULL);
 }
 
-static struct rdmx_txe *txe_new(void)
+/* An eager send whose one packet the device just refused. */
+static struct rdmx_pke *pke_new(void)
 {
 	struct rdmx_txe *txe = rdmx_pool_alloc(&ep.txe_pool);
 
 	cr_assert_not_null(txe);
 	memset(txe, 0, sizeof(*txe));
 	txe->cq_flags = FI_SEND | FI_TAGGED;
-	return txe;
+	txe->in_use = true;
+	txe->cleared = true;
+	txe->peer = &peer;
+	txe->pkts_out = 1;
+	txe->msg_id = 7;
+	rdmx_tx_pke_init(&txe->pke, txe, &peer, false);
+	rdmx_wire_eager_encode(&txe->pke.hdr.eager, RDMX_PKT_TAGGED, txe->msg_id, 0, 0);
+	txe->pke.iov[0].iov_base = &txe->pke.hdr;
+	txe->pke.iov[0].iov_len = sizeof(txe->pke.hdr.eager);
+	txe->pke.iov_cnt = 1;
+	txe->pke.busy = true;
+	return &txe->pke;
 }
 
 TestSuite(rnr, .init = setup, .fini = teardown);
@@ -110,7 +129,7 @@ Test(rnr, backoff_starts_at_40_to_120_us_and_doubles_to_the_cap)
 
 Test(rnr, first_refusal_resends_at_the_next_progress)
 {
-	struct rdmx_txe *txe = txe_new();
+	struct rdmx_pke *txe = pke_new();
 
 	rdmx_rnr_refused(&ep, &peer, txe);
 	cr_assert_eq(ep.stats.rnr_completions, 1);
@@ -126,7 +145,7 @@ Test(rnr, first_refusal_resends_at_the_next_progress)
 
 Test(rnr, repeat_refusal_backs_off_and_blocks_new_sends_until_it_expires)
 {
-	struct rdmx_txe *txe = txe_new();
+	struct rdmx_pke *txe = pke_new();
 	uint64_t until;
 
 	rdmx_rnr_refused(&ep, &peer, txe);
@@ -149,7 +168,7 @@ Test(rnr, repeat_refusal_backs_off_and_blocks_new_sends_until_it_expires)
 
 Test(rnr, backoff_doubles_per_repeat_and_a_delivery_ends_it)
 {
-	struct rdmx_txe *txe = txe_new();
+	struct rdmx_pke *txe = pke_new();
 	uint64_t last = 0;
 
 	rdmx_rnr_refused(&ep, &peer, txe);
@@ -174,7 +193,7 @@ Test(rnr, backoff_doubles_per_repeat_and_a_delivery_ends_it)
 
 Test(rnr, queued_resends_keep_their_order_when_the_device_pushes_back)
 {
-	struct rdmx_txe *a = txe_new(), *b = txe_new(), *c = txe_new();
+	struct rdmx_pke *a = pke_new(), *b = pke_new(), *c = pke_new();
 
 	rdmx_rnr_refused(&ep, &peer, a);
 	rdmx_rnr_refused(&ep, &peer, b);
@@ -195,24 +214,37 @@ Test(rnr, rm_disabled_completes_with_fi_enorx)
 {
 	struct fi_cq_err_entry err = { 0 };
 	struct fi_cq_tagged_entry e;
-	struct rdmx_txe *txe = txe_new();
+	struct rdmx_pke *txe = pke_new();
 
 	ep.domain->resource_mgmt = FI_RM_DISABLED;
-	txe->context = &err;
+	ep.enabled = true;
+	txe->txe->context = &err;
 	rdmx_rnr_refused(&ep, &peer, txe);
 	cr_assert_eq(fi_cq_read(cq, &e, 1), -FI_EAVAIL);
 	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
 	cr_assert_eq(err.err, FI_ENORX);
 	cr_assert_eq(err.op_context, &err);
+	/* The receiver must hear that message 7 will not come, or it waits. */
+	cr_assert_eq(posted_cnt, 1, "a VOID takes the message's place");
+	cr_assert_eq(posted[0], (uintptr_t) txe);
+	cr_assert_eq(le32toh(posted_hdr[0].base.flags), RDMX_PKT_VOID);
+	cr_assert_eq(le32toh(posted_hdr[0].msg_id), 7);
+	cr_assert_eq(ep.txe_pool.in_use, 1, "the entry carries the VOID");
+	/* A refused VOID is resent whatever the resource management. */
+	rdmx_tx_done(&ep, txe, RDMX_DEV_RNR);
+	cr_assert(rdmx_rnr_blocked(&peer));
+	rdmx_rnr_progress(&ep);
+	cr_assert_eq(posted_cnt, 2);
+	rdmx_tx_done(&ep, txe, RDMX_DEV_OK);
 	cr_assert_eq(ep.txe_pool.in_use, 0, "the send entry was released");
 	cr_assert_not(rdmx_rnr_blocked(&peer));
-	cr_assert_eq(posted_cnt, 0);
+	cr_assert_eq(fi_cq_read(cq, &e, 1), -FI_EAGAIN, "no second entry");
 }
 
 Test(rnr, flush_fails_queued_sends)
 {
 	struct fi_cq_err_entry err = { 0 };
-	struct rdmx_txe *txe = txe_new();
+	struct rdmx_pke *txe = pke_new();
 
 	rdmx_rnr_refused(&ep, &peer, txe);
 	rdmx_rnr_flush(&ep, &peer, FI_ECANCELED);

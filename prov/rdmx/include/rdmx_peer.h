@@ -1,0 +1,64 @@
+/*
+ * rdmx: what an endpoint keeps per remote endpoint. One peer stands for
+ * one device address handle, however many AV addresses name it, and
+ * lives until the endpoint closes: its message numbers must outlive an
+ * fi_av_remove and a later fi_av_insert of the same address, or the two
+ * sides would disagree on the next message (docs/protocol.md, ordering).
+ *
+ * Memory per peer: this structure (about 130 bytes); packets of later
+ * messages held for ordering and medium messages being reassembled only
+ * while they exist.
+ */
+#ifndef RDMX_PEER_H
+#define RDMX_PEER_H
+
+#include <stdint.h>
+#include <rdma/fabric.h>
+
+#include "rdmx_list.h"
+
+struct rdmx_ah;
+struct rdmx_ep;
+
+struct rdmx_peer {
+	struct rdmx_dlist	link;		/* on rdmx_ep.peer_list */
+	struct rdmx_ah		*ah;
+	fi_addr_t		addr;		/* AV address reported as the source;
+						   FI_ADDR_NOTAVAIL once removed */
+	uint32_t		tx_msg_id;	/* msg_id of the next message sent */
+	uint32_t		rx_msg_id;	/* msg_id of the next message matched */
+	struct rdmx_dlist	ooo;		/* of rdmx_ooo: later messages' first
+						   packets, by msg_id */
+	struct rdmx_dlist	rx_msgs;	/* of rdmx_rxm: messages in pieces */
+	/* RNR: packets the receiver refused, resent in order after backoff. */
+	struct rdmx_dlist	retry_q;	/* of rdmx_pke */
+	struct rdmx_dlist	retry_link;	/* on rdmx_ep.retry_peers */
+	uint64_t		backoff_until;	/* ns; 0: not in backoff */
+	uint32_t		backoff_exp;	/* doublings of the backoff */
+};
+
+/*
+ * The peer of AV address addr, made on first use (and shared with every
+ * other AV address of the same endpoint); NULL if addr is not in the AV.
+ */
+struct rdmx_peer *rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr);
+
+/* Peers an endpoint makes for senders outside its AV, at most. */
+#define RDMX_PEER_ANON_MAX	4096
+
+/*
+ * A peer for a sender outside the AV (canonical raw address canon), so
+ * its messages keep their order too; NULL past RDMX_PEER_ANON_MAX.
+ */
+struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon);
+
+/* The peer of addr if one was made, else NULL. */
+struct rdmx_peer *rdmx_peer_find(const struct rdmx_ep *ep, fi_addr_t addr);
+
+/* addr left the AV: fails the sends queued to it; the peer stays. */
+void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr);
+
+/* Frees every peer (endpoint close); queued sends fail with err. */
+void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err);
+
+#endif /* RDMX_PEER_H */

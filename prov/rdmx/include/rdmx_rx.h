@@ -1,0 +1,196 @@
+/*
+ * rdmx: the receive side of the rdm layer. Receives the application
+ * posts (rdmx_recv.c) meet arriving messages in the matching queues
+ * (rdmx_match.c); message packets from a peer are taken in the order
+ * their sender numbered them (rdmx_order.c) and handed to their protocol:
+ * eager (rdmx_eager.c), medium (rdmx_medium.c) or long (rdmx_long.c).
+ * A message that arrives in several packets is tracked by an rdmx_rxm
+ * (rdmx_rxm.c) from its first packet to its completion.
+ */
+#ifndef RDMX_RX_H
+#define RDMX_RX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <rdma/fabric.h>
+
+#include "rdmx_cq.h"
+#include "rdmx_list.h"
+#include "rdmx_match.h"
+#include "rdmx_tx.h"
+#include "rdmx_wire.h"
+
+struct rdmx_ep;
+struct rdmx_peer;
+
+/* What one receive asks for, whichever call posted it. */
+struct rdmx_recv_req {
+	const struct iovec	*iov;
+	size_t			iov_cnt;
+	fi_addr_t		src;
+	uint64_t		tag;
+	uint64_t		ignore;
+	void			*context;
+	uint64_t		flags;	/* FI_TAGGED, FI_COMPLETION, FI_PEEK,
+					   FI_CLAIM, FI_DISCARD */
+};
+
+/* Largest medium message a receiver takes (it may buffer it whole). */
+#define RDMX_MEDIUM_LIMIT	(16u << 20)
+
+/*
+ * A message arriving in several packets (MEDIUM segments, or an RTS and
+ * its DATA), from its first packet until its receive completed. Before a
+ * receive matches it, an unexpected entry (ux) stands for it on the
+ * matching queue: a medium one holds the bytes that arrived, a long one
+ * holds nothing (the sender waits for a CTS).
+ */
+struct rdmx_rxm {
+	struct rdmx_dlist	link;		/* on rdmx_peer.rx_msgs */
+	struct rdmx_peer	*peer;
+	enum rdmx_pkt_type	type;		/* RDMX_PKT_MEDIUM or RDMX_PKT_RTS */
+	uint32_t		id;		/* index in rdmx_ep.rxms: DATA's rx_id */
+	uint32_t		msg_id;
+	uint32_t		tx_id;		/* RTS: the sender's send id */
+	uint32_t		pkt_flags;
+	uint64_t		tag;
+	uint64_t		data;
+	size_t			msg_len;
+	size_t			end;		/* bytes the receive takes */
+	size_t			got;		/* bytes landed so far */
+	size_t			granted;	/* long: limit of the latest CTS */
+	struct rdmx_rxe		*rxe;		/* the matched receive, or NULL */
+	struct rdmx_unexp	*ux;		/* holds the bytes until matched */
+	bool			discard;	/* FI_DISCARD: keep nothing */
+	bool			dead;		/* done; freed when its CTS is */
+	bool			cts_again;	/* a newer CTS waits for cts */
+	struct rdmx_pke		cts;		/* long: the CTS packet */
+};
+
+/* Receive entry points (rdmx_recv.c); rdmx_recv takes the domain lock. */
+ssize_t rdmx_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req);
+
+/* A receive entry for req from src (FI_ADDR_UNSPEC: any); NULL if none left. */
+struct rdmx_rxe *rdmx_recv_rxe_new(struct rdmx_ep *ep, const struct rdmx_recv_req *req,
+				   fi_addr_t src);
+
+/* The matching queue of a message with RDMX_PKT_* flags. */
+struct rdmx_match_queue *rdmx_recv_queue(struct rdmx_ep *ep, uint32_t pkt_flags);
+
+/* The completion entry of a received message of len bytes (RDMX_PKT_* flags). */
+struct rdmx_cq_entry rdmx_recv_entry(void *context, size_t len, fi_addr_t src,
+				     uint64_t tag, uint64_t data, uint32_t pkt_flags);
+
+/* Writes a receive's entry unless FI_SELECTIVE_COMPLETION suppresses it. */
+void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
+		     const struct rdmx_cq_entry *entry);
+
+/*
+ * Completes rxe with a message of msg_len bytes whose first bytes (as many
+ * as fit) are already in its buffers: success, or FI_ETRUNC when it did
+ * not fit. Releases rxe.
+ */
+void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len,
+			fi_addr_t src, uint64_t tag, uint64_t data, uint32_t pkt_flags);
+
+/* Completes rxe with error err (positive FI_E*), why in err_data; releases it. */
+void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const char *why);
+
+/* Copies a whole message into rxe and completes it. */
+void rdmx_recv_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
+		       const void *payload, size_t len, fi_addr_t src,
+		       uint64_t tag, uint64_t data, uint32_t pkt_flags);
+
+/*
+ * Queues a whole (eager) message no receive took: copied while under the
+ * memory bound, else left in its packet buffer rx_buf (returns true: the
+ * buffer is kept). rx_buf RDMX_RX_BUF_NONE: always copied.
+ */
+bool rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+			  fi_addr_t src, size_t rx_buf);
+
+/* An unexpected entry with room for extra bytes of payload; NULL if none. */
+struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra);
+
+/* Hands the unexpected message ux to rxe (completes it, or lets its protocol go on). */
+void rdmx_recv_unexp(struct rdmx_ep *ep, struct rdmx_rxe *rxe, struct rdmx_unexp *ux);
+
+/* Drops an unexpected message (FI_DISCARD) after it left its queue. */
+void rdmx_recv_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux);
+
+/* Frees an unexpected entry that holds no packet buffer. */
+void rdmx_recv_ux_free(struct rdmx_ep *ep, struct rdmx_unexp *ux);
+
+/* Cancels a posted receive by context; 0 or -FI_ENOENT. */
+int rdmx_recv_cancel(struct rdmx_ep *ep, void *context);
+
+/* Frees every posted receive and unexpected message (endpoint close). */
+void rdmx_recv_drain(struct rdmx_ep *ep);
+
+/*
+ * A tagged receive with FI_PEEK, FI_CLAIM or FI_DISCARD (rdmx_probe.c):
+ * searches the unexpected messages from src instead of posting. Lock held.
+ */
+ssize_t rdmx_probe(struct rdmx_ep *ep, const struct rdmx_recv_req *req, fi_addr_t src);
+
+/*
+ * Message packets in sender order (rdmx_order.c). Takes an EAGER, MEDIUM
+ * or RTS packet from peer sitting in packet buffer rx_buf; returns true
+ * when the buffer is kept. Packets of later messages wait, copied.
+ */
+bool rdmx_order_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		     const struct rdmx_pkt *pkt, size_t rx_buf);
+
+/* Frees the packets a peer holds for ordering. */
+void rdmx_order_drain(struct rdmx_peer *peer);
+
+/* Eager (rdmx_eager.c): the first packet of a one-packet message. */
+bool rdmx_eager_start(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+		      fi_addr_t src, size_t rx_buf);
+
+/* Medium (rdmx_medium.c): a message's first segment, and the others. */
+void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		       const struct rdmx_pkt *pkt);
+void rdmx_medium_more(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		      const struct rdmx_pkt *pkt);
+
+/* Long (rdmx_long.c). */
+void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		     const struct rdmx_pkt *pkt);
+/* A receive took the long message of rxm: clear the sender to send. */
+void rdmx_long_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
+void rdmx_long_cts(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		   const struct rdmx_pkt *pkt);
+void rdmx_long_data(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		    const struct rdmx_pkt *pkt);
+/* The device finished rxm's CTS, or failed it with err. */
+void rdmx_long_cts_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
+void rdmx_long_cts_failed(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err);
+
+/* Messages in pieces (rdmx_rxm.c). */
+struct rdmx_rxm *rdmx_rxm_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
+			      const struct rdmx_pkt *pkt);
+/* The message msg_id of peer being received, or NULL. */
+struct rdmx_rxm *rdmx_rxm_find(struct rdmx_peer *peer, uint32_t msg_id);
+/* The live message named rx_id, or NULL. */
+struct rdmx_rxm *rdmx_rxm_by_id(struct rdmx_ep *ep, uint32_t rx_id);
+/* Matches rxm to rxe, or leaves it unexpected (rxe NULL) with a ux of extra bytes. */
+bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe,
+		     size_t extra);
+/* Lands len bytes at off; completes the receive when all arrived. */
+void rdmx_rxm_place(struct rdmx_ep *ep, struct rdmx_rxm *rxm, size_t off,
+		    const void *buf, size_t len);
+/* A receive took rxm off the unexpected queue (ux freed or kept as buffer). */
+void rdmx_rxm_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe);
+/* The message is dropped (FI_DISCARD); its remaining packets are ignored. */
+void rdmx_rxm_discard(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
+/* Ends a message that will not complete: its receive fails with err. */
+void rdmx_rxm_abort(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err, const char *why);
+/* Frees rxm now, or once its CTS is back from the device. */
+void rdmx_rxm_free(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
+/* Frees every message in pieces (endpoint close). */
+void rdmx_rxm_drain(struct rdmx_ep *ep);
+
+#endif /* RDMX_RX_H */

@@ -1,0 +1,132 @@
+/*
+ * rdmx: the send side of the rdm layer. A send (rdmx_txe) travels as one
+ * or more packets (rdmx_pke), each one device send:
+ * - eager: the whole message in one packet;
+ * - medium: segments of at most one packet's payload, all posted at once;
+ * - long: a request to send (RTS), then DATA segments up to the limit the
+ *   receiver's clear-to-send (CTS) packets grant.
+ * Segments the device or the packet pool cannot take yet wait on the
+ * endpoint's pending list and go out from progress. A send completes
+ * when its last packet completed (and, if it failed, after the receiver
+ * was told to skip it: a VOID packet).
+ */
+#ifndef RDMX_TX_H
+#define RDMX_TX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <rdma/fabric.h>
+
+#include "rdmx_dev.h"
+#include "rdmx_list.h"
+#include "rdmx_match.h"
+#include "rdmx_wire.h"
+
+struct rdmx_ep;
+struct rdmx_peer;
+struct rdmx_rxm;
+struct rdmx_txe;
+
+enum rdmx_proto {
+	RDMX_PROTO_EAGER,
+	RDMX_PROTO_MEDIUM,
+	RDMX_PROTO_LONG,
+};
+
+/* One packet at the device; its address is the device wr_id. */
+struct rdmx_pke {
+	struct rdmx_dlist	link;		/* on rdmx_peer.retry_q after an RNR,
+						   or rdmx_ep.ctrl_pending */
+	struct rdmx_txe		*txe;		/* the send it is part of, or NULL */
+	struct rdmx_rxm		*rxm;		/* a CTS: the receive it speaks for */
+	struct rdmx_peer	*peer;
+	uint32_t		rnr;		/* RNR completions so far */
+	bool			pooled;		/* taken from rdmx_ep.pke_pool */
+	bool			busy;		/* at the device or queued for it */
+	union rdmx_wire_hdr	hdr;
+	struct iovec		iov[1 + RDMX_IOV_LIMIT];
+	size_t			iov_cnt;
+};
+
+/* A send between posting and its completion. */
+struct rdmx_txe {
+	struct rdmx_dlist	link;		/* on rdmx_ep.tx_pending */
+	void			*context;
+	uint64_t		cq_flags;	/* FI_SEND | FI_MSG or FI_TAGGED */
+	bool			completion;	/* write a CQ entry on success */
+	bool			early;		/* completed when posted (inject) */
+	bool			in_use;		/* taken: a CTS may name it */
+	bool			cleared;	/* may send: not a long send still
+						   waiting for its first CTS */
+	bool			pending;	/* on rdmx_ep.tx_pending */
+	enum rdmx_proto		proto;
+	int			err;		/* first error, positive FI_E*; 0 */
+	const char		*why;		/* its description */
+	size_t			len;
+	uint64_t		tag;
+	uint64_t		data;
+	uint32_t		pkt_flags;	/* RDMX_PKT_* */
+	uint32_t		msg_id;
+	uint32_t		rx_id;		/* long: the receiver's id */
+	fi_addr_t		addr;
+	struct rdmx_peer	*peer;
+	size_t			next;		/* offset of the next segment */
+	size_t			end;		/* bytes to send in all */
+	size_t			limit;		/* bytes cleared to send */
+	size_t			seg_size;	/* payload bytes per segment */
+	size_t			pkts_out;	/* packets not yet completed */
+	struct iovec		iov[RDMX_IOV_LIMIT];
+	size_t			iov_cnt;
+	struct rdmx_pke		pke;		/* first packet: EAGER, MEDIUM or RTS */
+	uint8_t			inject[];	/* payload copied at post time */
+};
+
+/* What one send asks for, whichever call posted it. */
+struct rdmx_send_req {
+	const struct iovec	*iov;
+	size_t			iov_cnt;
+	fi_addr_t		dest;
+	uint64_t		tag;
+	uint64_t		data;
+	void			*context;
+	uint64_t		flags;	/* FI_TAGGED, FI_REMOTE_CQ_DATA, FI_INJECT,
+					   FI_COMPLETION, FI_MORE, FI_*_COMPLETE */
+	bool			inject_op; /* fi_inject: no completion at all */
+};
+
+/* Posts a send (takes the domain lock); 0 or -FI_E*. */
+ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req);
+
+/* Hands a packet to the device; 0 or -FI_EAGAIN. Lock held. */
+int rdmx_tx_post(struct rdmx_ep *ep, struct rdmx_pke *pke, bool more);
+
+/* The device completed a packet; lock held. */
+void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
+		  enum rdmx_dev_status status);
+
+/* Ends a packet that will not be sent (again) with error err, why. */
+void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
+		  const char *why);
+
+/* Posts what waits: control packets, then segments; lock held. */
+void rdmx_tx_progress(struct rdmx_ep *ep);
+
+/* Posts the segments of txe that fit, queueing it if some must wait. */
+void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe);
+
+/* Prepares a packet of txe (NULL: a control packet) to peer. */
+void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
+		      struct rdmx_peer *peer, bool pooled);
+
+/* Pumps txe and completes it once nothing of it is left at the device. */
+void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe);
+
+/* Posts a control packet now or, if the device is full, from progress. */
+void rdmx_tx_ctrl_post(struct rdmx_ep *ep, struct rdmx_pke *pke);
+
+/* The long send a CTS names, or NULL if the id names none. */
+struct rdmx_txe *rdmx_tx_by_id(struct rdmx_ep *ep, uint32_t tx_id);
+
+#endif /* RDMX_TX_H */

@@ -1,0 +1,130 @@
+/*
+ * rdmx: the long protocol (rendezvous with credits). A message above
+ * FI_RDMX_MEDIUM_MAX starts with an RTS (tag, data, length, the sender's
+ * send id) and no payload. The receiver matches it in order like any
+ * message; an unmatched RTS waits on the unexpected queue holding no
+ * payload at all. Once a receive took it, the receiver sends a CTS: the
+ * bytes it wants (end: the message, or less if its buffer is shorter)
+ * and a limit the sender may send up to, at most FI_RDMX_CTS_WINDOW past
+ * what arrived. DATA segments land straight in the receive's buffers;
+ * when half the window has arrived the receiver raises the limit. Memory
+ * in flight is bounded by the window whatever the message size.
+ */
+#include "rdmx.h"
+#include "rdmx_ep.h"
+#include "rdmx_peer.h"
+#include "rdmx_rx.h"
+#include "rdmx_tx.h"
+
+/* Sends the current grant of rxm, after the CTS in flight if there is one. */
+static void rdmx_long_send_cts(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	struct rdmx_pke *pke = &rxm->cts;
+
+	if (pke->busy) {
+		rxm->cts_again = true;
+		return;
+	}
+	rdmx_tx_pke_init(pke, NULL, rxm->peer, false);
+	pke->rxm = rxm;
+	rdmx_wire_cts_encode(&pke->hdr.cts, rxm->msg_id, rxm->tx_id, rxm->id,
+			     rxm->end, rxm->granted);
+	pke->iov[0].iov_base = &pke->hdr;
+	pke->iov[0].iov_len = sizeof(pke->hdr.cts);
+	pke->iov_cnt = 1;
+	rdmx_tx_ctrl_post(ep, pke);
+}
+
+/* Raises the limit to a window past what arrived. */
+static void rdmx_long_grant(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	rxm->granted = RDMX_MIN(rxm->end, rxm->got + g_rdmx_params.cts_window);
+	rdmx_long_send_cts(ep, rxm);
+}
+
+void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		     const struct rdmx_pkt *pkt)
+{
+	struct rdmx_rxe *rxe = NULL;
+	struct rdmx_rxm *rxm = rdmx_rxm_new(ep, peer, pkt);
+
+	if (!rxm)
+		return;
+	if (!ep->rx_cq)
+		ep->stats.rx_no_recv++;
+	else
+		rxe = rdmx_match_posted(rdmx_recv_queue(ep, pkt->flags), peer->addr,
+					pkt->tag);
+	if (!ep->rx_cq || !rdmx_rxm_attach(ep, rxm, rxe, 0)) {
+		/* Nobody will take it: the sender is told to send nothing. */
+		rdmx_rxm_discard(ep, rxm);
+		return;
+	}
+	if (rxe)
+		rdmx_long_matched(ep, rxm);
+}
+
+void rdmx_long_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	if (rxm->discard)
+		rxm->end = 0;
+	rdmx_long_grant(ep, rxm);
+	if (!rxm->end)
+		rdmx_rxm_place(ep, rxm, 0, NULL, 0);
+}
+
+void rdmx_long_data(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		    const struct rdmx_pkt *pkt)
+{
+	struct rdmx_rxm *rxm = rdmx_rxm_by_id(ep, pkt->rx_id);
+	bool last;
+
+	if (!rxm || rxm->peer != peer || rxm->msg_id != pkt->msg_id ||
+	    rxm->type != RDMX_PKT_RTS || pkt->offset + pkt->payload_len > rxm->granted) {
+		ep->stats.rx_malformed++;
+		return;
+	}
+	last = rxm->got + pkt->payload_len >= rxm->end;
+	rdmx_rxm_place(ep, rxm, pkt->offset, pkt->payload, pkt->payload_len);
+	if (!last && rxm->granted < rxm->end &&
+	    rxm->granted - rxm->got <= g_rdmx_params.cts_window / 2)
+		rdmx_long_grant(ep, rxm);
+}
+
+void rdmx_long_cts(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		   const struct rdmx_pkt *pkt)
+{
+	struct rdmx_txe *txe = rdmx_tx_by_id(ep, pkt->tx_id);
+
+	if (!txe || txe->peer != peer || txe->msg_id != pkt->msg_id ||
+	    pkt->end > txe->len ||
+	    (txe->cleared && (txe->rx_id != pkt->rx_id || txe->end != pkt->end))) {
+		ep->stats.rx_malformed++;
+		return;
+	}
+	if (txe->err)
+		return;
+	if (!txe->cleared) {
+		txe->cleared = true;
+		txe->rx_id = pkt->rx_id;
+		txe->end = pkt->end;
+	}
+	txe->limit = RDMX_MAX(txe->limit, pkt->limit);
+	rdmx_tx_advance(ep, txe);
+}
+
+void rdmx_long_cts_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	if (rxm->dead) {
+		rdmx_rxm_free(ep, rxm);
+	} else if (rxm->cts_again) {
+		rxm->cts_again = false;
+		rdmx_long_send_cts(ep, rxm);
+	}
+}
+
+void rdmx_long_cts_failed(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err)
+{
+	if (!rxm->dead)
+		rdmx_rxm_abort(ep, rxm, err, "its clear-to-send failed");
+}

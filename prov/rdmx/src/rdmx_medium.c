@@ -1,0 +1,57 @@
+/*
+ * rdmx: the medium protocol, receive side (rdmx_send.c cuts the message).
+ * A message larger than one packet and at most FI_RDMX_MEDIUM_MAX bytes
+ * is sent as segments of one packet's payload, all at once; each segment
+ * carries the whole message header, its offset and the message length,
+ * so whichever segment arrives first starts the message (in its sender's
+ * order) and the others land at their offsets: in the matched receive's
+ * buffers, or in an unexpected copy of the whole message.
+ */
+#include "rdmx.h"
+#include "rdmx_ep.h"
+#include "rdmx_peer.h"
+#include "rdmx_rx.h"
+
+void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		       const struct rdmx_pkt *pkt)
+{
+	struct rdmx_rxe *rxe;
+	struct rdmx_rxm *rxm;
+
+	if (!ep->rx_cq) {
+		ep->stats.rx_no_recv++;
+		return;
+	}
+	if (pkt->msg_len > RDMX_MEDIUM_LIMIT) {
+		ep->stats.rx_malformed++;
+		RDMX_WARN(FI_LOG_EP_DATA, "medium message of %zu bytes refused\n",
+			  (size_t) pkt->msg_len);
+		return;
+	}
+	rxm = rdmx_rxm_new(ep, peer, pkt);
+	if (!rxm)
+		return;
+	rxe = rdmx_match_posted(rdmx_recv_queue(ep, pkt->flags), peer->addr, pkt->tag);
+	if (!rdmx_rxm_attach(ep, rxm, rxe, pkt->msg_len)) {
+		rdmx_rxm_free(ep, rxm);
+		return;
+	}
+	rdmx_rxm_place(ep, rxm, pkt->offset, pkt->payload, pkt->payload_len);
+}
+
+void rdmx_medium_more(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		      const struct rdmx_pkt *pkt)
+{
+	struct rdmx_rxm *rxm = rdmx_rxm_find(peer, pkt->msg_id);
+
+	if (!rxm) {
+		/* The message was dropped at its start, or this is a repeat. */
+		ep->stats.rx_stale++;
+		return;
+	}
+	if (rxm->type != RDMX_PKT_MEDIUM || pkt->msg_len != rxm->msg_len) {
+		ep->stats.rx_malformed++;
+		return;
+	}
+	rdmx_rxm_place(ep, rxm, pkt->offset, pkt->payload, pkt->payload_len);
+}

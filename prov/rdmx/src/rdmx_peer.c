@@ -1,0 +1,121 @@
+/* rdmx: peers, one per remote endpoint (see rdmx_peer.h). */
+#include <stdlib.h>
+
+#include "rdmx.h"
+#include "rdmx_av.h"
+#include "rdmx_ep.h"
+#include "rdmx_peer.h"
+#include "rdmx_rnr.h"
+#include "rdmx_rx.h"
+
+/* Grows the fi_addr index so addr fits; false when out of memory. */
+static bool rdmx_peer_index_fit(struct rdmx_ep *ep, fi_addr_t addr)
+{
+	size_t cap = RDMX_MAX(ep->peer_cap * 2, 16);
+	struct rdmx_peer **peers;
+
+	if (addr < ep->peer_cap)
+		return true;
+	while (cap <= addr)
+		cap *= 2;
+	peers = realloc(ep->peers, cap * sizeof(*peers));
+	if (!peers)
+		return false;
+	memset(peers + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*peers));
+	ep->peers = peers;
+	ep->peer_cap = cap;
+	return true;
+}
+
+/* The peer of a device handle, made if it has none; takes over the ref. */
+static struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah)
+{
+	struct rdmx_peer *peer = ah->context;
+
+	if (peer) {
+		/* The handle is shared: the peer already holds a reference. */
+		ep->dev->ops->ah_destroy(ep->dev, ah);
+		return peer;
+	}
+	peer = calloc(1, sizeof(*peer));
+	if (!peer) {
+		ep->dev->ops->ah_destroy(ep->dev, ah);
+		return NULL;
+	}
+	peer->ah = ah;
+	peer->addr = FI_ADDR_NOTAVAIL;
+	rdmx_dlist_init(&peer->ooo);
+	rdmx_dlist_init(&peer->rx_msgs);
+	rdmx_rnr_peer_construct(peer);
+	ah->context = peer;
+	rdmx_dlist_insert_tail(&ep->peer_list, &peer->link);
+	return peer;
+}
+
+struct rdmx_peer *rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr)
+{
+	const void *canon = ep->av ? rdmx_av_addr(ep->av, addr) : NULL;
+	struct rdmx_peer *peer;
+	struct rdmx_ah *ah;
+
+	if (!canon || !rdmx_peer_index_fit(ep, addr))
+		return NULL;
+	if (ep->peers[addr])
+		return ep->peers[addr];
+	if (ep->dev->ops->ah_create(ep->dev, canon, &ah))
+		return NULL;
+	peer = rdmx_peer_of_ah(ep, ah);
+	if (!peer)
+		return NULL;
+	if (peer->addr == FI_ADDR_NOTAVAIL)
+		peer->addr = addr;
+	ep->peers[addr] = peer;
+	return peer;
+}
+
+struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon)
+{
+	struct rdmx_peer *peer;
+	struct rdmx_ah *ah;
+
+	if (ep->anon_peers >= RDMX_PEER_ANON_MAX ||
+	    ep->dev->ops->ah_create(ep->dev, canon, &ah))
+		return NULL;
+	peer = rdmx_peer_of_ah(ep, ah);
+	ep->anon_peers += peer != NULL;
+	return peer;
+}
+
+struct rdmx_peer *rdmx_peer_find(const struct rdmx_ep *ep, fi_addr_t addr)
+{
+	return addr < ep->peer_cap ? ep->peers[addr] : NULL;
+}
+
+void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr)
+{
+	struct rdmx_peer *peer = rdmx_peer_find(ep, addr);
+
+	if (!peer)
+		return;
+	ep->peers[addr] = NULL;
+	if (peer->addr == addr)
+		peer->addr = FI_ADDR_NOTAVAIL;
+	rdmx_rnr_flush(ep, peer, FI_ECANCELED);
+}
+
+void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)
+{
+	struct rdmx_dlist *it;
+
+	while ((it = rdmx_dlist_pop_front(&ep->peer_list))) {
+		struct rdmx_peer *peer = rdmx_container_of(it, struct rdmx_peer, link);
+
+		rdmx_rnr_flush(ep, peer, err);
+		rdmx_order_drain(peer);
+		peer->ah->context = NULL;
+		ep->dev->ops->ah_destroy(ep->dev, peer->ah);
+		free(peer);
+	}
+	if (ep->peer_cap)
+		memset(ep->peers, 0, ep->peer_cap * sizeof(*ep->peers));
+}

@@ -1,0 +1,282 @@
+/*
+ * rdmx: receives. Posting a receive first searches the unexpected queue
+ * (oldest first), else queues the receive; arriving messages search the
+ * posted queue the same way (rdmx_match.c). This file also completes
+ * receives, keeps unexpected whole messages (copied out of the packet
+ * buffer while under FI_RDMX_UNEXP_MAX, else held in it), and cancels.
+ */
+#include <stdlib.h>
+
+#include "rdmx.h"
+#include "rdmx_av.h"
+#include "rdmx_cq.h"
+#include "rdmx_domain.h"
+#include "rdmx_ep.h"
+#include "rdmx_rx.h"
+
+struct rdmx_match_queue *rdmx_recv_queue(struct rdmx_ep *ep, uint32_t pkt_flags)
+{
+	return (pkt_flags & RDMX_PKT_TAGGED) ? &ep->tag_q : &ep->msg_q;
+}
+
+struct rdmx_cq_entry rdmx_recv_entry(void *context, size_t len, fi_addr_t src,
+				     uint64_t tag, uint64_t data, uint32_t pkt_flags)
+{
+	struct rdmx_cq_entry entry = {
+		.op_context = context,
+		.flags = FI_RECV | ((pkt_flags & RDMX_PKT_TAGGED) ? FI_TAGGED : FI_MSG),
+		.len = len,
+		.tag = tag,
+		.src = src,
+	};
+
+	if (pkt_flags & RDMX_PKT_CQ_DATA) {
+		entry.flags |= FI_REMOTE_CQ_DATA;
+		entry.data = data;
+	}
+	return entry;
+}
+
+void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
+		     const struct rdmx_cq_entry *entry)
+{
+	if (!ep->rx_selective || (op_flags & FI_COMPLETION))
+		rdmx_cq_write(ep->rx_cq, entry);
+}
+
+void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len,
+			fi_addr_t src, uint64_t tag, uint64_t data, uint32_t pkt_flags)
+{
+	size_t cap = rdmx_iov_len(rxe->iov, rxe->iov_cnt);
+	struct rdmx_cq_entry entry = rdmx_recv_entry(rxe->context, RDMX_MIN(msg_len, cap),
+						     src, tag, data, pkt_flags);
+
+	entry.buf = rxe->iov_cnt ? rxe->iov[0].iov_base : NULL;
+	if (msg_len > cap)
+		rdmx_cq_write_err(ep->rx_cq, &entry, FI_ETRUNC, msg_len - cap,
+				  "rdmx: %zu-byte message truncated to a %zu-byte buffer",
+				  msg_len, cap);
+	else
+		rdmx_recv_write(ep, rxe->flags, &entry);
+	rdmx_pool_release(&ep->rxe_pool, rxe);
+}
+
+void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const char *why)
+{
+	struct rdmx_cq_entry entry = {
+		.op_context = rxe->context,
+		.flags = FI_RECV | ((rxe->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG),
+		.tag = rxe->tag,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+
+	rdmx_cq_write_err(ep->rx_cq, &entry, err, 0, "rdmx: receive failed: %s", why);
+	rdmx_pool_release(&ep->rxe_pool, rxe);
+}
+
+void rdmx_recv_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
+		       const void *payload, size_t len, fi_addr_t src,
+		       uint64_t tag, uint64_t data, uint32_t pkt_flags)
+{
+	rdmx_copy_to_iov(rxe->iov, rxe->iov_cnt, payload, len);
+	rdmx_recv_complete(ep, rxe, len, src, tag, data, pkt_flags);
+}
+
+struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra)
+{
+	/* The entry counts too: empty messages must not be free to queue. */
+	size_t cost = sizeof(struct rdmx_unexp) + extra;
+	struct rdmx_unexp *ux = malloc(cost);
+
+	if (!ux)
+		return NULL;
+	ux->payload = (uint8_t *) (ux + 1);
+	ux->rx_buf = RDMX_RX_BUF_NONE;
+	ux->charged = cost;
+	ux->rxm = NULL;
+	rdmx_dlist_init(&ux->link);
+	ep->unexp_bytes += cost;
+	ep->stats.rx_unexpected++;
+	return ux;
+}
+
+void rdmx_recv_ux_free(struct rdmx_ep *ep, struct rdmx_unexp *ux)
+{
+	ep->unexp_bytes -= ux->charged;
+	free(ux);
+}
+
+bool rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+			  fi_addr_t src, size_t rx_buf)
+{
+	struct rdmx_unexp *ux = NULL;
+	bool keep = false;
+
+	if (rx_buf == RDMX_RX_BUF_NONE ||
+	    ep->unexp_bytes + sizeof(*ux) + pkt->payload_len <= g_rdmx_params.unexp_max)
+		ux = rdmx_recv_ux_new(ep, pkt->payload_len);
+	if (ux) {
+		if (pkt->payload_len)
+			memcpy(ux->payload, pkt->payload, pkt->payload_len);
+	} else if (rx_buf != RDMX_RX_BUF_NONE) {
+		/*
+		 * Past the bound the buffer itself waits for a receive; when
+		 * every buffer waits, the device refuses packets (RNR) and
+		 * senders back off.
+		 */
+		keep = true;
+		ux = &ep->held[rx_buf];
+		ux->payload = (uint8_t *) pkt->payload;
+		ux->rx_buf = rx_buf;
+		ux->charged = 0;
+		ux->rxm = NULL;
+		ep->stats.rx_unexpected++;
+	} else {
+		ep->stats.rx_dropped++;
+		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: unexpected message dropped\n");
+		return false;
+	}
+	ux->addr = src;
+	ux->tag = pkt->tag;
+	ux->data = pkt->data;
+	ux->pkt_flags = pkt->flags;
+	ux->len = pkt->payload_len;
+	rdmx_dlist_insert_tail(&rdmx_recv_queue(ep, pkt->flags)->unexp, &ux->link);
+	return keep;
+}
+
+void rdmx_recv_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux)
+{
+	if (ux->rxm)
+		rdmx_rxm_discard(ep, ux->rxm);
+	else if (ux->rx_buf != RDMX_RX_BUF_NONE)
+		rdmx_ep_repost(ep, ux->rx_buf);
+	else
+		rdmx_recv_ux_free(ep, ux);
+}
+
+struct rdmx_rxe *rdmx_recv_rxe_new(struct rdmx_ep *ep, const struct rdmx_recv_req *req,
+				   fi_addr_t src)
+{
+	bool tagged = req->flags & FI_TAGGED;
+	struct rdmx_rxe *rxe = rdmx_pool_alloc(&ep->rxe_pool);
+
+	if (!rxe)
+		return NULL;
+	rxe->context = req->context;
+	rxe->flags = req->flags;
+	rxe->addr = src;
+	rxe->tag = tagged ? req->tag : 0;
+	rxe->ignore = tagged ? req->ignore : 0;
+	if (req->iov_cnt)
+		memcpy(rxe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
+	rxe->iov_cnt = req->iov_cnt;
+	return rxe;
+}
+
+void rdmx_recv_unexp(struct rdmx_ep *ep, struct rdmx_rxe *rxe, struct rdmx_unexp *ux)
+{
+	if (ux->rxm) {
+		rdmx_rxm_matched(ep, ux->rxm, rxe);
+		return;
+	}
+	rdmx_recv_deliver(ep, rxe, ux->payload, ux->len, ux->addr, ux->tag,
+			  ux->data, ux->pkt_flags);
+	rdmx_recv_unexp_release(ep, ux);
+}
+
+static ssize_t rdmx_recv_locked(struct rdmx_ep *ep, const struct rdmx_recv_req *req)
+{
+	struct rdmx_match_queue *q = (req->flags & FI_TAGGED) ? &ep->tag_q : &ep->msg_q;
+	fi_addr_t src = (ep->caps & FI_DIRECTED_RECV) ? req->src : FI_ADDR_UNSPEC;
+	struct rdmx_rxe *rxe;
+	struct rdmx_unexp *ux;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!(ep->caps & FI_RECV)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "receive on an endpoint without FI_RECV\n");
+		return -FI_EOPNOTSUPP;
+	}
+	if (req->iov_cnt > RDMX_IOV_LIMIT) {
+		RDMX_WARN(FI_LOG_EP_DATA, "recv iov count %zu > %d\n",
+			  req->iov_cnt, RDMX_IOV_LIMIT);
+		return -FI_EINVAL;
+	}
+	if (src != FI_ADDR_UNSPEC && !rdmx_av_addr(ep->av, src)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "recv from unknown fi_addr %lu\n",
+			  (unsigned long) src);
+		return -FI_EINVAL;
+	}
+	if (req->flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
+		return rdmx_probe(ep, req, src);
+	rxe = rdmx_recv_rxe_new(ep, req, src);
+	if (!rxe)
+		return -FI_EAGAIN;
+	ux = rdmx_match_unexp(q, src, rxe->tag, rxe->ignore);
+	if (ux)
+		rdmx_recv_unexp(ep, rxe, ux);
+	else
+		rdmx_dlist_insert_tail(&q->posted, &rxe->link);
+	return 0;
+}
+
+ssize_t rdmx_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req)
+{
+	ssize_t ret;
+
+	rdmx_lock_acquire(&ep->domain->lock);
+	ret = rdmx_recv_locked(ep, req);
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+int rdmx_recv_cancel(struct rdmx_ep *ep, void *context)
+{
+	struct rdmx_rxe *rxe = rdmx_match_cancel(&ep->tag_q, context);
+	struct rdmx_cq_entry entry = { .src = FI_ADDR_NOTAVAIL };
+
+	if (!rxe)
+		rxe = rdmx_match_cancel(&ep->msg_q, context);
+	if (!rxe)
+		return -FI_ENOENT;
+	entry.op_context = rxe->context;
+	entry.flags = FI_RECV | ((rxe->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
+	entry.tag = rxe->tag;
+	rdmx_cq_write_err(ep->rx_cq, &entry, FI_ECANCELED, 0,
+			  "rdmx: receive canceled");
+	rdmx_pool_release(&ep->rxe_pool, rxe);
+	return 0;
+}
+
+/* Frees the copied messages of a list; held buffers die with the endpoint. */
+static void rdmx_recv_drain_unexp(struct rdmx_ep *ep, struct rdmx_dlist *list)
+{
+	struct rdmx_dlist *it;
+
+	while ((it = rdmx_dlist_pop_front(list))) {
+		struct rdmx_unexp *ux = rdmx_container_of(it, struct rdmx_unexp, link);
+
+		if (ux->rx_buf == RDMX_RX_BUF_NONE)
+			rdmx_recv_ux_free(ep, ux);
+	}
+}
+
+static void rdmx_recv_drain_queue(struct rdmx_ep *ep, struct rdmx_match_queue *q)
+{
+	struct rdmx_dlist *it;
+
+	while ((it = rdmx_dlist_pop_front(&q->posted)))
+		rdmx_pool_release(&ep->rxe_pool,
+				  rdmx_container_of(it, struct rdmx_rxe, link));
+	rdmx_recv_drain_unexp(ep, &q->unexp);
+}
+
+void rdmx_recv_drain(struct rdmx_ep *ep)
+{
+	/* Messages in pieces first: they free the entries standing for them. */
+	rdmx_rxm_drain(ep);
+	rdmx_recv_drain_queue(ep, &ep->msg_q);
+	rdmx_recv_drain_queue(ep, &ep->tag_q);
+	rdmx_recv_drain_unexp(ep, &ep->claimed);
+}

@@ -1,0 +1,228 @@
+/*
+ * rdmx: messages that arrive in several packets (see struct rdmx_rxm),
+ * shared by the medium and long protocols. An rxm is named by its peer
+ * and msg_id (medium segments carry those) and by an id in the
+ * endpoint's table (a long message's DATA carries it). Bytes land in the
+ * matched receive's buffers, or in the unexpected entry's copy until a
+ * receive takes the message.
+ */
+#include <stdlib.h>
+
+#include "rdmx.h"
+#include "rdmx_ep.h"
+#include "rdmx_peer.h"
+#include "rdmx_rx.h"
+
+/* A free slot of the id table, grown when full; false if out of memory. */
+static bool rdmx_rxm_id_new(struct rdmx_ep *ep, uint32_t *id)
+{
+	struct rdmx_rxm **tab;
+	size_t cap;
+
+	for (size_t n = 0; n < ep->rxm_cap; n++) {
+		size_t i = (ep->rxm_hint + n) % ep->rxm_cap;
+
+		if (!ep->rxms[i]) {
+			*id = (uint32_t) i;
+			ep->rxm_hint = i + 1;
+			return true;
+		}
+	}
+	cap = RDMX_MAX(ep->rxm_cap * 2, 64);
+	if (cap > UINT32_MAX)
+		return false;
+	tab = realloc(ep->rxms, cap * sizeof(*tab));
+	if (!tab)
+		return false;
+	memset(tab + ep->rxm_cap, 0, (cap - ep->rxm_cap) * sizeof(*tab));
+	*id = (uint32_t) ep->rxm_cap;
+	ep->rxm_hint = ep->rxm_cap + 1;
+	ep->rxms = tab;
+	ep->rxm_cap = cap;
+	return true;
+}
+
+struct rdmx_rxm *rdmx_rxm_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
+			      const struct rdmx_pkt *pkt)
+{
+	struct rdmx_rxm *rxm = calloc(1, sizeof(*rxm));
+
+	if (!rxm || !rdmx_rxm_id_new(ep, &rxm->id)) {
+		free(rxm);
+		ep->stats.rx_dropped++;
+		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: %zu-byte message dropped\n",
+			  (size_t) pkt->msg_len);
+		return NULL;
+	}
+	ep->rxms[rxm->id] = rxm;
+	rxm->peer = peer;
+	rxm->type = pkt->type;
+	rxm->msg_id = pkt->msg_id;
+	rxm->tx_id = pkt->tx_id;
+	rxm->pkt_flags = pkt->flags;
+	rxm->tag = pkt->tag;
+	rxm->data = pkt->data;
+	rxm->msg_len = pkt->msg_len;
+	rxm->end = pkt->msg_len;
+	rdmx_dlist_insert_tail(&peer->rx_msgs, &rxm->link);
+	return rxm;
+}
+
+struct rdmx_rxm *rdmx_rxm_find(struct rdmx_peer *peer, uint32_t msg_id)
+{
+	struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(&peer->rx_msgs, it) {
+		struct rdmx_rxm *rxm = rdmx_container_of(it, struct rdmx_rxm, link);
+
+		if (rxm->msg_id == msg_id)
+			return rxm;
+	}
+	return NULL;
+}
+
+struct rdmx_rxm *rdmx_rxm_by_id(struct rdmx_ep *ep, uint32_t rx_id)
+{
+	struct rdmx_rxm *rxm = rx_id < ep->rxm_cap ? ep->rxms[rx_id] : NULL;
+
+	return rxm && !rxm->dead ? rxm : NULL;
+}
+
+/* Sets the bytes a matched receive takes. */
+static void rdmx_rxm_take(struct rdmx_rxm *rxm, struct rdmx_rxe *rxe)
+{
+	rxm->rxe = rxe;
+	rxm->end = RDMX_MIN(rxm->msg_len, rdmx_iov_len(rxe->iov, rxe->iov_cnt));
+}
+
+bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe,
+		     size_t extra)
+{
+	struct rdmx_unexp *ux;
+
+	if (rxe) {
+		rdmx_rxm_take(rxm, rxe);
+		return true;
+	}
+	ux = rdmx_recv_ux_new(ep, extra);
+	if (!ux) {
+		ep->stats.rx_dropped++;
+		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: unexpected %zu-byte message dropped\n",
+			  rxm->msg_len);
+		return false;
+	}
+	ux->addr = rxm->peer->addr;
+	ux->tag = rxm->tag;
+	ux->data = rxm->data;
+	ux->pkt_flags = rxm->pkt_flags;
+	ux->len = rxm->msg_len;
+	ux->rxm = rxm;
+	rxm->ux = ux;
+	rdmx_dlist_insert_tail(&rdmx_recv_queue(ep, rxm->pkt_flags)->unexp, &ux->link);
+	return true;
+}
+
+/* Frees the unexpected entry of rxm, wherever it is queued. */
+static void rdmx_rxm_drop_ux(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	if (!rxm->ux)
+		return;
+	/* A removed link points at itself: removing again is harmless. */
+	rdmx_dlist_remove(&rxm->ux->link);
+	rdmx_recv_ux_free(ep, rxm->ux);
+	rxm->ux = NULL;
+}
+
+/* All bytes arrived: completes the receive, or leaves a whole unexpected message. */
+static void rdmx_rxm_finish(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	struct rdmx_rxe *rxe = rxm->rxe;
+
+	if (rxm->discard) {
+		rdmx_rxm_drop_ux(ep, rxm);
+	} else if (!rxe) {
+		/* Still unmatched: the entry now holds a whole message. */
+		rxm->ux->rxm = NULL;
+		rxm->ux = NULL;
+	} else {
+		if (rxm->ux) {
+			rdmx_copy_to_iov(rxe->iov, rxe->iov_cnt, rxm->ux->payload,
+					 rxm->msg_len);
+			rdmx_rxm_drop_ux(ep, rxm);
+		}
+		rxm->rxe = NULL;
+		rdmx_recv_complete(ep, rxe, rxm->msg_len, rxm->peer->addr, rxm->tag,
+				   rxm->data, rxm->pkt_flags);
+	}
+	rdmx_rxm_free(ep, rxm);
+}
+
+void rdmx_rxm_place(struct rdmx_ep *ep, struct rdmx_rxm *rxm, size_t off,
+		    const void *buf, size_t len)
+{
+	if (rxm->ux)
+		memcpy(rxm->ux->payload + off, buf, len);
+	else if (rxm->rxe && off < rxm->end)
+		rdmx_copy_to_iov_at(rxm->rxe->iov, rxm->rxe->iov_cnt, off, buf,
+				    RDMX_MIN(len, rxm->end - off));
+	rxm->got += len;
+	if (rxm->got >= (rxm->type == RDMX_PKT_MEDIUM ? rxm->msg_len : rxm->end))
+		rdmx_rxm_finish(ep, rxm);
+}
+
+void rdmx_rxm_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe)
+{
+	rdmx_rxm_take(rxm, rxe);
+	if (rxm->type == RDMX_PKT_MEDIUM)
+		return;		/* the bytes keep landing in the entry's copy */
+	rdmx_rxm_drop_ux(ep, rxm);
+	rdmx_long_matched(ep, rxm);
+}
+
+void rdmx_rxm_discard(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	rxm->discard = true;
+	if (rxm->type == RDMX_PKT_MEDIUM)
+		return;		/* the entry's copy stays until the last segment */
+	rdmx_rxm_drop_ux(ep, rxm);
+	rdmx_long_matched(ep, rxm);
+}
+
+void rdmx_rxm_abort(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err, const char *why)
+{
+	RDMX_WARN(FI_LOG_EP_DATA, "%zu-byte message from fi_addr %lu lost: %s\n",
+		  rxm->msg_len, (unsigned long) rxm->peer->addr, why);
+	rdmx_rxm_drop_ux(ep, rxm);
+	if (rxm->rxe) {
+		rdmx_recv_fail(ep, rxm->rxe, err, why);
+		rxm->rxe = NULL;
+	}
+	rdmx_rxm_free(ep, rxm);
+}
+
+void rdmx_rxm_free(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	rdmx_dlist_remove(&rxm->link);
+	rxm->dead = true;
+	if (rxm->cts.busy)
+		return;
+	ep->rxms[rxm->id] = NULL;
+	free(rxm);
+}
+
+void rdmx_rxm_drain(struct rdmx_ep *ep)
+{
+	for (size_t i = 0; i < ep->rxm_cap; i++) {
+		struct rdmx_rxm *rxm = ep->rxms[i];
+
+		if (!rxm)
+			continue;
+		rdmx_rxm_drop_ux(ep, rxm);
+		if (rxm->rxe)
+			rdmx_pool_release(&ep->rxe_pool, rxm->rxe);
+		free(rxm);
+	}
+	free(ep->rxms);
+	ep->rxms = NULL;
+	ep->rxm_cap = 0;
+}

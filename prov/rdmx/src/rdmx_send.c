@@ -1,0 +1,436 @@
+/*
+ * rdmx: sends. Picks the protocol by size (eager, medium, long; see
+ * rdmx_tx.h), cuts the message into packets, hands them to the device,
+ * and completes the send when its last packet completed.
+ */
+#include "rdmx.h"
+#include "rdmx_cq.h"
+#include "rdmx_domain.h"
+#include "rdmx_ep.h"
+#include "rdmx_peer.h"
+#include "rdmx_rnr.h"
+#include "rdmx_rx.h"
+#include "rdmx_tx.h"
+
+/* The completion entry of a send. */
+static struct rdmx_cq_entry rdmx_send_entry(const struct rdmx_txe *txe)
+{
+	return (struct rdmx_cq_entry) {
+		.op_context = txe->context,
+		.flags = txe->cq_flags,
+		.len = txe->len,
+		.tag = txe->tag,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+}
+
+/* Takes a send entry, progressing once to free some if none is left. */
+static struct rdmx_txe *rdmx_send_txe_alloc(struct rdmx_ep *ep)
+{
+	struct rdmx_txe *txe = rdmx_pool_alloc(&ep->txe_pool);
+
+	if (!txe) {
+		rdmx_ep_progress(ep);
+		txe = rdmx_pool_alloc(&ep->txe_pool);
+	}
+	return txe;
+}
+
+static void rdmx_send_txe_release(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	if (txe->pending)
+		rdmx_dlist_remove(&txe->link);
+	txe->in_use = false;
+	rdmx_pool_release(&ep->txe_pool, txe);
+}
+
+void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
+			     struct rdmx_peer *peer, bool pooled)
+{
+	pke->txe = txe;
+	pke->rxm = NULL;
+	pke->peer = peer;
+	pke->rnr = 0;
+	pke->pooled = pooled;
+	pke->busy = false;
+}
+
+/* Points pke at header bytes of hdr_len followed by len bytes at off. */
+static void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len,
+			    const struct rdmx_txe *txe, size_t off, size_t len)
+{
+	pke->iov[0].iov_base = &pke->hdr;
+	pke->iov[0].iov_len = hdr_len;
+	pke->iov_cnt = 1 + rdmx_iov_slice(&pke->iov[1], txe->iov, txe->iov_cnt,
+					  off, len);
+}
+
+/* Fills pke with the next segment of a medium or long send. */
+static void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
+{
+	size_t off = txe->next;
+	size_t len = RDMX_MIN(txe->seg_size, txe->limit - off);
+
+	if (txe->proto == RDMX_PROTO_MEDIUM) {
+		rdmx_wire_medium_encode(&pke->hdr.medium, txe->pkt_flags, txe->msg_id,
+					txe->tag, txe->data, txe->len, off);
+		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.medium), txe, off, len);
+	} else {
+		rdmx_wire_data_encode(&pke->hdr.data, txe->msg_id, txe->rx_id, off);
+		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.data), txe, off, len);
+	}
+	txe->next += len;
+}
+
+/* Fills the first packet of a send: its eager packet, first segment or RTS. */
+static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	struct rdmx_pke *pke = &txe->pke;
+
+	switch (txe->proto) {
+	case RDMX_PROTO_EAGER:
+		rdmx_wire_eager_encode(&pke->hdr.eager, txe->pkt_flags, txe->msg_id,
+				       txe->tag, txe->data);
+		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.eager), txe, 0, txe->len);
+		txe->next = txe->len;
+		break;
+	case RDMX_PROTO_MEDIUM:
+		rdmx_tx_segment(txe, pke);
+		break;
+	case RDMX_PROTO_LONG:
+		rdmx_wire_rts_encode(&pke->hdr.rts, txe->pkt_flags, txe->msg_id,
+				     (uint32_t) rdmx_pool_index(&ep->txe_pool, txe),
+				     txe->tag, txe->data, txe->len);
+		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.rts), txe, 0, 0);
+		break;
+	}
+}
+
+int rdmx_tx_post(struct rdmx_ep *ep, struct rdmx_pke *pke, bool more)
+{
+	bool awaited = pke->txe && !pke->txe->early;
+	unsigned flags = (more ? RDMX_DEV_SEND_MORE : 0) |
+			 (awaited ? RDMX_DEV_SEND_AWAITED : 0);
+	int ret = ep->dev->ops->post_send(ep->dev, pke->peer->ah, pke->iov,
+					  pke->iov_cnt, (uintptr_t) pke, flags);
+
+	if (!ret)
+		pke->busy = true;
+	return ret;
+}
+
+static void rdmx_tx_queue(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	if (!txe->pending) {
+		txe->pending = true;
+		rdmx_dlist_insert_tail(&ep->tx_pending, &txe->link);
+	}
+}
+
+void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	while (!txe->err && txe->cleared && txe->next < txe->limit) {
+		struct rdmx_pke *pke = rdmx_rnr_blocked(txe->peer) ? NULL :
+				       rdmx_pool_alloc(&ep->pke_pool);
+		size_t next = txe->next;
+
+		if (!pke) {
+			rdmx_tx_queue(ep, txe);
+			return;
+		}
+		rdmx_tx_pke_init(pke, txe, txe->peer, true);
+		rdmx_tx_segment(txe, pke);
+		if (rdmx_tx_post(ep, pke, txe->next < txe->limit)) {
+			txe->next = next;
+			rdmx_pool_release(&ep->pke_pool, pke);
+			rdmx_tx_queue(ep, txe);
+			return;
+		}
+		txe->pkts_out++;
+	}
+	if (txe->pending) {
+		txe->pending = false;
+		rdmx_dlist_remove(&txe->link);
+	}
+}
+
+/*
+ * A send that failed after its first packet left: the receiver may have
+ * started the message or be waiting for it to keep the order, so it is
+ * told to skip it (a VOID packet in place of the message, resent on RNR
+ * whatever the resource management). The send entry carries it and is
+ * freed when it completed.
+ */
+static void rdmx_tx_void(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	struct rdmx_pke *pke = &txe->pke;
+
+	rdmx_tx_pke_init(pke, txe, txe->peer, false);
+	rdmx_wire_eager_encode(&pke->hdr.eager, RDMX_PKT_VOID, txe->msg_id, 0, 0);
+	rdmx_tx_pke_iov(pke, sizeof(pke->hdr.eager), txe, 0, 0);
+	txe->pkts_out = 1;
+	txe->proto = RDMX_PROTO_EAGER;
+	txe->cleared = true;
+	txe->next = txe->limit = txe->end = 0;
+	rdmx_tx_ctrl_post(ep, pke);
+}
+
+void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	struct rdmx_cq_entry entry;
+
+	if (!txe->err && txe->next < txe->limit)
+		rdmx_tx_pump(ep, txe);
+	if (txe->pkts_out || (!txe->err && (!txe->cleared || txe->next < txe->end)))
+		return;
+	if (!txe->err) {
+		if (txe->completion) {
+			entry = rdmx_send_entry(txe);
+			rdmx_cq_write(ep->tx_cq, &entry);
+		}
+	} else if (txe->why) {
+		ep->stats.tx_errors++;
+		RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
+			  (unsigned long) txe->addr, txe->why);
+		/* A send that completed at injection has no entry left to fail. */
+		if (!txe->early) {
+			entry = rdmx_send_entry(txe);
+			rdmx_cq_write_err(ep->tx_cq, &entry, txe->err, 0,
+					  "rdmx: send to fi_addr %lu failed: %s",
+					  (unsigned long) txe->addr, txe->why);
+		}
+		txe->why = NULL;
+		/* At close the receiver hears nothing more anyway. */
+		if (ep->enabled) {
+			rdmx_tx_void(ep, txe);
+			return;
+		}
+	}
+	rdmx_send_txe_release(ep, txe);
+}
+
+/* A packet's life is over: frees it and tells the send or receive behind. */
+static void rdmx_tx_pke_end(struct rdmx_ep *ep, struct rdmx_pke *pke)
+{
+	struct rdmx_txe *txe = pke->txe;
+	struct rdmx_rxm *rxm = pke->rxm;
+
+	pke->busy = false;
+	if (pke->pooled)
+		rdmx_pool_release(&ep->pke_pool, pke);
+	if (txe) {
+		txe->pkts_out--;
+		rdmx_tx_advance(ep, txe);
+	} else if (rxm) {
+		rdmx_long_cts_done(ep, rxm);
+	}
+}
+
+void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
+		  const char *why)
+{
+	if (pke->txe && !pke->txe->err) {
+		pke->txe->err = err;
+		pke->txe->why = why;
+	} else if (pke->rxm) {
+		rdmx_long_cts_failed(ep, pke->rxm, err);
+	} else if (!pke->txe) {
+		RDMX_WARN(FI_LOG_EP_DATA, "control packet lost: %s\n", why);
+	}
+	rdmx_tx_pke_end(ep, pke);
+}
+
+void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
+		  enum rdmx_dev_status status)
+{
+	if (status == RDMX_DEV_RNR) {
+		rdmx_rnr_refused(ep, pke->peer, pke);
+		return;
+	}
+	if (status != RDMX_DEV_OK) {
+		rdmx_tx_fail(ep, pke, rdmx_dev_status_errno(status),
+			     rdmx_dev_status_str(status));
+		return;
+	}
+	rdmx_rnr_delivered(pke->peer);
+	rdmx_tx_pke_end(ep, pke);
+}
+
+void rdmx_tx_ctrl_post(struct rdmx_ep *ep, struct rdmx_pke *pke)
+{
+	if (rdmx_rnr_blocked(pke->peer) || rdmx_tx_post(ep, pke, false)) {
+		pke->busy = true;
+		rdmx_dlist_insert_tail(&ep->ctrl_pending, &pke->link);
+	}
+}
+
+void rdmx_tx_progress(struct rdmx_ep *ep)
+{
+	struct rdmx_dlist txes;
+	struct rdmx_dlist *it, *next;
+
+	for (it = ep->ctrl_pending.next; it != &ep->ctrl_pending; it = next) {
+		struct rdmx_pke *pke = rdmx_container_of(it, struct rdmx_pke, link);
+
+		next = it->next;
+		if (rdmx_rnr_blocked(pke->peer))
+			continue;
+		if (rdmx_tx_post(ep, pke, false))
+			return;
+		rdmx_dlist_remove(it);
+	}
+	if (rdmx_dlist_empty(&ep->tx_pending))
+		return;
+	/* Each send goes back to the tail if it still has to wait. */
+	rdmx_dlist_init(&txes);
+	rdmx_dlist_splice_tail(&txes, &ep->tx_pending);
+	while ((it = rdmx_dlist_pop_front(&txes))) {
+		struct rdmx_txe *txe = rdmx_container_of(it, struct rdmx_txe, link);
+
+		txe->pending = false;
+		rdmx_tx_pump(ep, txe);
+	}
+}
+
+struct rdmx_txe *rdmx_tx_by_id(struct rdmx_ep *ep, uint32_t tx_id)
+{
+	struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, tx_id);
+
+	return txe && txe->in_use && txe->proto == RDMX_PROTO_LONG ? txe : NULL;
+}
+
+/* The protocol of a len-byte message. */
+static enum rdmx_proto rdmx_send_proto(const struct rdmx_ep *ep, size_t len)
+{
+	if (len <= ep->eager_max)
+		return RDMX_PROTO_EAGER;
+	return len <= ep->medium_max ? RDMX_PROTO_MEDIUM : RDMX_PROTO_LONG;
+}
+
+/* Checks a send request; 0 or -FI_E*. */
+static int rdmx_send_check(struct rdmx_ep *ep, const struct rdmx_send_req *req,
+			   size_t len, bool copy)
+{
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!(ep->caps & FI_SEND)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "send on an endpoint without FI_SEND\n");
+		return -FI_EOPNOTSUPP;
+	}
+	if (req->iov_cnt > RDMX_IOV_LIMIT) {
+		RDMX_WARN(FI_LOG_EP_DATA, "send iov count %zu > %d\n",
+			  req->iov_cnt, RDMX_IOV_LIMIT);
+		return -FI_EINVAL;
+	}
+	if (len > ep->max_msg_size || (copy && len > ep->inject_size)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "message of %zu bytes exceeds %zu\n",
+			  len, copy ? ep->inject_size : ep->max_msg_size);
+		return -FI_EMSGSIZE;
+	}
+	return 0;
+}
+
+/* Fills a new send entry from req. */
+static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
+			   const struct rdmx_send_req *req, struct rdmx_peer *peer,
+			   size_t len, bool early, bool copy)
+{
+	txe->context = req->context;
+	txe->cq_flags = FI_SEND | ((req->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
+	txe->completion = !req->inject_op &&
+			  (!ep->tx_selective || (req->flags & FI_COMPLETION));
+	txe->early = early;
+	txe->in_use = true;
+	txe->pending = false;
+	txe->proto = rdmx_send_proto(ep, len);
+	txe->cleared = txe->proto != RDMX_PROTO_LONG;
+	txe->err = 0;
+	txe->why = NULL;
+	txe->len = len;
+	txe->tag = req->tag;
+	txe->data = req->data;
+	txe->pkt_flags = ((req->flags & FI_TAGGED) ? RDMX_PKT_TAGGED : 0) |
+			 ((req->flags & FI_REMOTE_CQ_DATA) ? RDMX_PKT_CQ_DATA : 0);
+	txe->msg_id = peer->tx_msg_id;
+	txe->addr = req->dest;
+	txe->peer = peer;
+	txe->next = 0;
+	txe->end = len;
+	txe->limit = txe->cleared ? len : 0;
+	txe->seg_size = txe->proto == RDMX_PROTO_MEDIUM ? ep->medium_seg : ep->data_seg;
+	txe->pkts_out = 1;
+	if (copy && len) {
+		rdmx_copy_from_iov(txe->inject, req->iov, req->iov_cnt);
+		txe->iov[0].iov_base = txe->inject;
+		txe->iov[0].iov_len = len;
+		txe->iov_cnt = 1;
+	} else {
+		/* iov may be NULL when iov_cnt is 0. */
+		if (req->iov_cnt)
+			memcpy(txe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
+		txe->iov_cnt = req->iov_cnt;
+	}
+	rdmx_tx_pke_init(&txe->pke, txe, peer, false);
+}
+
+static ssize_t rdmx_send_locked(struct rdmx_ep *ep, const struct rdmx_send_req *req)
+{
+	size_t len = rdmx_iov_len(req->iov, req->iov_cnt);
+	/*
+	 * A small message is copied and completes at once (inject complete)
+	 * unless the application asked for more: then its completion waits
+	 * for the receiver's acknowledgement of every packet.
+	 */
+	bool early = req->inject_op || (len <= ep->inject_size &&
+		!(req->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)));
+	bool copy = early || (req->flags & FI_INJECT);
+	struct rdmx_peer *peer;
+	struct rdmx_txe *txe;
+	int ret = rdmx_send_check(ep, req, len, copy);
+
+	if (ret)
+		return ret;
+	peer = rdmx_peer_get(ep, req->dest);
+	if (!peer) {
+		RDMX_WARN(FI_LOG_EP_DATA, "send to unknown fi_addr %lu\n",
+			  (unsigned long) req->dest);
+		return -FI_EINVAL;
+	}
+	txe = rdmx_rnr_blocked(peer) ? NULL : rdmx_send_txe_alloc(ep);
+	if (!txe) {
+		ep->stats.eagain++;
+		rdmx_ep_progress(ep);
+		return -FI_EAGAIN;
+	}
+	rdmx_send_fill(ep, txe, req, peer, len, early, copy);
+	rdmx_tx_first(ep, txe);
+	ret = rdmx_tx_post(ep, &txe->pke, (req->flags & FI_MORE) ||
+			   txe->next < txe->limit);
+	if (ret) {
+		rdmx_send_txe_release(ep, txe);
+		ep->stats.eagain += ret == -FI_EAGAIN;
+		if (ret == -FI_EAGAIN)
+			rdmx_ep_progress(ep);
+		return ret;
+	}
+	peer->tx_msg_id++;
+	if (early && txe->completion) {
+		struct rdmx_cq_entry entry = rdmx_send_entry(txe);
+
+		txe->completion = false;
+		rdmx_cq_write(ep->tx_cq, &entry);
+	}
+	if (txe->next < txe->limit)
+		rdmx_tx_pump(ep, txe);
+	return 0;
+}
+
+ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
+{
+	ssize_t ret;
+
+	rdmx_lock_acquire(&ep->domain->lock);
+	ret = rdmx_send_locked(ep, req);
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
+}

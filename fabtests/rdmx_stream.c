@@ -8,11 +8,12 @@
  * mid-run.
  *
  *   receiver: rdmx_stream -r [-b addr] [-p port] [-s senders] [--window W]
- *                         [--hold-ms N] [-t timeout_s]
+ *                         [--hold-ms N] [--ordered] [--max-size N] [-t timeout_s]
  *   sender:   rdmx_stream -p port[,port...] [-n count] [--sizes mixed|small|max]
  *                         [--completion delivery|inject] [--window W]
  *                         [--seed S] [--expect-rnr] [--expect-eagain]
- *                         [--dead K] [--linger-ms N] [-t timeout_s] host
+ *                         [--dead K] [--linger-ms N] [--max-size N]
+ *                         [-t timeout_s] host
  *
  * Handshake: the sender posts its control receives, then sends each
  * receiver a HELLO carrying its address (fi_getname), the message count,
@@ -39,6 +40,15 @@
  * (rdmx completes a send up to inject_size when it is posted), so that
  * path is checked end to end as well, through the receiver's bitmap and
  * its DONE.
+ *
+ * --ordered (receiver, one sender): send-after-send order. The receiver
+ * numbers its data receives in the order it posts them; the n-th posted
+ * receive must take the n-th message sent (FI_ORDER_SAS), whatever order
+ * the completions of different sizes come in.
+ *
+ * --max-size N (both sides): the largest message of any size mix (default
+ * 65536; the agreed value is also capped by max_msg_size). The receiver
+ * keeps --window buffers of that size.
  *
  * --dead K: receiver K (0-based in the -p list) is expected to die mid-run.
  * Its sends must then fail with FI_EHOSTUNREACH, nothing else may fail;
@@ -81,7 +91,7 @@
 #define ST_DEFAULT_RX_WINDOW	256	/* data receives kept posted */
 #define ST_DEFAULT_LINGER_MS	250
 #define ST_COUNT_MAX		100000000ULL	/* bounds the receiver's bitmap */
-#define ST_SIZE_CAP		65536	/* largest message of any size mix */
+#define ST_SIZE_CAP		65536	/* default largest message of any size mix */
 #define ST_PEERS_MAX		16
 #define ST_ADDR_MAX		256
 #define ST_CQ_BATCH		16
@@ -172,6 +182,8 @@ struct st_opts {
 	bool		expect_eagain;
 	int		dead;		/* -1: no receiver is expected to die */
 	int		timeout_s;
+	bool		ordered;	/* receiver: check send-after-send order */
+	uint64_t	max_size;	/* largest message of any size mix */
 };
 
 enum st_op_kind {
@@ -198,7 +210,8 @@ struct st_op {
 	bool				done;	/* control: completion not yet used */
 	uint8_t				*buf;
 	size_t				len;	/* DATA_TX: the message's length */
-	uint64_t			msg;	/* DATA_TX: the message's index */
+	uint64_t			msg;	/* DATA_TX: the message's index;
+						   DATA_RX: its posting order */
 	uint64_t			filled;	/* DATA_TX: index + 1 of the payload in buf */
 	uint64_t			post_ns;
 	struct fi_cq_tagged_entry	entry;	/* CTRL_RX: its completion */
@@ -258,6 +271,7 @@ struct st {
 	struct st_op		hello_rx;
 	struct st_ctrl		*hello;
 	uint64_t		eagain;		/* posts answered -FI_EAGAIN */
+	uint64_t		rx_posted;	/* receiver: data receives posted */
 	uint64_t		last_event_ns;	/* last completion or start */
 	uint64_t		start_ns, end_ns;	/* sender: the stream */
 	char			pass[256];	/* the PASS line, printed at exit */
@@ -320,6 +334,8 @@ static ssize_t st_repost_rx(struct st *st, struct st_op *op)
 			       FI_ADDR_UNSPEC, 0, ST_TAG_DATA_IGNORE, &op->fctx);
 
 	op->posted = !ret;
+	if (!ret)
+		op->msg = st->rx_posted++;
 	return ret;
 }
 
@@ -354,6 +370,10 @@ static int st_rx_data(struct st *st, struct st_op *op,
 			       " messages", p->id, i, p->count);
 	if (p->seen[i / 64] & (1ULL << (i % 64)))
 		return ft_fail("sender %u: message %" PRIu64 " received twice", p->id, i);
+	if (st->opts.ordered && i != op->msg)
+		return ft_fail("sender %u: message %" PRIu64 " matched the receive posted "
+			       "%" PRIu64 "th: send-after-send order broken", p->id, i,
+			       op->msg + 1);
 	len = st_msg_len(p->sizes, p->seed, i, p->max_msg_size);
 	if (e->len != len)
 		return ft_fail("sender %u: message %" PRIu64 " is %zu bytes, expected %zu",
@@ -1197,7 +1217,7 @@ static int st_getinfo(struct st *st, struct fi_info *hints)
 
 	if (ret)
 		return ft_err("fi_getinfo", ret);
-	st->max_msg_size = st_min(st->info->ep_attr->max_msg_size, ST_SIZE_CAP);
+	st->max_msg_size = st_min(st->info->ep_attr->max_msg_size, o->max_size);
 	st->window = o->window ? o->window :
 		     o->receiver ? ST_DEFAULT_RX_WINDOW : ST_DEFAULT_TX_WINDOW;
 	if (o->receiver && st->window + 2 > st->info->rx_attr->size)
@@ -1263,10 +1283,12 @@ static void st_usage(void)
 		"  -t seconds      fail after this long without a completion (default %d)\n"
 		"  --window W      receiver: data receives kept posted (default %d);\n"
 		"                  sender: sends in flight per receiver (default %d)\n"
+		"  --max-size N    largest message of a size mix (default %d)\n"
 		"receiver:\n"
 		"  -b addr         address to bind (default 127.0.0.1)\n"
 		"  -s senders      senders to expect (default 1)\n"
 		"  --hold-ms N     post no data receive for N ms after the first HELLO\n"
+		"  --ordered       the n-th receive posted must take the n-th message\n"
 		"sender:\n"
 		"  -n count        messages to each receiver (default %d)\n"
 		"  --sizes mixed|small|max  message lengths (default mixed)\n"
@@ -1279,7 +1301,7 @@ static void st_usage(void)
 		"  --expect-eagain fail unless a post returned -FI_EAGAIN\n"
 		"  --linger-ms N   keep progressing N ms after the end (default %d)\n",
 		ST_DEFAULT_TIMEOUT, ST_DEFAULT_RX_WINDOW, ST_DEFAULT_TX_WINDOW,
-		ST_DEFAULT_COUNT, ST_DEFAULT_LINGER_MS);
+		ST_SIZE_CAP, ST_DEFAULT_COUNT, ST_DEFAULT_LINGER_MS);
 }
 
 /* Splits "p0,p1,..." in place into o->ports. */
@@ -1313,7 +1335,8 @@ static int st_parse_name(const char *opt, const char *s,
 
 enum {
 	ST_OPT_HOLD = 256, ST_OPT_SIZES, ST_OPT_WINDOW, ST_OPT_SEED, ST_OPT_RNR,
-	ST_OPT_EAGAIN, ST_OPT_DEAD, ST_OPT_LINGER, ST_OPT_COMPLETION,
+	ST_OPT_EAGAIN, ST_OPT_DEAD, ST_OPT_LINGER, ST_OPT_COMPLETION, ST_OPT_ORDERED,
+	ST_OPT_MAX_SIZE,
 };
 
 static const struct option st_long_opts[] = {
@@ -1326,6 +1349,8 @@ static const struct option st_long_opts[] = {
 	{ "dead", required_argument, NULL, ST_OPT_DEAD },
 	{ "linger-ms", required_argument, NULL, ST_OPT_LINGER },
 	{ "completion", required_argument, NULL, ST_OPT_COMPLETION },
+	{ "ordered", no_argument, NULL, ST_OPT_ORDERED },
+	{ "max-size", required_argument, NULL, ST_OPT_MAX_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -1339,6 +1364,10 @@ static int st_check_role(struct st_opts *o, bool receiver_only, bool sender_only
 		fprintf(stderr, ST_NAME ": %s\n", o->receiver ?
 			"a receiver (-r) takes no host and no sender option" :
 			"a sender needs -p and a host, and takes no receiver option");
+		return -1;
+	}
+	if (o->receiver && o->ordered && o->senders != 1) {
+		fprintf(stderr, ST_NAME ": --ordered takes one sender\n");
 		return -1;
 	}
 	if (o->receiver) {
@@ -1376,6 +1405,7 @@ static int st_parse_opts(int argc, char **argv, struct st_opts *o)
 		.linger_ms = ST_DEFAULT_LINGER_MS,
 		.dead = -1,
 		.timeout_s = ST_DEFAULT_TIMEOUT,
+		.max_size = ST_SIZE_CAP,
 	};
 	while (!ret && (c = getopt_long(argc, argv, "rb:p:n:s:t:h", st_long_opts,
 					NULL)) != -1) {
@@ -1435,6 +1465,12 @@ static int st_parse_opts(int argc, char **argv, struct st_opts *o)
 			break;
 		case ST_OPT_EAGAIN:
 			o->expect_eagain = sender_only = true;
+			break;
+		case ST_OPT_ORDERED:
+			o->ordered = receiver_only = true;
+			break;
+		case ST_OPT_MAX_SIZE:
+			ret = ft_parse_num(optarg, 1, 1ULL << 31, &o->max_size);
 			break;
 		case ST_OPT_WINDOW:
 			ret = ft_parse_num(optarg, 1, 65536, &v);

@@ -5,10 +5,11 @@
 # rule drops 5% of the UDP packets it receives at random, so data and acks
 # are both lost. The receiver runs in one namespace on the veth
 # (FI_RDMX_IFACE), the sender in the other streams 100000 messages of mixed
-# sizes up to 64 KiB, so most travel as medium messages cut into about
-# 1.4 KB segments, reassembled whatever order loss recovery leaves them
-# in: every message must arrive exactly once with the right length and
-# bytes (rdmx_stream checks),
+# sizes up to 64 KiB, so the larger ones travel as medium (up to 16 KiB
+# here) or long messages cut into about 1.4 KB segments, reassembled
+# whatever order loss recovery leaves them in: every message must arrive
+# exactly once with the right length and bytes, the n-th receive posted
+# taking the n-th message sent (rdmx_stream --ordered),
 # and the sender's counters must show the losses were repaired
 # (retransmits + fast_retransmits > 0); the nft counters must show the rule
 # really dropped packets in both directions.
@@ -24,6 +25,8 @@ LOSS_PERCENT=5
 LOSS_COUNT=100000
 LOSS_NET=10.213.7
 LOSS_CAP_S=600
+# Messages above 16 KiB take the long protocol (RTS, CTS, DATA).
+LOSS_PROTO_ENV=FI_RDMX_MEDIUM_MAX=16384
 
 . "$(dirname "$0")/testlib.sh"
 
@@ -87,10 +90,10 @@ loss_rules "$ns_s"
 loss_rules "$ns_r"
 
 echo "== receiver in $ns_r on $veth_r ($addr_r), sender in $ns_s on $veth_s ($addr_s)"
-t_start_server receiver "ip netns exec $ns_r env FI_RDMX_IFACE=$veth_r" \
-	"$ST" -r -b "$addr_r" -p 0
+t_start_server receiver "ip netns exec $ns_r env FI_RDMX_IFACE=$veth_r $LOSS_PROTO_ENV" \
+	"$ST" -r -b "$addr_r" -p 0 --ordered
 echo "== sender: $LOSS_COUNT messages, sizes mixed, $LOSS_PERCENT% of UDP packets dropped each way"
-t_spawn_with sender "ip netns exec $ns_s env FI_RDMX_IFACE=$veth_s" \
+t_spawn_with sender "ip netns exec $ns_s env FI_RDMX_IFACE=$veth_s $LOSS_PROTO_ENV" \
 	"$ST" -p "$T_SERVER_PORT" -n "$LOSS_COUNT" --sizes mixed "$addr_r"
 t_reap "$T_LAST_PID" sender
 t_reap "$T_SERVER_PID" receiver

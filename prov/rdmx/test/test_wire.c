@@ -288,3 +288,91 @@ Test(wire, random_bytes_never_crash)
 	/* Proves the valid-base rounds reached the field checks. */
 	cr_assert_gt(accepted, 1000, "only %d packets accepted", accepted);
 }
+
+/* Decodes a heap copy of len bytes of hdr; the codec's verdict. */
+static int decode_copy(const void *hdr, size_t len, struct rdmx_pkt *pkt)
+{
+	uint8_t *buf = packet_dup(hdr, len);
+	int ret = rdmx_wire_decode(buf, len, pkt);
+
+	free(buf);
+	return ret;
+}
+
+Test(wire, medium_segment_round_trip_and_bounds)
+{
+	uint8_t buf[sizeof(struct rdmx_wire_medium) + 10];
+	struct rdmx_wire_medium *m = (struct rdmx_wire_medium *) buf;
+	struct rdmx_pkt pkt;
+
+	memset(buf, 0xab, sizeof(buf));
+	rdmx_wire_medium_encode(m, RDMX_PKT_TAGGED, 9, 0x77, 5, 1000, 990);
+	cr_assert_eq(decode_copy(buf, sizeof(buf), &pkt), 0);
+	cr_assert_eq(pkt.type, RDMX_PKT_MEDIUM);
+	cr_assert_eq(pkt.msg_id, 9);
+	cr_assert_eq(pkt.tag, 0x77);
+	cr_assert_eq(pkt.msg_len, 1000);
+	cr_assert_eq(pkt.offset, 990);
+	cr_assert_eq(pkt.payload_len, 10);
+	rdmx_wire_medium_encode(m, 0, 9, 0x77, 5, 1000, 991);
+	cr_assert_eq(decode_copy(buf, sizeof(buf), &pkt), -FI_EINVAL,
+		     "a segment past its message");
+	rdmx_wire_medium_encode(m, 0, 9, 0x77, 5, 1000, UINT64_MAX - 4);
+	cr_assert_eq(decode_copy(buf, sizeof(buf), &pkt), -FI_EINVAL,
+		     "an offset that wraps");
+	rdmx_wire_medium_encode(m, 0, 9, 0x77, 5, 1000, 0);
+	cr_assert_eq(decode_copy(buf, sizeof(*m), &pkt), -FI_EINVAL, "an empty segment");
+	rdmx_wire_medium_encode(m, 0, 9, 0x77, 5, 1000, 0);
+	cr_assert_eq(decode_copy(buf, sizeof(buf), &pkt), 0);
+	cr_assert_eq(pkt.tag, 0, "an untagged message matches as tag 0");
+}
+
+Test(wire, rts_cts_data_round_trip_and_rules)
+{
+	uint8_t buf[64];
+	struct rdmx_pkt pkt;
+
+	rdmx_wire_rts_encode((struct rdmx_wire_rts *) buf, RDMX_PKT_CQ_DATA, 3, 17, 0,
+			     0xdada, 1ULL << 33);
+	cr_assert_eq(decode_copy(buf, sizeof(struct rdmx_wire_rts), &pkt), 0);
+	cr_assert_eq(pkt.type, RDMX_PKT_RTS);
+	cr_assert_eq(pkt.tx_id, 17);
+	cr_assert_eq(pkt.data, 0xdada);
+	cr_assert_eq(pkt.msg_len, 1ULL << 33);
+	cr_assert_eq(decode_copy(buf, sizeof(struct rdmx_wire_rts) + 1, &pkt), -FI_EINVAL,
+		     "an RTS with payload");
+
+	rdmx_wire_cts_encode((struct rdmx_wire_cts *) buf, 3, 17, 4, 1000, 600);
+	cr_assert_eq(decode_copy(buf, sizeof(struct rdmx_wire_cts), &pkt), 0);
+	cr_assert_eq(pkt.type, RDMX_PKT_CTS);
+	cr_assert(pkt.msg_id == 3 && pkt.tx_id == 17 && pkt.rx_id == 4 &&
+		  pkt.end == 1000 && pkt.limit == 600);
+	rdmx_wire_cts_encode((struct rdmx_wire_cts *) buf, 3, 17, 4, 1000, 1001);
+	cr_assert_eq(decode_copy(buf, sizeof(struct rdmx_wire_cts), &pkt), -FI_EINVAL,
+		     "a limit past the end");
+	rdmx_wire_cts_encode((struct rdmx_wire_cts *) buf, 3, 17, 4, 1000, 600);
+	buf[OFF_FLAGS] = RDMX_PKT_TAGGED;
+	cr_assert_eq(decode_copy(buf, sizeof(struct rdmx_wire_cts), &pkt), -FI_EINVAL,
+		     "a flagged CTS");
+
+	rdmx_wire_data_encode((struct rdmx_wire_data *) buf, 3, 4, 4096);
+	cr_assert_eq(decode_copy(buf, sizeof(struct rdmx_wire_data) + 8, &pkt), 0);
+	cr_assert(pkt.type == RDMX_PKT_DATA && pkt.rx_id == 4 && pkt.offset == 4096 &&
+		  pkt.payload_len == 8);
+	cr_assert_eq(decode_copy(buf, sizeof(struct rdmx_wire_data), &pkt), -FI_EINVAL,
+		     "an empty DATA");
+}
+
+Test(wire, void_is_an_empty_eager_only)
+{
+	uint8_t buf[64] = { 0 };
+	struct rdmx_pkt pkt;
+
+	rdmx_wire_eager_encode((struct rdmx_wire_eager *) buf, RDMX_PKT_VOID, 5, 0, 0);
+	cr_assert_eq(decode_copy(buf, HDR, &pkt), 0);
+	cr_assert_eq(pkt.flags, RDMX_PKT_VOID);
+	cr_assert_eq(decode_copy(buf, HDR + 1, &pkt), -FI_EINVAL, "a VOID with payload");
+	rdmx_wire_rts_encode((struct rdmx_wire_rts *) buf, RDMX_PKT_VOID, 5, 1, 0, 0, 9);
+	cr_assert_eq(decode_copy(buf, sizeof(struct rdmx_wire_rts), &pkt), -FI_EINVAL,
+		     "a VOID RTS");
+}

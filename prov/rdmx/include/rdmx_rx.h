@@ -120,6 +120,10 @@ void rdmx_recv_unexp(struct rdmx_ep *ep, struct rdmx_rxe *rxe, struct rdmx_unexp
 /* Drops an unexpected message (FI_DISCARD) after it left its queue. */
 void rdmx_recv_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux);
 
+/* Names the message ux stands for and queues it as unexpected (counted). */
+void rdmx_recv_ux_queue(struct rdmx_ep *ep, struct rdmx_unexp *ux, fi_addr_t src,
+			uint64_t tag, uint64_t data, uint32_t pkt_flags, size_t len);
+
 /* Frees an unexpected entry that holds no packet buffer. */
 void rdmx_recv_ux_free(struct rdmx_ep *ep, struct rdmx_unexp *ux);
 

@@ -120,6 +120,10 @@ void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe);
 void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
 		      struct rdmx_peer *peer, bool pooled);
 
+/* Points pke at its header (hdr_len bytes) then len bytes at off of iov. */
+void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len, const struct iovec *iov,
+		     size_t iov_cnt, size_t off, size_t len);
+
 /* Pumps txe and completes it once nothing of it is left at the device. */
 void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe);
 

@@ -29,9 +29,7 @@ static void rdmx_long_send_cts(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 	pke->rxm = rxm;
 	rdmx_wire_cts_encode(&pke->hdr.cts, rxm->msg_id, rxm->tx_id, rxm->id,
 			     rxm->end, rxm->granted);
-	pke->iov[0].iov_base = &pke->hdr;
-	pke->iov[0].iov_len = sizeof(pke->hdr.cts);
-	pke->iov_cnt = 1;
+	rdmx_tx_pke_iov(pke, sizeof(pke->hdr.cts), NULL, 0, 0, 0);
 	rdmx_tx_ctrl_post(ep, pke);
 }
 

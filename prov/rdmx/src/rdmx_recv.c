@@ -61,14 +61,20 @@ void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len
 	rdmx_pool_release(&ep->rxe_pool, rxe);
 }
 
-void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const char *why)
+/* The entry of a receive that ends without a message. */
+static struct rdmx_cq_entry rdmx_recv_err_entry(const struct rdmx_rxe *rxe)
 {
-	struct rdmx_cq_entry entry = {
+	return (struct rdmx_cq_entry) {
 		.op_context = rxe->context,
 		.flags = FI_RECV | ((rxe->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG),
 		.tag = rxe->tag,
 		.src = FI_ADDR_NOTAVAIL,
 	};
+}
+
+void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const char *why)
+{
+	struct rdmx_cq_entry entry = rdmx_recv_err_entry(rxe);
 
 	rdmx_cq_write_err(ep->rx_cq, &entry, err, 0, "rdmx: receive failed: %s", why);
 	rdmx_pool_release(&ep->rxe_pool, rxe);
@@ -96,8 +102,19 @@ struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra)
 	ux->rxm = NULL;
 	rdmx_dlist_init(&ux->link);
 	ep->unexp_bytes += cost;
-	ep->stats.rx_unexpected++;
 	return ux;
+}
+
+void rdmx_recv_ux_queue(struct rdmx_ep *ep, struct rdmx_unexp *ux, fi_addr_t src,
+			uint64_t tag, uint64_t data, uint32_t pkt_flags, size_t len)
+{
+	ux->addr = src;
+	ux->tag = tag;
+	ux->data = data;
+	ux->pkt_flags = pkt_flags;
+	ux->len = len;
+	rdmx_dlist_insert_tail(&rdmx_recv_queue(ep, pkt_flags)->unexp, &ux->link);
+	ep->stats.rx_unexpected++;
 }
 
 void rdmx_recv_ux_free(struct rdmx_ep *ep, struct rdmx_unexp *ux)
@@ -130,18 +147,12 @@ bool rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 		ux->rx_buf = rx_buf;
 		ux->charged = 0;
 		ux->rxm = NULL;
-		ep->stats.rx_unexpected++;
 	} else {
 		ep->stats.rx_dropped++;
 		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: unexpected message dropped\n");
 		return false;
 	}
-	ux->addr = src;
-	ux->tag = pkt->tag;
-	ux->data = pkt->data;
-	ux->pkt_flags = pkt->flags;
-	ux->len = pkt->payload_len;
-	rdmx_dlist_insert_tail(&rdmx_recv_queue(ep, pkt->flags)->unexp, &ux->link);
+	rdmx_recv_ux_queue(ep, ux, src, pkt->tag, pkt->data, pkt->flags, pkt->payload_len);
 	return keep;
 }
 
@@ -234,15 +245,13 @@ ssize_t rdmx_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req)
 int rdmx_recv_cancel(struct rdmx_ep *ep, void *context)
 {
 	struct rdmx_rxe *rxe = rdmx_match_cancel(&ep->tag_q, context);
-	struct rdmx_cq_entry entry = { .src = FI_ADDR_NOTAVAIL };
+	struct rdmx_cq_entry entry;
 
 	if (!rxe)
 		rxe = rdmx_match_cancel(&ep->msg_q, context);
 	if (!rxe)
 		return -FI_ENOENT;
-	entry.op_context = rxe->context;
-	entry.flags = FI_RECV | ((rxe->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
-	entry.tag = rxe->tag;
+	entry = rdmx_recv_err_entry(rxe);
 	rdmx_cq_write_err(ep->rx_cq, &entry, FI_ECANCELED, 0,
 			  "rdmx: receive canceled");
 	rdmx_pool_release(&ep->rxe_pool, rxe);

@@ -111,14 +111,10 @@ bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *
 			  rxm->msg_len);
 		return false;
 	}
-	ux->addr = rxm->peer->addr;
-	ux->tag = rxm->tag;
-	ux->data = rxm->data;
-	ux->pkt_flags = rxm->pkt_flags;
-	ux->len = rxm->msg_len;
 	ux->rxm = rxm;
 	rxm->ux = ux;
-	rdmx_dlist_insert_tail(&rdmx_recv_queue(ep, rxm->pkt_flags)->unexp, &ux->link);
+	rdmx_recv_ux_queue(ep, ux, rxm->peer->addr, rxm->tag, rxm->data, rxm->pkt_flags,
+			   rxm->msg_len);
 	return true;
 }
 

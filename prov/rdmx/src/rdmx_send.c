@@ -55,14 +55,12 @@ void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
 	pke->busy = false;
 }
 
-/* Points pke at header bytes of hdr_len followed by len bytes at off. */
-static void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len,
-			    const struct rdmx_txe *txe, size_t off, size_t len)
+void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len, const struct iovec *iov,
+		     size_t iov_cnt, size_t off, size_t len)
 {
 	pke->iov[0].iov_base = &pke->hdr;
 	pke->iov[0].iov_len = hdr_len;
-	pke->iov_cnt = 1 + rdmx_iov_slice(&pke->iov[1], txe->iov, txe->iov_cnt,
-					  off, len);
+	pke->iov_cnt = 1 + rdmx_iov_slice(&pke->iov[1], iov, iov_cnt, off, len);
 }
 
 /* Fills pke with the next segment of a medium or long send. */
@@ -74,10 +72,10 @@ static void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
 	if (txe->proto == RDMX_PROTO_MEDIUM) {
 		rdmx_wire_medium_encode(&pke->hdr.medium, txe->pkt_flags, txe->msg_id,
 					txe->tag, txe->data, txe->len, off);
-		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.medium), txe, off, len);
+		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.medium), txe->iov, txe->iov_cnt, off, len);
 	} else {
 		rdmx_wire_data_encode(&pke->hdr.data, txe->msg_id, txe->rx_id, off);
-		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.data), txe, off, len);
+		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.data), txe->iov, txe->iov_cnt, off, len);
 	}
 	txe->next += len;
 }
@@ -91,7 +89,7 @@ static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	case RDMX_PROTO_EAGER:
 		rdmx_wire_eager_encode(&pke->hdr.eager, txe->pkt_flags, txe->msg_id,
 				       txe->tag, txe->data);
-		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.eager), txe, 0, txe->len);
+		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.eager), txe->iov, txe->iov_cnt, 0, txe->len);
 		txe->next = txe->len;
 		break;
 	case RDMX_PROTO_MEDIUM:
@@ -101,7 +99,7 @@ static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		rdmx_wire_rts_encode(&pke->hdr.rts, txe->pkt_flags, txe->msg_id,
 				     (uint32_t) rdmx_pool_index(&ep->txe_pool, txe),
 				     txe->tag, txe->data, txe->len);
-		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.rts), txe, 0, 0);
+		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.rts), NULL, 0, 0, 0);
 		break;
 	}
 }
@@ -167,7 +165,7 @@ static void rdmx_tx_void(struct rdmx_ep *ep, struct rdmx_txe *txe)
 
 	rdmx_tx_pke_init(pke, txe, txe->peer, false);
 	rdmx_wire_eager_encode(&pke->hdr.eager, RDMX_PKT_VOID, txe->msg_id, 0, 0);
-	rdmx_tx_pke_iov(pke, sizeof(pke->hdr.eager), txe, 0, 0);
+	rdmx_tx_pke_iov(pke, sizeof(pke->hdr.eager), NULL, 0, 0, 0);
 	txe->pkts_out = 1;
 	txe->proto = RDMX_PROTO_EAGER;
 	txe->cleared = true;

@@ -100,9 +100,7 @@ static struct rdmx_pke *pke_new(void)
 	txe->msg_id = 7;
 	rdmx_tx_pke_init(&txe->pke, txe, &peer, false);
 	rdmx_wire_eager_encode(&txe->pke.hdr.eager, RDMX_PKT_TAGGED, txe->msg_id, 0, 0);
-	txe->pke.iov[0].iov_base = &txe->pke.hdr;
-	txe->pke.iov[0].iov_len = sizeof(txe->pke.hdr.eager);
-	txe->pke.iov_cnt = 1;
+	rdmx_tx_pke_iov(&txe->pke, sizeof(txe->pke.hdr.eager), NULL, 0, 0, 0);
 	txe->pke.busy = true;
 	return &txe->pke;
 }

@@ -57,6 +57,7 @@ struct rdmx_ep {
 	size_t			medium_max;	/* largest medium message */
 	size_t			medium_seg;	/* payload of a MEDIUM packet */
 	size_t			data_seg;	/* payload of a DATA packet */
+	size_t			min_multi_recv;	/* FI_OPT_MIN_MULTI_RECV */
 
 	struct rdmx_dev		*dev;
 	struct rdmx_pool	txe_pool;	/* of struct rdmx_txe */
@@ -113,8 +114,11 @@ extern struct fi_ops_tagged rdmx_tagged_ops;
 #define RDMX_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | \
 			   FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
 			   FI_DELIVERY_COMPLETE | FI_MORE)
-#define RDMX_RX_MSG_FLAGS (FI_COMPLETION | FI_MORE)
-#define RDMX_RX_TAGGED_FLAGS (RDMX_RX_MSG_FLAGS | FI_PEEK | FI_CLAIM | FI_DISCARD)
+#define RDMX_RX_FLAGS (FI_COMPLETION | FI_MORE)
+/* FI_OPT_MIN_MULTI_RECV until the application sets it. */
+#define RDMX_MIN_MULTI_RECV 16384
+#define RDMX_RX_MSG_FLAGS (RDMX_RX_FLAGS | FI_MULTI_RECV)
+#define RDMX_RX_TAGGED_FLAGS (RDMX_RX_FLAGS | FI_PEEK | FI_CLAIM | FI_DISCARD)
 
 /* Gives packet buffer idx back to the device. */
 void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx);

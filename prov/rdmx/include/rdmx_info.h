@@ -12,7 +12,7 @@
 /* Capabilities, split the way fi_getinfo(3) splits them. */
 #define RDMX_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND)
 #define RDMX_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
-			 FI_SOURCE)
+			 FI_SOURCE | FI_MULTI_RECV)
 #define RDMX_DOM_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define RDMX_CAPS	(RDMX_TX_CAPS | RDMX_RX_CAPS | RDMX_DOM_CAPS)
 #define RDMX_PRIMARY_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \

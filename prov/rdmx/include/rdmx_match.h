@@ -1,8 +1,19 @@
 /*
  * rdmx: receive matching. Each endpoint has one queue pair for untagged
  * and one for tagged messages: receives the application posted, and
- * messages that arrived before a receive matched them (unexpected).
- * Both lists keep arrival order, so the first match is the oldest.
+ * messages that arrived before a receive matched them (unexpected). The
+ * first match is always the oldest candidate.
+ *
+ * Finding it must not cost a walk over every posted receive in the case
+ * MPI makes common: a receive for one exact tag (from one source, or
+ * from any). Such receives sit in a hash index keyed by (source, tag),
+ * one list per key in posting order; receives with ignore bits sit in a
+ * wildcard list. Each receive carries its posting number, so an arriving
+ * message compares at most three candidates: the oldest exact receive
+ * for (its source, its tag), for (any source, its tag), and the oldest
+ * wildcard receive that takes it. Unexpected messages sit both in an
+ * arrival-order list (for wildcard receives) and in an index by (source,
+ * tag) (for exact, directed ones).
  */
 #ifndef RDMX_MATCH_H
 #define RDMX_MATCH_H
@@ -15,16 +26,39 @@
 
 #define RDMX_IOV_LIMIT	4
 
-/* A posted receive. */
-struct rdmx_rxe {
-	struct rdmx_dlist	link;		/* on rdmx_match_queue.posted */
-	void			*context;
-	uint64_t		flags;		/* FI_COMPLETION, FI_TAGGED ... */
+/* What an index finds an entry by, and its place in a list. */
+struct rdmx_match_item {
+	struct rdmx_dlist	link;		/* on an index bucket or a wildcard list */
 	fi_addr_t		addr;		/* FI_ADDR_UNSPEC: any source */
 	uint64_t		tag;
+};
+
+/* Buckets an index starts with; it doubles when it holds twice as many. */
+#define RDMX_MATCH_BUCKETS0	16
+
+/* Entries by exact (source, tag); entries of one key keep their order. */
+struct rdmx_match_index {
+	struct rdmx_dlist	*buckets;	/* small, or a larger allocation */
+	size_t			mask;		/* bucket count - 1 */
+	size_t			count;
+	struct rdmx_dlist	small[RDMX_MATCH_BUCKETS0];
+};
+
+/* A posted receive. */
+struct rdmx_rxe {
+	struct rdmx_match_item	item;		/* source, tag; queue place */
 	uint64_t		ignore;
+	uint64_t		seq;		/* posting number in its queue */
+	void			*context;
+	uint64_t		flags;		/* FI_COMPLETION, FI_TAGGED ... */
 	struct iovec		iov[RDMX_IOV_LIMIT];
 	size_t			iov_cnt;
+	/* FI_MULTI_RECV: a buffer's messages point at it (rdmx_multi.c). */
+	struct rdmx_rxe		*parent;	/* the buffer a message went into */
+	size_t			used;		/* buffer: bytes given out */
+	size_t			min_free;	/* buffer: released below this */
+	size_t			children;	/* buffer: messages not completed */
+	bool			released;	/* buffer: off its queue */
 };
 
 /* No packet buffer: an unexpected payload that was copied out. */
@@ -40,8 +74,7 @@ struct rdmx_rxm;
  */
 struct rdmx_unexp {
 	struct rdmx_dlist	link;		/* on rdmx_match_queue.unexp */
-	fi_addr_t		addr;
-	uint64_t		tag;
+	struct rdmx_match_item	item;		/* source, tag; index place */
 	uint64_t		data;
 	uint32_t		pkt_flags;	/* RDMX_PKT_* of the message */
 	size_t			len;		/* the message's length */
@@ -52,11 +85,16 @@ struct rdmx_unexp {
 };
 
 struct rdmx_match_queue {
-	struct rdmx_dlist	posted;		/* of struct rdmx_rxe */
-	struct rdmx_dlist	unexp;		/* of struct rdmx_unexp */
+	struct rdmx_match_index	exact;		/* receives without ignore bits */
+	struct rdmx_dlist	wild;		/* receives with ignore bits */
+	uint64_t		seq;		/* the next receive's number */
+	struct rdmx_dlist	unexp;		/* of struct rdmx_unexp, arrival order */
+	struct rdmx_match_index	unexp_index;
 };
 
 void rdmx_match_queue_construct(struct rdmx_match_queue *q);
+/* Frees the index memory; the queue must hold nothing. */
+void rdmx_match_queue_destruct(struct rdmx_match_queue *q);
 
 /* Whether a message tag satisfies a receive's tag and ignore mask. */
 static inline bool rdmx_match_tag(uint64_t want, uint64_t ignore, uint64_t tag)
@@ -70,9 +108,31 @@ static inline bool rdmx_match_addr(fi_addr_t want, fi_addr_t src)
 	return want == FI_ADDR_UNSPEC || want == src;
 }
 
+/* Queues a receive (its item, ignore set) behind those posted before. */
+void rdmx_match_post(struct rdmx_match_queue *q, struct rdmx_rxe *rxe);
+
+/* The oldest posted receive that takes the message, left in the queue. */
+struct rdmx_rxe *rdmx_match_posted_find(struct rdmx_match_queue *q,
+					fi_addr_t src, uint64_t tag);
+
+/* Takes a posted receive off its queue. */
+void rdmx_match_posted_remove(struct rdmx_match_queue *q, struct rdmx_rxe *rxe);
+
 /* Removes and returns the oldest posted receive that takes the message. */
 struct rdmx_rxe *rdmx_match_posted(struct rdmx_match_queue *q,
 				   fi_addr_t src, uint64_t tag);
+
+/* Removes a posted receive by context; returns it or NULL. */
+struct rdmx_rxe *rdmx_match_cancel(struct rdmx_match_queue *q, void *context);
+
+/* Removes and returns any posted receive (emptying a queue); NULL if none. */
+struct rdmx_rxe *rdmx_match_posted_pop(struct rdmx_match_queue *q);
+
+/* Queues an unexpected message (its item set) behind earlier ones. */
+void rdmx_match_unexp_add(struct rdmx_match_queue *q, struct rdmx_unexp *ux);
+
+/* Takes an unexpected message off its queue; harmless if it is not on it. */
+void rdmx_match_unexp_remove(struct rdmx_match_queue *q, struct rdmx_unexp *ux);
 
 /* The oldest unexpected message a receive takes, left in the queue. */
 struct rdmx_unexp *rdmx_match_unexp_find(struct rdmx_match_queue *q,
@@ -83,8 +143,5 @@ struct rdmx_unexp *rdmx_match_unexp_find(struct rdmx_match_queue *q,
 struct rdmx_unexp *rdmx_match_unexp(struct rdmx_match_queue *q,
 				    fi_addr_t addr, uint64_t tag,
 				    uint64_t ignore);
-
-/* Removes a posted receive by context; returns it or NULL. */
-struct rdmx_rxe *rdmx_match_cancel(struct rdmx_match_queue *q, void *context);
 
 #endif /* RDMX_MATCH_H */

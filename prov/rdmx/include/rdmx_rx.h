@@ -67,6 +67,7 @@ struct rdmx_rxm {
 	bool			dead;		/* done; freed when its CTS is */
 	bool			cts_again;	/* a newer CTS waits for cts */
 	struct rdmx_pke		cts;		/* long: the CTS packet */
+	struct rdmx_rxe		kid;		/* its share of a multi-receive buffer */
 };
 
 /* Receive entry points (rdmx_recv.c); rdmx_recv takes the domain lock. */
@@ -78,6 +79,18 @@ struct rdmx_rxe *rdmx_recv_rxe_new(struct rdmx_ep *ep, const struct rdmx_recv_re
 
 /* The matching queue of a message with RDMX_PKT_* flags. */
 struct rdmx_match_queue *rdmx_recv_queue(struct rdmx_ep *ep, uint32_t pkt_flags);
+
+/*
+ * Takes the oldest posted receive for a message of len bytes (RDMX_PKT_*
+ * flags) off its queue; for a multi-receive buffer, the message's share
+ * of it, built in kid. NULL when no receive takes the message.
+ */
+struct rdmx_rxe *rdmx_recv_match(struct rdmx_ep *ep, uint32_t pkt_flags,
+				 fi_addr_t src, uint64_t tag, size_t len,
+				 struct rdmx_rxe *kid);
+
+/* Gives back a receive entry that is done. */
+void rdmx_recv_release(struct rdmx_ep *ep, struct rdmx_rxe *rxe);
 
 /* The completion entry of a received message of len bytes (RDMX_PKT_* flags). */
 struct rdmx_cq_entry rdmx_recv_entry(void *context, size_t len, fi_addr_t src,
@@ -132,6 +145,21 @@ int rdmx_recv_cancel(struct rdmx_ep *ep, void *context);
 
 /* Frees every posted receive and unexpected message (endpoint close). */
 void rdmx_recv_drain(struct rdmx_ep *ep);
+
+/* FI_MULTI_RECV buffers (rdmx_multi.c). */
+/* Queues buf and packs the unexpected messages it takes into it. */
+void rdmx_multi_post(struct rdmx_ep *ep, struct rdmx_match_queue *q,
+		     struct rdmx_rxe *buf);
+/* The share of buf (posted on q) for a message of len bytes, built in kid. */
+struct rdmx_rxe *rdmx_multi_carve(struct rdmx_match_queue *q, struct rdmx_rxe *buf,
+				  size_t len, struct rdmx_rxe *kid);
+/* FI_MULTI_RECV when rxe's completion is the last of a released buffer. */
+uint64_t rdmx_multi_flags(const struct rdmx_rxe *rxe);
+/* A message's share completed (its buffer goes once released and empty). */
+void rdmx_multi_done(struct rdmx_ep *ep, struct rdmx_rxe *kid);
+/* fi_cancel took buf off its queue; entry is its FI_ECANCELED entry. */
+void rdmx_multi_cancel(struct rdmx_ep *ep, struct rdmx_rxe *buf,
+		       struct rdmx_cq_entry *entry);
 
 /*
  * A tagged receive with FI_PEEK, FI_CLAIM or FI_DISCARD (rdmx_probe.c):

@@ -11,7 +11,7 @@
 bool rdmx_eager_start(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 		      fi_addr_t src, size_t rx_buf)
 {
-	struct rdmx_rxe *rxe;
+	struct rdmx_rxe *rxe, kid;
 
 	/* A VOID only holds the place of a message its sender gave up. */
 	if (pkt->flags & RDMX_PKT_VOID)
@@ -20,8 +20,9 @@ bool rdmx_eager_start(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 		ep->stats.rx_no_recv++;
 		return false;
 	}
-	rxe = rdmx_match_posted(rdmx_recv_queue(ep, pkt->flags), src,
-				(pkt->flags & RDMX_PKT_TAGGED) ? pkt->tag : 0);
+	rxe = rdmx_recv_match(ep, pkt->flags, src,
+			      (pkt->flags & RDMX_PKT_TAGGED) ? pkt->tag : 0,
+			      pkt->payload_len, &kid);
 	if (!rxe)
 		return rdmx_recv_unexpected(ep, pkt, src, rx_buf);
 	rdmx_recv_deliver(ep, rxe, pkt->payload, pkt->payload_len, src,

@@ -363,20 +363,45 @@ static ssize_t rdmx_ep_cancel(fid_t fid, void *context)
 	return ret;
 }
 
+/* Whether rdmx knows the option (it knows FI_OPT_MIN_MULTI_RECV). */
+static bool rdmx_ep_opt_known(int level, int optname)
+{
+	if (level == FI_OPT_ENDPOINT && optname == FI_OPT_MIN_MULTI_RECV)
+		return true;
+	RDMX_INFO(FI_LOG_EP_CTRL, "unknown option %d at level %d\n", optname, level);
+	return false;
+}
+
 static int rdmx_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
-	(void) fid; (void) optval; (void) optlen;
-	RDMX_INFO(FI_LOG_EP_CTRL, "unknown option %d at level %d\n", optname, level);
-	return -FI_ENOPROTOOPT;
+	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
+
+	if (!rdmx_ep_opt_known(level, optname))
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t)) {
+		if (optlen)
+			*optlen = sizeof(size_t);
+		return -FI_ETOOSMALL;
+	}
+	*(size_t *) optval = ep->min_multi_recv;
+	*optlen = sizeof(size_t);
+	return 0;
 }
 
 static int rdmx_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 			  size_t optlen)
 {
-	(void) fid; (void) optval; (void) optlen;
-	RDMX_INFO(FI_LOG_EP_CTRL, "unknown option %d at level %d\n", optname, level);
-	return -FI_ENOPROTOOPT;
+	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
+
+	if (!rdmx_ep_opt_known(level, optname))
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	rdmx_lock_acquire(&ep->domain->lock);
+	ep->min_multi_recv = *(const size_t *) optval;
+	rdmx_lock_release(&ep->domain->lock);
+	return 0;
 }
 
 static ssize_t rdmx_ep_rx_size_left(struct fid_ep *ep_fid)
@@ -452,6 +477,7 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 		      info->rx_attr->size : g_rdmx_params.rx_size;
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->min_multi_recv = RDMX_MIN_MULTI_RECV;
 	ep->inject_size = info && info->tx_attr && info->tx_attr->inject_size ?
 			  info->tx_attr->inject_size : g_rdmx_params.inject_size;
 

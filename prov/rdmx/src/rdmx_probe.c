@@ -18,7 +18,7 @@
 static struct rdmx_cq_entry rdmx_probe_entry(const struct rdmx_recv_req *req,
 					     const struct rdmx_unexp *ux, size_t len)
 {
-	return rdmx_recv_entry(req->context, len, ux->addr, ux->tag, ux->data,
+	return rdmx_recv_entry(req->context, len, ux->item.addr, ux->item.tag, ux->data,
 				   ux->pkt_flags);
 }
 
@@ -44,7 +44,7 @@ static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *r
 	}
 	entry = rdmx_probe_entry(req, ux, ux->len);
 	if (req->flags & (FI_CLAIM | FI_DISCARD))
-		rdmx_dlist_remove(&ux->link);
+		rdmx_match_unexp_remove(&ep->tag_q, ux);
 	if (req->flags & FI_DISCARD) {
 		rdmx_recv_unexp_release(ep, ux);
 	} else if (req->flags & FI_CLAIM) {

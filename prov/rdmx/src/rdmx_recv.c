@@ -19,6 +19,29 @@ struct rdmx_match_queue *rdmx_recv_queue(struct rdmx_ep *ep, uint32_t pkt_flags)
 	return (pkt_flags & RDMX_PKT_TAGGED) ? &ep->tag_q : &ep->msg_q;
 }
 
+struct rdmx_rxe *rdmx_recv_match(struct rdmx_ep *ep, uint32_t pkt_flags,
+				 fi_addr_t src, uint64_t tag, size_t len,
+				 struct rdmx_rxe *kid)
+{
+	struct rdmx_match_queue *q = rdmx_recv_queue(ep, pkt_flags);
+	struct rdmx_rxe *rxe = rdmx_match_posted_find(q, src, tag);
+
+	if (!rxe)
+		return NULL;
+	if (rxe->flags & FI_MULTI_RECV)
+		return rdmx_multi_carve(q, rxe, len, kid);
+	rdmx_match_posted_remove(q, rxe);
+	return rxe;
+}
+
+void rdmx_recv_release(struct rdmx_ep *ep, struct rdmx_rxe *rxe)
+{
+	if (rxe->parent)
+		rdmx_multi_done(ep, rxe);
+	else
+		rdmx_pool_release(&ep->rxe_pool, rxe);
+}
+
 struct rdmx_cq_entry rdmx_recv_entry(void *context, size_t len, fi_addr_t src,
 				     uint64_t tag, uint64_t data, uint32_t pkt_flags)
 {
@@ -40,7 +63,9 @@ struct rdmx_cq_entry rdmx_recv_entry(void *context, size_t len, fi_addr_t src,
 void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
 		     const struct rdmx_cq_entry *entry)
 {
-	if (!ep->rx_selective || (op_flags & FI_COMPLETION))
+	/* A released multi-receive buffer is always reported (fi_msg(3)). */
+	if (!ep->rx_selective || (op_flags & FI_COMPLETION) ||
+	    (entry->flags & FI_MULTI_RECV))
 		rdmx_cq_write(ep->rx_cq, entry);
 }
 
@@ -52,13 +77,14 @@ void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len
 						     src, tag, data, pkt_flags);
 
 	entry.buf = rxe->iov_cnt ? rxe->iov[0].iov_base : NULL;
+	entry.flags |= rdmx_multi_flags(rxe);
 	if (msg_len > cap)
 		rdmx_cq_write_err(ep->rx_cq, &entry, FI_ETRUNC, msg_len - cap,
 				  "rdmx: %zu-byte message truncated to a %zu-byte buffer",
 				  msg_len, cap);
 	else
 		rdmx_recv_write(ep, rxe->flags, &entry);
-	rdmx_pool_release(&ep->rxe_pool, rxe);
+	rdmx_recv_release(ep, rxe);
 }
 
 /* The entry of a receive that ends without a message. */
@@ -66,8 +92,9 @@ static struct rdmx_cq_entry rdmx_recv_err_entry(const struct rdmx_rxe *rxe)
 {
 	return (struct rdmx_cq_entry) {
 		.op_context = rxe->context,
-		.flags = FI_RECV | ((rxe->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG),
-		.tag = rxe->tag,
+		.flags = FI_RECV | ((rxe->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG) |
+			 rdmx_multi_flags(rxe),
+		.tag = rxe->item.tag,
 		.src = FI_ADDR_NOTAVAIL,
 	};
 }
@@ -77,7 +104,7 @@ void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const cha
 	struct rdmx_cq_entry entry = rdmx_recv_err_entry(rxe);
 
 	rdmx_cq_write_err(ep->rx_cq, &entry, err, 0, "rdmx: receive failed: %s", why);
-	rdmx_pool_release(&ep->rxe_pool, rxe);
+	rdmx_recv_release(ep, rxe);
 }
 
 void rdmx_recv_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
@@ -101,6 +128,7 @@ struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra)
 	ux->charged = cost;
 	ux->rxm = NULL;
 	rdmx_dlist_init(&ux->link);
+	rdmx_dlist_init(&ux->item.link);
 	ep->unexp_bytes += cost;
 	return ux;
 }
@@ -108,12 +136,12 @@ struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra)
 void rdmx_recv_ux_queue(struct rdmx_ep *ep, struct rdmx_unexp *ux, fi_addr_t src,
 			uint64_t tag, uint64_t data, uint32_t pkt_flags, size_t len)
 {
-	ux->addr = src;
-	ux->tag = tag;
+	ux->item.addr = src;
+	ux->item.tag = tag;
 	ux->data = data;
 	ux->pkt_flags = pkt_flags;
 	ux->len = len;
-	rdmx_dlist_insert_tail(&rdmx_recv_queue(ep, pkt_flags)->unexp, &ux->link);
+	rdmx_match_unexp_add(rdmx_recv_queue(ep, pkt_flags), ux);
 	ep->stats.rx_unexpected++;
 }
 
@@ -174,11 +202,13 @@ struct rdmx_rxe *rdmx_recv_rxe_new(struct rdmx_ep *ep, const struct rdmx_recv_re
 
 	if (!rxe)
 		return NULL;
+	rdmx_dlist_init(&rxe->item.link);
+	rxe->item.addr = src;
+	rxe->item.tag = tagged ? req->tag : 0;
+	rxe->ignore = tagged ? req->ignore : 0;
 	rxe->context = req->context;
 	rxe->flags = req->flags;
-	rxe->addr = src;
-	rxe->tag = tagged ? req->tag : 0;
-	rxe->ignore = tagged ? req->ignore : 0;
+	rxe->parent = NULL;
 	if (req->iov_cnt)
 		memcpy(rxe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
 	rxe->iov_cnt = req->iov_cnt;
@@ -191,7 +221,7 @@ void rdmx_recv_unexp(struct rdmx_ep *ep, struct rdmx_rxe *rxe, struct rdmx_unexp
 		rdmx_rxm_matched(ep, ux->rxm, rxe);
 		return;
 	}
-	rdmx_recv_deliver(ep, rxe, ux->payload, ux->len, ux->addr, ux->tag,
+	rdmx_recv_deliver(ep, rxe, ux->payload, ux->len, ux->item.addr, ux->item.tag,
 			  ux->data, ux->pkt_flags);
 	rdmx_recv_unexp_release(ep, ux);
 }
@@ -200,6 +230,8 @@ static ssize_t rdmx_recv_locked(struct rdmx_ep *ep, const struct rdmx_recv_req *
 {
 	struct rdmx_match_queue *q = (req->flags & FI_TAGGED) ? &ep->tag_q : &ep->msg_q;
 	fi_addr_t src = (ep->caps & FI_DIRECTED_RECV) ? req->src : FI_ADDR_UNSPEC;
+	/* Tagged receives take FI_MULTI_RECV from no op_flags default. */
+	bool multi = (req->flags & (FI_MULTI_RECV | FI_TAGGED)) == FI_MULTI_RECV;
 	struct rdmx_rxe *rxe;
 	struct rdmx_unexp *ux;
 
@@ -221,14 +253,23 @@ static ssize_t rdmx_recv_locked(struct rdmx_ep *ep, const struct rdmx_recv_req *
 	}
 	if (req->flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
 		return rdmx_probe(ep, req, src);
+	if (multi && !(ep->caps & FI_MULTI_RECV)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "FI_MULTI_RECV on an endpoint without it\n");
+		return -FI_EOPNOTSUPP;
+	}
 	rxe = rdmx_recv_rxe_new(ep, req, src);
 	if (!rxe)
 		return -FI_EAGAIN;
-	ux = rdmx_match_unexp(q, src, rxe->tag, rxe->ignore);
+	if (multi) {
+		rdmx_multi_post(ep, q, rxe);
+		return 0;
+	}
+	rxe->flags &= ~(uint64_t) FI_MULTI_RECV;
+	ux = rdmx_match_unexp(q, src, rxe->item.tag, rxe->ignore);
 	if (ux)
 		rdmx_recv_unexp(ep, rxe, ux);
 	else
-		rdmx_dlist_insert_tail(&q->posted, &rxe->link);
+		rdmx_match_post(q, rxe);
 	return 0;
 }
 
@@ -252,20 +293,27 @@ int rdmx_recv_cancel(struct rdmx_ep *ep, void *context)
 	if (!rxe)
 		return -FI_ENOENT;
 	entry = rdmx_recv_err_entry(rxe);
+	if (rxe->flags & FI_MULTI_RECV)
+		rdmx_multi_cancel(ep, rxe, &entry);
+	else
+		rdmx_pool_release(&ep->rxe_pool, rxe);
 	rdmx_cq_write_err(ep->rx_cq, &entry, FI_ECANCELED, 0,
 			  "rdmx: receive canceled");
-	rdmx_pool_release(&ep->rxe_pool, rxe);
 	return 0;
 }
 
-/* Frees the copied messages of a list; held buffers die with the endpoint. */
-static void rdmx_recv_drain_unexp(struct rdmx_ep *ep, struct rdmx_dlist *list)
+/*
+ * Frees the copied messages of a list (of q, or the claimed list); held
+ * buffers die with the endpoint.
+ */
+static void rdmx_recv_drain_unexp(struct rdmx_ep *ep, struct rdmx_match_queue *q,
+				  struct rdmx_dlist *list)
 {
-	struct rdmx_dlist *it;
+	while (!rdmx_dlist_empty(list)) {
+		struct rdmx_unexp *ux = rdmx_container_of(list->next, struct rdmx_unexp,
+							  link);
 
-	while ((it = rdmx_dlist_pop_front(list))) {
-		struct rdmx_unexp *ux = rdmx_container_of(it, struct rdmx_unexp, link);
-
+		rdmx_match_unexp_remove(q, ux);
 		if (ux->rx_buf == RDMX_RX_BUF_NONE)
 			rdmx_recv_ux_free(ep, ux);
 	}
@@ -273,12 +321,12 @@ static void rdmx_recv_drain_unexp(struct rdmx_ep *ep, struct rdmx_dlist *list)
 
 static void rdmx_recv_drain_queue(struct rdmx_ep *ep, struct rdmx_match_queue *q)
 {
-	struct rdmx_dlist *it;
+	struct rdmx_rxe *rxe;
 
-	while ((it = rdmx_dlist_pop_front(&q->posted)))
-		rdmx_pool_release(&ep->rxe_pool,
-				  rdmx_container_of(it, struct rdmx_rxe, link));
-	rdmx_recv_drain_unexp(ep, &q->unexp);
+	while ((rxe = rdmx_match_posted_pop(q)))
+		rdmx_pool_release(&ep->rxe_pool, rxe);
+	rdmx_recv_drain_unexp(ep, q, &q->unexp);
+	rdmx_match_queue_destruct(q);
 }
 
 void rdmx_recv_drain(struct rdmx_ep *ep)
@@ -287,5 +335,5 @@ void rdmx_recv_drain(struct rdmx_ep *ep)
 	rdmx_rxm_drain(ep);
 	rdmx_recv_drain_queue(ep, &ep->msg_q);
 	rdmx_recv_drain_queue(ep, &ep->tag_q);
-	rdmx_recv_drain_unexp(ep, &ep->claimed);
+	rdmx_recv_drain_unexp(ep, &ep->tag_q, &ep->claimed);
 }

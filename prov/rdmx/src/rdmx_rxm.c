@@ -123,8 +123,7 @@ static void rdmx_rxm_drop_ux(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 {
 	if (!rxm->ux)
 		return;
-	/* A removed link points at itself: removing again is harmless. */
-	rdmx_dlist_remove(&rxm->ux->link);
+	rdmx_match_unexp_remove(rdmx_recv_queue(ep, rxm->pkt_flags), rxm->ux);
 	rdmx_recv_ux_free(ep, rxm->ux);
 	rxm->ux = NULL;
 }
@@ -215,7 +214,7 @@ void rdmx_rxm_drain(struct rdmx_ep *ep)
 			continue;
 		rdmx_rxm_drop_ux(ep, rxm);
 		if (rxm->rxe)
-			rdmx_pool_release(&ep->rxe_pool, rxm->rxe);
+			rdmx_recv_release(ep, rxm->rxe);
 		free(rxm);
 	}
 	free(ep->rxms);

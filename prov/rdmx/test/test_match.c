@@ -26,25 +26,35 @@ static void match_setup(void)
 	memset(ux, 0, sizeof(ux));
 }
 
-TestSuite(match, .init = match_setup);
+static void match_teardown(void)
+{
+	rdmx_match_queue_destruct(&q);
+}
+
+TestSuite(match, .init = match_setup, .fini = match_teardown);
+
+static bool posted_empty(void)
+{
+	return q.exact.count == 0 && rdmx_dlist_empty(&q.wild);
+}
 
 /* Posts receive i for src/tag/ignore at the tail of the posted queue. */
 static struct rdmx_rxe *post(int i, fi_addr_t src, uint64_t tag, uint64_t ignore)
 {
 	rxe[i].context = &ctx[i];
-	rxe[i].addr = src;
-	rxe[i].tag = tag;
+	rxe[i].item.addr = src;
+	rxe[i].item.tag = tag;
 	rxe[i].ignore = ignore;
-	rdmx_dlist_insert_tail(&q.posted, &rxe[i].link);
+	rdmx_match_post(&q, &rxe[i]);
 	return &rxe[i];
 }
 
 /* Queues unexpected message i from src with tag. */
 static struct rdmx_unexp *arrive(int i, fi_addr_t src, uint64_t tag)
 {
-	ux[i].addr = src;
-	ux[i].tag = tag;
-	rdmx_dlist_insert_tail(&q.unexp, &ux[i].link);
+	ux[i].item.addr = src;
+	ux[i].item.tag = tag;
+	rdmx_match_unexp_add(&q, &ux[i]);
 	return &ux[i];
 }
 
@@ -91,7 +101,7 @@ Test(match, posted_wildcard_source_takes_any_sender)
 {
 	post(0, FI_ADDR_UNSPEC, 9, 0);
 	cr_assert_eq(rdmx_match_posted(&q, SRC_B, 9), &rxe[0]);
-	cr_assert(rdmx_dlist_empty(&q.posted), "a match leaves the queue");
+	cr_assert(posted_empty(), "a match leaves the queue");
 }
 
 Test(match, posted_directed_source_takes_only_its_sender)
@@ -132,7 +142,7 @@ Test(match, posted_skips_older_nonmatching)
 	cr_assert_eq(rdmx_match_posted(&q, SRC_A, 1), &rxe[2]);
 	cr_assert_eq(rdmx_match_posted(&q, SRC_A, 2), &rxe[1]);
 	cr_assert_eq(rdmx_match_posted(&q, SRC_B, 1), &rxe[0]);
-	cr_assert(rdmx_dlist_empty(&q.posted));
+	cr_assert(posted_empty());
 }
 
 Test(match, unexp_wildcard_and_directed)
@@ -193,7 +203,7 @@ Test(match, cancel_shared_context_oldest_first)
 
 	cr_assert_eq(rdmx_match_cancel(&q, &ctx[7]), &rxe[0]);
 	cr_assert_eq(rdmx_match_cancel(&q, &ctx[7]), &rxe[1]);
-	cr_assert(rdmx_dlist_empty(&q.posted));
+	cr_assert(posted_empty());
 }
 
 /* Cancelling touches only posted receives, never unexpected messages. */
@@ -202,4 +212,100 @@ Test(match, cancel_leaves_unexpected_alone)
 	arrive(0, SRC_A, 1);
 	cr_assert_null(rdmx_match_cancel(&q, NULL));
 	cr_assert_eq(rdmx_match_unexp(&q, SRC_A, 1, 0), &ux[0]);
+}
+
+/* Exact and wildcard receives live apart, yet the oldest still wins. */
+Test(match, posted_oldest_across_exact_and_wildcard)
+{
+	post(0, FI_ADDR_UNSPEC, 0, ~0ULL);	/* wildcard, oldest */
+	post(1, SRC_A, 7, 0);			/* exact, directed */
+	post(2, FI_ADDR_UNSPEC, 7, 0);		/* exact, any source */
+	post(3, SRC_A, 0, 0xff);		/* wildcard, newest */
+
+	cr_assert_eq(rdmx_match_posted(&q, SRC_A, 7), &rxe[0]);
+	cr_assert_eq(rdmx_match_posted(&q, SRC_A, 7), &rxe[1]);
+	cr_assert_eq(rdmx_match_posted(&q, SRC_A, 7), &rxe[2]);
+	cr_assert_eq(rdmx_match_posted(&q, SRC_A, 7), &rxe[3]);
+	cr_assert(posted_empty());
+}
+
+Test(match, posted_any_source_exact_before_directed)
+{
+	post(0, FI_ADDR_UNSPEC, 7, 0);
+	post(1, SRC_B, 7, 0);
+
+	cr_assert_eq(rdmx_match_posted(&q, SRC_B, 7), &rxe[0]);
+	cr_assert_eq(rdmx_match_posted(&q, SRC_B, 7), &rxe[1]);
+}
+
+Test(match, posted_find_leaves_the_receive_queued)
+{
+	post(0, SRC_A, 7, 0);
+	cr_assert_eq(rdmx_match_posted_find(&q, SRC_A, 7), &rxe[0]);
+	cr_assert_eq(rdmx_match_posted_find(&q, SRC_A, 7), &rxe[0]);
+	rdmx_match_posted_remove(&q, &rxe[0]);
+	cr_assert_null(rdmx_match_posted_find(&q, SRC_A, 7));
+	cr_assert(posted_empty());
+}
+
+Test(match, posted_pop_empties_the_queue)
+{
+	post(0, SRC_A, 1, 0);
+	post(1, FI_ADDR_UNSPEC, 0, ~0ULL);
+	post(2, SRC_B, 2, 0);
+
+	for (int i = 0; i < 3; i++)
+		cr_assert_not_null(rdmx_match_posted_pop(&q));
+	cr_assert_null(rdmx_match_posted_pop(&q));
+	cr_assert(posted_empty());
+}
+
+#define MANY	10000
+
+/*
+ * Ten thousand exact receives (the index grows many times over): each
+ * message finds its own receive, and receives of one key keep their order.
+ */
+Test(match, many_exact_receives_keep_order_per_key)
+{
+	static struct rdmx_rxe many[MANY];
+
+	for (size_t i = 0; i < MANY; i++) {
+		/* Receives 2k and 2k+1 share a key: tag k from source k % 3. */
+		many[i].item.addr = (fi_addr_t) (i / 2 % 3);
+		many[i].item.tag = i / 2;
+		many[i].context = &many[i];
+		rdmx_match_post(&q, &many[i]);
+	}
+	cr_assert_eq(q.exact.count, MANY);
+	cr_assert_gt(q.exact.mask + 1, MANY / 4, "the index grew with its entries");
+	cr_assert_null(rdmx_match_posted(&q, (fi_addr_t) 1, 0), "wrong source");
+	for (size_t i = 0; i < MANY; i++)
+		cr_assert_eq(rdmx_match_posted(&q, (fi_addr_t) (i / 2 % 3), i / 2),
+			     &many[i], "receive %zu", i);
+	cr_assert(posted_empty());
+}
+
+Test(match, many_unexpected_directed_lookups)
+{
+	static struct rdmx_unexp many[MANY];
+
+	for (size_t i = 0; i < MANY; i++) {
+		many[i].item.addr = (fi_addr_t) (i % 5);
+		many[i].item.tag = i % 1000;
+		rdmx_match_unexp_add(&q, &many[i]);
+	}
+	/* Each (source, tag) pair has two messages: the older comes first. */
+	for (size_t i = 0; i < 5000; i++) {
+		fi_addr_t src = (fi_addr_t) (i % 5);
+
+		cr_assert_eq(rdmx_match_unexp(&q, src, i % 1000, 0), &many[i]);
+	}
+	cr_assert_eq(rdmx_match_unexp(&q, FI_ADDR_UNSPEC, 0, ~0ULL), &many[5000],
+		     "the arrival-order list saw the same removals");
+	rdmx_match_unexp_remove(&q, &many[5000]);	/* removed twice: harmless */
+	cr_assert_eq(q.unexp_index.count, MANY - 5001);
+	while (rdmx_match_unexp(&q, FI_ADDR_UNSPEC, 0, ~0ULL))
+		;
+	cr_assert_eq(q.unexp_index.count, 0);
 }

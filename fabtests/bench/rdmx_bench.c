@@ -496,6 +496,34 @@ static int rb_alloc_data(struct rb *rb)
 	return rb_reg(rb, rb->data_mem, 2 * rb->buf_len, &rb->data_mr, &rb->data_desc);
 }
 
+/*
+ * -D: receives from the peer for tags it never sends, posted before any
+ * test's; they stay posted until the endpoint closes, so every message
+ * of the run is matched past them.
+ */
+static int rb_post_decoys(struct rb *rb)
+{
+	uint32_t n = rb->params->decoys;
+
+	rb->decoy_ctx = calloc(n ? n : 1, sizeof(*rb->decoy_ctx));
+	if (!rb->decoy_ctx)
+		return -FI_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t deadline = 0;
+		int ret;
+
+		do {
+			ret = rb_retry(rb, fi_trecv(rb->rdm.ep, rb->rx_buf, 1, rb->data_desc,
+						    rb->peer, RB_TAG_DECOY | i, 0,
+						    &rb->decoy_ctx[i]),
+				       &deadline, "fi_trecv (decoy)");
+		} while (ret == -FI_EAGAIN);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int rb_open(struct rb *rb)
 {
 	int ret;
@@ -522,6 +550,7 @@ static int rb_close(struct rb *rb)
 	ft_close_fid(rb->ctrl_mr ? &rb->ctrl_mr->fid : NULL, "fi_close (mr)", &status);
 	ft_rdm_close(&rb->rdm, &status);
 	free(rb->samples);
+	free(rb->decoy_ctx);
 	free(rb->tx_ops);
 	free(rb->rx_ops);
 	free(rb->data_mem);
@@ -655,6 +684,9 @@ static void rb_usage(void)
 		"  -r reps        repetitions of bw, bibw, rate (default %d)\n"
 		"  -c             check every payload byte (-W capped to %llu MiB)\n"
 		"  -I             lat: fi_tinject for sizes up to inject_size\n"
+		"  -D count       both sides first post count receives for tags\n"
+		"                 never sent (from the peer): every message is\n"
+		"                 matched past them (matching cost; default 0)\n"
 		"  -p port        server port (default " RB_DEFAULT_PORT "; 0: the server\n"
 		"                 picks one and prints it)\n"
 		"  -b addr        local address to bind (server default 127.0.0.1)\n"
@@ -716,7 +748,7 @@ static int rb_parse_opts(int argc, char **argv, struct rb_opts *o)
 		.timeout_s = RB_DEFAULT_TIMEOUT,
 		.params.warmup = RB_WARMUP_DEFAULT,
 	};
-	while ((c = getopt(argc, argv, "T:S:n:w:W:r:cIp:b:P:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "T:S:n:w:W:r:cID:p:b:P:t:h")) != -1) {
 		switch (c) {
 		case 'T':
 			if (rb_parse_list(optarg, rb_parse_test, p))
@@ -751,6 +783,11 @@ static int rb_parse_opts(int argc, char **argv, struct rb_opts *o)
 			break;
 		case 'I':
 			p->inject = 1;
+			break;
+		case 'D':
+			if (ft_parse_num(optarg, 0, RB_DECOYS_MAX, &v))
+				return -1;
+			p->decoys = (uint32_t) v;
 			break;
 		case 'p':
 			o->port = optarg;
@@ -799,6 +836,8 @@ int main(int argc, char **argv)
 		ret = rb.opts.host ? rb_client_connect(&rb) : rb_server_accept(&rb);
 	if (!ret)
 		ret = rb_alloc_data(&rb);
+	if (!ret)
+		ret = rb_post_decoys(&rb);
 	if (!ret)
 		ret = rb_run(&rb);
 	if (!ret)

@@ -41,9 +41,12 @@
 
 /* Control messages travel with their own tags, data with others. */
 #define RB_CTRL_MAGIC		0x52424d58u	/* "XMBR" */
-#define RB_CTRL_VERSION		1u
+#define RB_CTRL_VERSION		2u
 #define RB_TAG_CTRL		0x4354524c00000000ULL
 #define RB_TAG_DATA		0x2000000000000000ULL
+/* Receives posted first and never matched (-D): what matching must skip. */
+#define RB_TAG_DECOY		0x4445434f00000000ULL
+#define RB_DECOYS_MAX		1000000
 
 enum rb_test {
 	RB_LAT = 0,
@@ -86,6 +89,7 @@ struct rb_params {
 	uint32_t	reps;			/* 0: RB_DEFAULT_REPS */
 	uint32_t	verify;
 	uint32_t	inject;			/* lat: fi_tinject when it fits */
+	uint32_t	decoys;			/* receives posted before the tests */
 	uint64_t	sizes[RB_SIZES_MAX];
 };
 
@@ -158,6 +162,8 @@ struct rb {
 	struct rb_op		*rx_ops;
 	struct rb_op		ctrl_tx_op;
 	struct rb_op		ctrl_rx_op;
+	struct fi_context2	*decoy_ctx;	/* params->decoys of them */
+	uint8_t			decoy_buf;
 	uint64_t		tx_done;	/* data completions so far */
 	uint64_t		rx_done;
 	uint64_t		*samples;	/* lat: round trips; others: per rep */

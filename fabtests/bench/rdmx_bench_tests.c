@@ -99,9 +99,9 @@ void rb_plan(const struct rb *rb, enum rb_test t, size_t size,
 static void rb_print_header(const struct rb *rb, enum rb_test t)
 {
 	printf("# %s: provider %s, fabric %s, domain %s, inject_size %zu, "
-	       "max_msg_size %zu%s\n", rb_tests[t].name, rb_prov(rb),
-	       rb->fi->fabric_attr->name, rb->fi->domain_attr->name,
-	       rb->inject_size, rb->max_msg_size,
+	       "max_msg_size %zu, %u decoy receives%s\n", rb_tests[t].name,
+	       rb_prov(rb), rb->fi->fabric_attr->name, rb->fi->domain_attr->name,
+	       rb->inject_size, rb->max_msg_size, rb->params->decoys,
 	       rb->params->verify ? ", payloads checked" : "");
 	if (t == RB_LAT)
 		printf("# %10s %8s %12s %12s\n", "bytes", "iters", "median_us", "p99_us");

@@ -12,6 +12,7 @@
 #ifndef RDMX_PEER_H
 #define RDMX_PEER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <rdma/fabric.h>
 
@@ -35,6 +36,7 @@ struct rdmx_peer {
 	struct rdmx_dlist	retry_link;	/* on rdmx_ep.retry_peers */
 	uint64_t		backoff_until;	/* ns; 0: not in backoff */
 	uint32_t		backoff_exp;	/* doublings of the backoff */
+	bool			anon;		/* counted in rdmx_ep.anon_peers */
 };
 
 /*

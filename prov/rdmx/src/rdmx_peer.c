@@ -69,6 +69,11 @@ struct rdmx_peer *rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr)
 		return NULL;
 	if (peer->addr == FI_ADDR_NOTAVAIL)
 		peer->addr = addr;
+	if (peer->anon) {
+		/* The sender joined the AV: it no longer counts as anonymous. */
+		peer->anon = false;
+		ep->anon_peers--;
+	}
 	ep->peers[addr] = peer;
 	return peer;
 }
@@ -82,7 +87,10 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon)
 	    ep->dev->ops->ah_create(ep->dev, canon, &ah))
 		return NULL;
 	peer = rdmx_peer_of_ah(ep, ah);
-	ep->anon_peers += peer != NULL;
+	if (peer && !peer->anon && peer->addr == FI_ADDR_NOTAVAIL) {
+		peer->anon = true;
+		ep->anon_peers++;
+	}
 	return peer;
 }
 

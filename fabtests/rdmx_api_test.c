@@ -1838,6 +1838,88 @@ static void long_truncation(struct fixture *fx, size_t len)
 	free(rx);
 }
 
+/*
+ * len bytes from 3 iovs (fi_sendv) into 4 iovs of uneven lengths
+ * (fi_recvv) that are consecutive pieces of one buffer: the bytes must
+ * come out in order whatever packets carried them.
+ */
+static void iov_transfer(struct fixture *fx, size_t len)
+{
+	struct node *a = &fx->node[A], *b = &fx->node[B];
+	uint8_t *tx = xmalloc(len), *rx = xmalloc(len + 16);
+	size_t cut[5] = { 0, 1, len / 3 + 7, len / 2 + 13, len + 16 };
+	struct iovec iov[4];
+	struct fi_context rctx, sctx;
+	struct fi_cq_tagged_entry e;
+	unsigned seed = ++g_seed;
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "sizes: %zu bytes, 3 iovs into 4", len);
+	fill(tx, len, seed);
+	memset(rx, 0, len + 16);
+	for (int i = 0; i < 4; i++)
+		iov[i] = (struct iovec) { rx + cut[i], cut[i + 1] - cut[i] };
+	if (!check_ret(fi_recvv(b->ep, iov, NULL, 4, FI_ADDR_UNSPEC, &rctx), 0,
+		       nm(prefix, "fi_recvv")))
+		goto out;
+	if (!check_ret(op_sendv(a->ep, tx, len, NULL, b->addr, 0, 0, &sctx), 0,
+		       nm(prefix, "fi_sendv"))) {
+		abandon_recv(fx, b, &rctx);
+		goto out;
+	}
+	if (expect_comp(fx, b->rx_cq, &rctx, FI_RECV | FI_MSG, &e, NULL,
+			nm(prefix, "receive completes")))
+		ft_check(e.len == len && payload_ok(rx, len, seed, 16),
+			 nm(prefix, "every byte in place"), "len %zu", e.len);
+	else
+		abandon_recv(fx, b, &rctx);
+	expect_comp(fx, a->tx_cq, &sctx, FI_SEND | FI_MSG, NULL, NULL,
+		    nm(prefix, "send completes"));
+out:
+	free(tx);
+	free(rx);
+}
+
+/* MPI_Improbe + MPI_Mrecv of a long message: its RTS waits claimed. */
+static void claim_long(struct fixture *fx, size_t len)
+{
+	struct node *a = &fx->node[A], *b = &fx->node[B];
+	struct route r = fx_route(fx, A, B);
+	const uint64_t tag = TAG_BASE | 0x10c;
+	uint8_t *tx = xmalloc(len), *rx = xmalloc(len + 16);
+	struct fi_context claim, sctx;
+	struct fi_cq_tagged_entry e;
+	unsigned seed = ++g_seed;
+	struct marker m;
+
+	fill(tx, len, seed);
+	memset(rx, 0, len + 16);
+	if (!check_ret(fi_tsend(a->ep, tx, len, NULL, b->addr, tag, &sctx), 0,
+		       "sizes: claim: send a long message first") ||
+	    !post_marker(&r, &m, "sizes: claim"))
+		goto out;
+	if (!expect_comp(fx, b->rx_cq, &m.rctx, FI_RECV, NULL, NULL,
+			 "sizes: claim: the marker overtakes no match"))
+		abandon_recv(fx, b, &m.rctx);
+	if (check_ret(search(b, NULL, 0, tag, &claim, FI_PEEK | FI_CLAIM), 0,
+		      "sizes: claim: FI_PEEK | FI_CLAIM"))
+		expect_found(fx, b, &claim, tag, len, 0, "sizes: claim: the long message");
+	if (check_ret(search(b, rx, len + 16, tag, &claim, FI_CLAIM), 0,
+		      "sizes: claim: FI_CLAIM receive") &&
+	    expect_comp(fx, b->rx_cq, &claim, FI_RECV | FI_TAGGED, &e, NULL,
+			"sizes: claim: the claimed receive completes"))
+		ft_check(e.len == len && payload_ok(rx, len, seed, 16),
+			 "sizes: claim: every byte of the long message", "len %zu", e.len);
+	{
+		void *sctxs[2] = { &sctx, &m.sctx };
+
+		expect_comp_set(fx, a->tx_cq, sctxs, 2, "sizes: claim: the sends complete");
+	}
+out:
+	free(tx);
+	free(rx);
+}
+
 static void test_sizes(struct fixture *fx)
 {
 	struct route r = fx_route(fx, A, B);
@@ -1857,6 +1939,9 @@ static void test_sizes(struct fixture *fx)
 		}
 	}
 	long_truncation(fx, 1 << 20);
+	iov_transfer(fx, 200000);
+	iov_transfer(fx, 8 << 20);
+	claim_long(fx, 4 << 20);
 }
 
 /* More iovs than iov_limit: -FI_EINVAL from every vector call. */

@@ -8,12 +8,13 @@
  * mid-run.
  *
  *   receiver: rdmx_stream -r [-b addr] [-p port] [-s senders] [--window W]
- *                         [--hold-ms N] [--ordered] [--max-size N] [-t timeout_s]
+ *                         [--hold-ms N] [--ordered] [--max-size N] [--untagged]
+ *                         [-t timeout_s]
  *   sender:   rdmx_stream -p port[,port...] [-n count] [--sizes mixed|small|max]
  *                         [--completion delivery|inject] [--window W]
  *                         [--seed S] [--expect-rnr] [--expect-eagain]
  *                         [--dead K] [--linger-ms N] [--max-size N]
- *                         [-t timeout_s] host
+ *                         [--untagged] [-t timeout_s] host
  *
  * Handshake: the sender posts its control receives, then sends each
  * receiver a HELLO carrying its address (fi_getname), the message count,
@@ -45,6 +46,9 @@
  * numbers its data receives in the order it posts them; the n-th posted
  * receive must take the n-th message sent (FI_ORDER_SAS), whatever order
  * the completions of different sizes come in.
+ *
+ * --untagged (both sides): data travels as untagged messages (fi_senddata,
+ * fi_recv) carrying what would have been the tag as remote CQ data.
  *
  * --max-size N (both sides): the largest message of any size mix (default
  * 65536; the agreed value is also capped by max_msg_size). The receiver
@@ -183,6 +187,7 @@ struct st_opts {
 	int		dead;		/* -1: no receiver is expected to die */
 	int		timeout_s;
 	bool		ordered;	/* receiver: check send-after-send order */
+	bool		untagged;	/* data: fi_senddata / fi_recv */
 	uint64_t	max_size;	/* largest message of any size mix */
 };
 
@@ -318,6 +323,12 @@ static size_t st_msg_len(enum st_sizes sizes, uint64_t seed, uint64_t i, size_t 
 	return r % (st_min(pick < 61 ? 256 : pick < 91 ? 4096 : max, max) + 1);
 }
 
+/* FI_MSG or FI_TAGGED: what data completions say they were. */
+static uint64_t st_data_kind(const struct st *st)
+{
+	return st->opts.untagged ? FI_MSG : FI_TAGGED;
+}
+
 /* The payload pattern of message i, which also depends on its length. */
 static uint64_t st_msg_seed(uint64_t seed, uint64_t i, size_t len)
 {
@@ -330,8 +341,11 @@ static uint64_t st_msg_seed(uint64_t seed, uint64_t i, size_t len)
 
 static ssize_t st_repost_rx(struct st *st, struct st_op *op)
 {
-	ssize_t ret = fi_trecv(st->rdm.ep, op->buf, st->max_msg_size, st->desc,
-			       FI_ADDR_UNSPEC, 0, ST_TAG_DATA_IGNORE, &op->fctx);
+	ssize_t ret = st->opts.untagged ?
+		fi_recv(st->rdm.ep, op->buf, st->max_msg_size, st->desc, FI_ADDR_UNSPEC,
+			&op->fctx) :
+		fi_trecv(st->rdm.ep, op->buf, st->max_msg_size, st->desc,
+			 FI_ADDR_UNSPEC, 0, ST_TAG_DATA_IGNORE, &op->fctx);
 
 	op->posted = !ret;
 	if (!ret)
@@ -353,18 +367,22 @@ static void st_rx_report(struct st_peer *p)
 static int st_rx_data(struct st *st, struct st_op *op,
 		      const struct fi_cq_tagged_entry *e, fi_addr_t src)
 {
-	uint64_t id = e->tag >> ST_TAG_ID_SHIFT, i = e->tag & ST_TAG_MSG_MASK;
+	uint64_t tag = st->opts.untagged ? e->data : e->tag;
+	uint64_t id = tag >> ST_TAG_ID_SHIFT, i = tag & ST_TAG_MSG_MASK;
 	struct st_peer *p = id && id <= st->npeers ? &st->peers[id - 1] : NULL;
 	char what[64];
 	size_t len;
 	ssize_t ret;
 
-	ret = ft_check_cq_flags(e->flags, FI_RECV | FI_TAGGED, ST_CQ_FLAGS, "data receive");
+	ret = ft_check_cq_flags(e->flags, FI_RECV | st_data_kind(st), ST_CQ_FLAGS,
+				"data receive");
+	if (!ret && st->opts.untagged && !(e->flags & FI_REMOTE_CQ_DATA))
+		ret = ft_fail("untagged data receive without FI_REMOTE_CQ_DATA");
 	if (ret)
 		return (int) ret;
 	if (!p)
 		return ft_fail("message with tag 0x%" PRIx64 ": no sender has id %" PRIu64,
-			       e->tag, id);
+			       tag, id);
 	if (i >= p->count)
 		return ft_fail("sender %u: message %" PRIu64 " beyond its %" PRIu64
 			       " messages", p->id, i, p->count);
@@ -419,7 +437,8 @@ static int st_tx_data(struct st *st, struct st_op *op,
 	p->msgs++;
 	p->bytes += op->len;
 	p->last_ns = st->last_event_ns;
-	return ft_check_cq_flags(e->flags, FI_SEND | FI_TAGGED, ST_CQ_FLAGS, "data send");
+	return ft_check_cq_flags(e->flags, FI_SEND | st_data_kind(st), ST_CQ_FLAGS,
+				 "data send");
 }
 
 /* Matches one completion to its operation. */
@@ -922,7 +941,7 @@ static ssize_t st_tx_post(struct st *st, struct st_peer *p)
 {
 	uint32_t slot = p->free_tx[p->nfree - 1];
 	struct st_op *op = &p->tx[slot];
-	uint64_t i = p->next;
+	uint64_t i = p->next, tag;
 	ssize_t ret;
 
 	if (op->filled != i + 1) {
@@ -933,8 +952,11 @@ static ssize_t st_tx_post(struct st *st, struct st_peer *p)
 	}
 	op->post_ns = ft_now_ns();
 	op->posted = true;
-	ret = fi_tsend(st->rdm.ep, op->buf, op->len, st->desc, p->addr,
-		       (uint64_t) p->id << ST_TAG_ID_SHIFT | i, &op->fctx);
+	tag = (uint64_t) p->id << ST_TAG_ID_SHIFT | i;
+	ret = st->opts.untagged ?
+		fi_senddata(st->rdm.ep, op->buf, op->len, st->desc, tag, p->addr,
+			    &op->fctx) :
+		fi_tsend(st->rdm.ep, op->buf, op->len, st->desc, p->addr, tag, &op->fctx);
 	if (ret) {
 		op->posted = false;
 		return ret;
@@ -1112,7 +1134,7 @@ static struct fi_info *st_hints(const struct st_opts *o)
 	if (o->completion == ST_COMPLETION_DELIVERY)
 		hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED | FI_SOURCE;
+	hints->caps = FI_TAGGED | FI_SOURCE | (o->untagged ? FI_MSG : 0);
 	hints->mode = FI_CONTEXT;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED |
 				      FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
@@ -1284,6 +1306,7 @@ static void st_usage(void)
 		"  --window W      receiver: data receives kept posted (default %d);\n"
 		"                  sender: sends in flight per receiver (default %d)\n"
 		"  --max-size N    largest message of a size mix (default %d)\n"
+		"  --untagged      data as untagged messages (fi_senddata, fi_recv)\n"
 		"receiver:\n"
 		"  -b addr         address to bind (default 127.0.0.1)\n"
 		"  -s senders      senders to expect (default 1)\n"
@@ -1336,7 +1359,7 @@ static int st_parse_name(const char *opt, const char *s,
 enum {
 	ST_OPT_HOLD = 256, ST_OPT_SIZES, ST_OPT_WINDOW, ST_OPT_SEED, ST_OPT_RNR,
 	ST_OPT_EAGAIN, ST_OPT_DEAD, ST_OPT_LINGER, ST_OPT_COMPLETION, ST_OPT_ORDERED,
-	ST_OPT_MAX_SIZE,
+	ST_OPT_MAX_SIZE, ST_OPT_UNTAGGED,
 };
 
 static const struct option st_long_opts[] = {
@@ -1351,6 +1374,7 @@ static const struct option st_long_opts[] = {
 	{ "completion", required_argument, NULL, ST_OPT_COMPLETION },
 	{ "ordered", no_argument, NULL, ST_OPT_ORDERED },
 	{ "max-size", required_argument, NULL, ST_OPT_MAX_SIZE },
+	{ "untagged", no_argument, NULL, ST_OPT_UNTAGGED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -1471,6 +1495,9 @@ static int st_parse_opts(int argc, char **argv, struct st_opts *o)
 			break;
 		case ST_OPT_MAX_SIZE:
 			ret = ft_parse_num(optarg, 1, 1ULL << 31, &o->max_size);
+			break;
+		case ST_OPT_UNTAGGED:
+			o->untagged = true;
 			break;
 		case ST_OPT_WINDOW:
 			ret = ft_parse_num(optarg, 1, 65536, &v);

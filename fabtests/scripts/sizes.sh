@@ -1,13 +1,15 @@
 #!/bin/sh
 # sizes.sh: messages of every size between two processes, and their order.
 #
-# 1. Sizes: for each size a receiver and a sender (rdmx_stream, tagged,
-#    every byte checked) run with FI_RDMX_MTU=1500, so eager ends at 1468
+# 1. Sizes: for each size a receiver and a sender (rdmx_stream, every
+#    byte checked) run with FI_RDMX_MTU=1500, so eager ends at 1468
 #    bytes and medium at FI_RDMX_MEDIUM_MAX (64 KiB): 1 B, the eager edge
 #    (1467, 1468, 1469), the packet edge (1499, 1500, 1501), 64 KiB,
 #    1 MiB, 64 MiB and 1 GiB, each sent to posted receives (expected) and
 #    to a receiver that posts nothing for 300 ms (unexpected: the bytes, or
-#    for long messages the RTS alone, wait for the receive).
+#    for long messages the RTS alone, wait for the receive), as tagged
+#    messages and as untagged ones (fi_senddata, fi_recv). 0-byte messages
+#    are in the order run's mix.
 # 2. Order: 100000 messages of mixed sizes from 0 B to 1 MiB (eager,
 #    medium and long at the loopback MTU) to one receiver whose n-th
 #    posted wildcard receive must take the n-th message sent
@@ -52,9 +54,13 @@ for size in $SIZES_SMALL $SIZES_GIB; do
 	for hold in 0 $SIZES_HOLD_MS; do
 		kind=expected
 		[ "$hold" -eq 0 ] || kind=unexpected
-		sizes_run "$size-$kind" FI_RDMX_MTU=1500 \
-			"--max-size $size --window $window --hold-ms $hold --ordered" \
-			"-n $count --sizes max --max-size $size --window $window"
+		for api in tagged untagged; do
+			flag=""
+			[ "$api" = tagged ] || flag=--untagged
+			sizes_run "$size-$kind-$api" FI_RDMX_MTU=1500 \
+				"--max-size $size --window $window --hold-ms $hold --ordered $flag" \
+				"-n $count --sizes max --max-size $size --window $window $flag"
+		done
 	done
 done
 

@@ -8,8 +8,11 @@
 #    1 MiB, 64 MiB and 1 GiB, each sent to posted receives (expected) and
 #    to a receiver that posts nothing for 300 ms (unexpected: the bytes, or
 #    for long messages the RTS alone, wait for the receive), as tagged
-#    messages and as untagged ones (fi_senddata, fi_recv). 0-byte messages
-#    are in the order run's mix.
+#    messages and as untagged ones (fi_senddata, fi_recv). Both processes
+#    are on one host, so long messages are read by the receiver
+#    (long-read); the untagged runs turn it off (FI_RDMX_LONG_READ=0) so
+#    that the credit path (CTS, DATA) moves every size too. 0-byte
+#    messages are in the order run's mix.
 # 2. Order: 100000 messages of mixed sizes from 0 B to 1 MiB (eager,
 #    medium and long at the loopback MTU) to one receiver whose n-th
 #    posted wildcard receive must take the n-th message sent
@@ -55,9 +58,9 @@ for size in $SIZES_SMALL $SIZES_GIB; do
 		kind=expected
 		[ "$hold" -eq 0 ] || kind=unexpected
 		for api in tagged untagged; do
-			flag=""
-			[ "$api" = tagged ] || flag=--untagged
-			sizes_run "$size-$kind-$api" FI_RDMX_MTU=1500 \
+			flag="" read=1
+			[ "$api" = tagged ] || flag=--untagged read=0
+			sizes_run "$size-$kind-$api" "FI_RDMX_MTU=1500 FI_RDMX_LONG_READ=$read" \
 				"--max-size $size --window $window --hold-ms $hold --ordered $flag" \
 				"-n $count --sizes max --max-size $size --window $window $flag"
 		done

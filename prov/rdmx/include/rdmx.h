@@ -50,6 +50,7 @@ struct rdmx_params {
 	size_t	unexp_max;	/* FI_RDMX_UNEXP_MAX: unexpected bytes held */
 	size_t	medium_max;	/* FI_RDMX_MEDIUM_MAX: largest medium message */
 	size_t	cts_window;	/* FI_RDMX_CTS_WINDOW: long-message credit */
+	size_t	long_read;	/* FI_RDMX_LONG_READ: receivers may read */
 	size_t	rto_min_us;	/* FI_RDMX_RTO_MIN_US: retransmission floor */
 	size_t	unreach_ms;	/* FI_RDMX_UNREACH_MS: silence before failure */
 	size_t	rnr_retry;	/* FI_RDMX_RNR_RETRY: device RNR retries */

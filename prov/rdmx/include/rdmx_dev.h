@@ -64,7 +64,11 @@ struct rdmx_dev_caps {
 enum rdmx_dev_op {
 	RDMX_DEV_OP_SEND,
 	RDMX_DEV_OP_RECV,
+	RDMX_DEV_OP_READ,
 };
+
+/* Bytes of the key with which a peer reads memory a device exposes. */
+#define RDMX_DEV_RKEY_LEN	48
 
 struct rdmx_ah;
 
@@ -166,6 +170,26 @@ struct rdmx_dev_ops {
 	 */
 	int	(*poll_cq)(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe,
 			   int max);
+
+	/*
+	 * RDMX_DEV_CAP_RDMA_READ only. Writes to key (RDMX_DEV_RKEY_LEN
+	 * bytes) what a peer's post_read needs to read iov, which must stay
+	 * valid until the peer said it is done; 0 or -FI_E* when this memory
+	 * cannot be exposed.
+	 */
+	int	(*read_key)(struct rdmx_dev *dev, const struct iovec *iov,
+			    size_t cnt, void *key);
+	/*
+	 * RDMX_DEV_CAP_RDMA_READ only. Reads remote, memory of the peer at
+	 * ah exposed with key, into local (of the same total length); a
+	 * completion with op RDMX_DEV_OP_READ and wr_id says when the bytes
+	 * are there. 0, -FI_EAGAIN when the queue is full, or -FI_EOPNOTSUPP
+	 * when this peer cannot be read (the caller does without).
+	 */
+	int	(*post_read)(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			     const struct iovec *local, size_t local_cnt,
+			     const struct iovec *remote, size_t remote_cnt,
+			     const void *key, uint64_t wr_id);
 };
 
 /* What a device counts; a device leaves at zero what it cannot see. */

@@ -66,7 +66,12 @@ struct rdmx_rxm {
 	bool			discard;	/* FI_DISCARD: keep nothing */
 	bool			dead;		/* done; freed when its CTS is */
 	bool			cts_again;	/* a newer CTS waits for cts */
+	bool			reading;	/* long-read: the device reads */
 	struct rdmx_pke		cts;		/* long: the CTS packet */
+	/* long-read: where the sender's bytes are (remote_cnt 0: not offered) */
+	uint8_t			rkey[RDMX_DEV_RKEY_LEN];
+	struct iovec		remote[RDMX_WIRE_READ_SEGS];
+	size_t			remote_cnt;
 	struct rdmx_rxe		kid;		/* its share of a multi-receive buffer */
 };
 
@@ -197,6 +202,9 @@ void rdmx_long_cts(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		   const struct rdmx_pkt *pkt);
 void rdmx_long_data(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		    const struct rdmx_pkt *pkt);
+/* The device finished reading rxm's bytes (long-read) with status. */
+void rdmx_long_read_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm,
+			 enum rdmx_dev_status status);
 /* The device finished rxm's CTS, or failed it with err. */
 void rdmx_long_cts_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
 void rdmx_long_cts_failed(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err);
@@ -220,7 +228,7 @@ void rdmx_rxm_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe 
 void rdmx_rxm_discard(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
 /* Ends a message that will not complete: its receive fails with err. */
 void rdmx_rxm_abort(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err, const char *why);
-/* Frees rxm now, or once its CTS is back from the device. */
+/* Frees rxm now, or once its CTS and its read are back from the device. */
 void rdmx_rxm_free(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
 /* Frees every message in pieces (endpoint close). */
 void rdmx_rxm_drain(struct rdmx_ep *ep);

@@ -80,6 +80,7 @@ struct rdmx_txe {
 	struct iovec		iov[RDMX_IOV_LIMIT];
 	size_t			iov_cnt;
 	struct rdmx_pke		pke;		/* first packet: EAGER, MEDIUM or RTS */
+	struct rdmx_wire_read	read;		/* long: the RTS's read descriptor */
 	uint8_t			inject[];	/* payload copied at post time */
 };
 

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define RDMX_WIRE_MAGIC		0x5244u		/* "RD" */
 
@@ -27,7 +28,11 @@ enum rdmx_pkt_type {
 #define RDMX_PKT_VOID		(1u << 2)	/* EAGER without payload: the
 						   sender gave message msg_id
 						   up; skip it */
-#define RDMX_PKT_FLAGS_KNOWN	(RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA | RDMX_PKT_VOID)
+#define RDMX_PKT_READ		(1u << 3)	/* RTS whose payload is an
+						   rdmx_wire_read: the receiver
+						   may read the message */
+#define RDMX_PKT_FLAGS_KNOWN	(RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA | RDMX_PKT_VOID | \
+				 RDMX_PKT_READ)
 
 /* Starts every packet. */
 struct rdmx_wire_base {
@@ -65,6 +70,28 @@ struct rdmx_wire_rts {
 	uint64_t		msg_len;
 };
 _Static_assert(sizeof(struct rdmx_wire_rts) == 40, "wire rts size");
+
+/* Bytes of a device's remote read key (struct rdmx_dev_rkey). */
+#define RDMX_WIRE_RKEY_LEN	48
+/* Pieces of a message a read descriptor names, at most. */
+#define RDMX_WIRE_READ_SEGS	4
+
+/*
+ * The payload of an RTS flagged RDMX_PKT_READ (long-read): the sender's
+ * device key and where the message lies in the sender's memory. The
+ * receiver may read the bytes itself, then answers with a CTS whose end
+ * is 0 (nothing to send); or it ignores this and grants credit as usual.
+ */
+struct rdmx_wire_read {
+	uint8_t		key[RDMX_WIRE_RKEY_LEN];
+	uint32_t	seg_cnt;
+	uint32_t	reserved;
+	struct {
+		uint64_t	addr;
+		uint64_t	len;
+	} seg[RDMX_WIRE_READ_SEGS];
+};
+_Static_assert(sizeof(struct rdmx_wire_read) == 120, "wire read size");
 
 /*
  * RDMX_PKT_CTS: the receiver of message msg_id (send tx_id) wants its
@@ -185,6 +212,18 @@ void rdmx_wire_medium_encode(struct rdmx_wire_medium *hdr, uint32_t flags,
 void rdmx_wire_rts_encode(struct rdmx_wire_rts *hdr, uint32_t flags,
 			  uint32_t msg_id, uint32_t tx_id, uint64_t tag,
 			  uint64_t data, uint64_t msg_len);
+
+/* Fills a read descriptor: key, and iov (cnt <= RDMX_WIRE_READ_SEGS). */
+void rdmx_wire_read_encode(struct rdmx_wire_read *read, const void *key,
+			   const struct iovec *iov, size_t cnt);
+
+/*
+ * Checks the read descriptor of an RTS of msg_len bytes (len bytes at
+ * buf) and writes its key and segments; returns how many segments, or
+ * -FI_EINVAL when it is malformed or does not cover msg_len exactly.
+ */
+int rdmx_wire_read_decode(const void *buf, size_t len, uint64_t msg_len,
+			  void *key, struct iovec *iov);
 
 /* Fills a clear to send. */
 void rdmx_wire_cts_encode(struct rdmx_wire_cts *hdr, uint32_t msg_id,

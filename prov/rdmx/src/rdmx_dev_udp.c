@@ -18,6 +18,7 @@
 
 #include "rdmx.h"
 #include "rdmx_clock.h"
+#include "rdmx_cma.h"
 #include "rdmx_dev.h"
 #include "rdmx_dev_udp.h"
 #include "rdmx_hash.h"
@@ -100,6 +101,7 @@ struct rdmx_udp_dev {
 	struct rdmx_udp_recv	rx_slot[RDMX_UDP_BATCH];
 
 	struct rdmx_udp_faults	faults;
+	struct rdmx_cma		cma;		/* reads from local peers */
 };
 
 static struct rdmx_udp_dev *rdmx_udp_dev(struct rdmx_dev *dev)
@@ -474,7 +476,26 @@ static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 		cqe[done].src_addr = NULL;
 		done++;
 	}
-	return done;
+	return done + rdmx_cma_poll(&udp->cma, cqe + done, max - done);
+}
+
+static int rdmx_udp_read_key(struct rdmx_dev *dev, const struct iovec *iov,
+			     size_t cnt, void *key)
+{
+	(void) iov; (void) cnt;
+	/* The whole process is readable by a local peer that has the key. */
+	rdmx_cma_key(&rdmx_udp_dev(dev)->cma, key);
+	return 0;
+}
+
+static int rdmx_udp_post_read(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			      const struct iovec *local, size_t local_cnt,
+			      const struct iovec *remote, size_t remote_cnt,
+			      const void *key, uint64_t wr_id)
+{
+	(void) ah;
+	return rdmx_cma_read(&rdmx_udp_dev(dev)->cma, local, local_cnt, remote,
+			     remote_cnt, key, wr_id);
 }
 
 static void rdmx_udp_set_bufsize(int fd, int opt, int force_opt, size_t size)
@@ -591,6 +612,9 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	udp->dev.caps.sq_size = attr->sq_size;
 	udp->dev.caps.rq_size = attr->rq_size;
 	udp->dev.caps.flags = RDMX_DEV_CAP_RELIABLE;
+	/* Peers on this host (any netns, same pid namespace) can be read. */
+	if (rdmx_cma_init(&udp->cma))
+		udp->dev.caps.flags |= RDMX_DEV_CAP_RDMA_READ;
 	*dev_p = &udp->dev;
 	return 0;
 
@@ -639,4 +663,6 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.post_send = rdmx_udp_post_send,
 	.post_recv = rdmx_udp_post_recv,
 	.poll_cq = rdmx_udp_poll_cq,
+	.read_key = rdmx_udp_read_key,
+	.post_read = rdmx_udp_post_read,
 };

@@ -9,12 +9,22 @@
  * what arrived. DATA segments land straight in the receive's buffers;
  * when half the window has arrived the receiver raises the limit. Memory
  * in flight is bounded by the window whatever the message size.
+ *
+ * Long-read: when the sender's device can expose its buffers (udp: to a
+ * peer on the same host), the RTS also carries a read descriptor. The
+ * matched receiver then reads the bytes itself, straight into the
+ * receive's buffers, and answers with a CTS whose end is 0: the sender
+ * has nothing to send and its send is complete. A receiver that cannot
+ * read the sender (another host, a refused key, a failed read) grants
+ * credit as above instead.
  */
 #include "rdmx.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rx.h"
 #include "rdmx_tx.h"
+
+_Static_assert(RDMX_WIRE_RKEY_LEN == RDMX_DEV_RKEY_LEN, "read key sizes differ");
 
 /* Sends the current grant of rxm, after the CTS in flight if there is one. */
 static void rdmx_long_send_cts(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
@@ -45,9 +55,18 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 {
 	struct rdmx_rxe *rxe = NULL;
 	struct rdmx_rxm *rxm = rdmx_rxm_new(ep, peer, pkt);
+	int segs;
 
 	if (!rxm)
 		return;
+	if (pkt->flags & RDMX_PKT_READ) {
+		segs = rdmx_wire_read_decode(pkt->payload, pkt->payload_len, pkt->msg_len,
+					     rxm->rkey, rxm->remote);
+		if (segs > 0)
+			rxm->remote_cnt = (size_t) segs;
+		else
+			ep->stats.rx_malformed++;	/* credit it is, then */
+	}
 	if (!ep->rx_cq)
 		ep->stats.rx_no_recv++;
 	else
@@ -62,10 +81,32 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rdmx_long_matched(ep, rxm);
 }
 
+/* Asks the device to read the message into the receive; false if it cannot. */
+static bool rdmx_long_read(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	struct iovec local[RDMX_IOV_LIMIT], remote[RDMX_WIRE_READ_SEGS];
+	size_t nl = rdmx_iov_slice(local, rxm->rxe->iov, rxm->rxe->iov_cnt, 0, rxm->end);
+	size_t nr = rdmx_iov_slice(remote, rxm->remote, rxm->remote_cnt, 0, rxm->end);
+	int ret;
+
+	if (!(ep->dev->caps.flags & RDMX_DEV_CAP_RDMA_READ))
+		return false;
+	ret = ep->dev->ops->post_read(ep->dev, rxm->peer->ah, local, nl, remote, nr,
+				      rxm->rkey, (uintptr_t) rxm);
+	if (ret) {
+		RDMX_DBG(FI_LOG_EP_DATA, "long-read refused (%d): clear to send\n", ret);
+		return false;
+	}
+	rxm->reading = true;
+	return true;
+}
+
 void rdmx_long_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 {
 	if (rxm->discard)
 		rxm->end = 0;
+	if (rxm->end && rxm->remote_cnt && rdmx_long_read(ep, rxm))
+		return;
 	rdmx_long_grant(ep, rxm);
 	if (!rxm->end)
 		rdmx_rxm_place(ep, rxm, 0, NULL, 0);
@@ -109,6 +150,28 @@ void rdmx_long_cts(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	}
 	txe->limit = RDMX_MAX(txe->limit, pkt->limit);
 	rdmx_tx_advance(ep, txe);
+}
+
+void rdmx_long_read_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm,
+			 enum rdmx_dev_status status)
+{
+	rxm->reading = false;
+	if (rxm->dead) {
+		rdmx_rxm_free(ep, rxm);
+		return;
+	}
+	if (status != RDMX_DEV_OK) {
+		RDMX_INFO(FI_LOG_EP_DATA, "long-read failed (%s): clear to send\n",
+			  rdmx_dev_status_str(status));
+		rdmx_long_grant(ep, rxm);
+		return;
+	}
+	ep->stats.rx_long_reads++;
+	/* All bytes are in: the sender is told to send nothing more. */
+	rxm->end = 0;
+	rxm->granted = 0;
+	rdmx_long_send_cts(ep, rxm);
+	rdmx_rxm_place(ep, rxm, 0, NULL, 0);
 }
 
 void rdmx_long_cts_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm)

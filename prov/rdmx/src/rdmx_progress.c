@@ -106,6 +106,9 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 			if (cqe[i].op == RDMX_DEV_OP_SEND)
 				rdmx_tx_done(ep, (struct rdmx_pke *) (uintptr_t) cqe[i].wr_id,
 					     cqe[i].status);
+			else if (cqe[i].op == RDMX_DEV_OP_READ)
+				rdmx_long_read_done(ep, (struct rdmx_rxm *) (uintptr_t)
+						    cqe[i].wr_id, cqe[i].status);
 			else
 				rdmx_progress_recv(ep, &cqe[i]);
 		}

@@ -199,7 +199,7 @@ void rdmx_rxm_free(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 {
 	rdmx_dlist_remove(&rxm->link);
 	rxm->dead = true;
-	if (rxm->cts.busy)
+	if (rxm->cts.busy || rxm->reading)
 		return;
 	ep->rxms[rxm->id] = NULL;
 	free(rxm);

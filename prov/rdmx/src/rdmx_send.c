@@ -80,6 +80,31 @@ static void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
 	txe->next += len;
 }
 
+/*
+ * The RTS of a long send. When the device can expose the buffers for
+ * reading (long-read), the RTS carries the key and where they are, and
+ * the receiver may read the message itself instead of granting credit.
+ */
+static void rdmx_tx_rts(struct rdmx_ep *ep, struct rdmx_txe *txe, struct rdmx_pke *pke)
+{
+	uint8_t key[RDMX_DEV_RKEY_LEN];
+	uint32_t flags = txe->pkt_flags;
+	struct iovec read = { &txe->read, sizeof(txe->read) };
+	bool offer = g_rdmx_params.long_read &&
+		     (ep->dev->caps.flags & RDMX_DEV_CAP_RDMA_READ) &&
+		     !ep->dev->ops->read_key(ep->dev, txe->iov, txe->iov_cnt, key);
+
+	if (offer) {
+		flags |= RDMX_PKT_READ;
+		rdmx_wire_read_encode(&txe->read, key, txe->iov, txe->iov_cnt);
+	}
+	rdmx_wire_rts_encode(&pke->hdr.rts, flags, txe->msg_id,
+			     (uint32_t) rdmx_pool_index(&ep->txe_pool, txe),
+			     txe->tag, txe->data, txe->len);
+	rdmx_tx_pke_iov(pke, sizeof(pke->hdr.rts), &read, offer, 0,
+			offer ? sizeof(txe->read) : 0);
+}
+
 /* Fills the first packet of a send: its eager packet, first segment or RTS. */
 static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
@@ -96,10 +121,7 @@ static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		rdmx_tx_segment(txe, pke);
 		break;
 	case RDMX_PROTO_LONG:
-		rdmx_wire_rts_encode(&pke->hdr.rts, txe->pkt_flags, txe->msg_id,
-				     (uint32_t) rdmx_pool_index(&ep->txe_pool, txe),
-				     txe->tag, txe->data, txe->len);
-		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.rts), NULL, 0, 0, 0);
+		rdmx_tx_rts(ep, txe, pke);
 		break;
 	}
 }

@@ -48,6 +48,45 @@ void rdmx_wire_rts_encode(struct rdmx_wire_rts *hdr, uint32_t flags,
 	hdr->msg_len = htole64(msg_len);
 }
 
+void rdmx_wire_read_encode(struct rdmx_wire_read *read, const void *key,
+			   const struct iovec *iov, size_t cnt)
+{
+	memset(read, 0, sizeof(*read));
+	memcpy(read->key, key, RDMX_WIRE_RKEY_LEN);
+	read->seg_cnt = htole32((uint32_t) cnt);
+	for (size_t i = 0; i < cnt; i++) {
+		read->seg[i].addr = htole64((uint64_t) (uintptr_t) iov[i].iov_base);
+		read->seg[i].len = htole64(iov[i].iov_len);
+	}
+}
+
+int rdmx_wire_read_decode(const void *buf, size_t len, uint64_t msg_len,
+			  void *key, struct iovec *iov)
+{
+	const struct rdmx_wire_read *read = buf;
+	uint32_t cnt;
+	uint64_t sum = 0;
+
+	if (len != sizeof(*read))
+		return -FI_EINVAL;
+	cnt = le32toh(read->seg_cnt);
+	if (!cnt || cnt > RDMX_WIRE_READ_SEGS || read->reserved)
+		return -FI_EINVAL;
+	for (uint32_t i = 0; i < cnt; i++) {
+		uint64_t seg_len = le64toh(read->seg[i].len);
+
+		if (seg_len > msg_len - sum)
+			return -FI_EINVAL;
+		sum += seg_len;
+		iov[i].iov_base = (void *) (uintptr_t) le64toh(read->seg[i].addr);
+		iov[i].iov_len = seg_len;
+	}
+	if (sum != msg_len)
+		return -FI_EINVAL;
+	memcpy(key, read->key, RDMX_WIRE_RKEY_LEN);
+	return (int) cnt;
+}
+
 void rdmx_wire_cts_encode(struct rdmx_wire_cts *hdr, uint32_t msg_id,
 			  uint32_t tx_id, uint32_t rx_id, uint64_t end,
 			  uint64_t limit)
@@ -94,6 +133,8 @@ static int rdmx_wire_decode_msg(const void *buf, struct rdmx_pkt *pkt)
 	if ((pkt->flags & RDMX_PKT_VOID) &&
 	    (pkt->type != RDMX_PKT_EAGER || pkt->payload_len))
 		return -FI_EINVAL;
+	if ((pkt->flags & RDMX_PKT_READ) && pkt->type != RDMX_PKT_RTS)
+		return -FI_EINVAL;
 	switch (pkt->type) {
 	case RDMX_PKT_EAGER:
 		pkt->msg_len = pkt->payload_len;
@@ -107,6 +148,10 @@ static int rdmx_wire_decode_msg(const void *buf, struct rdmx_pkt *pkt)
 		return 0;
 	default:
 		pkt->msg_len = le64toh(rts->msg_len);
+		/* Only a read descriptor may follow an RTS (rdmx_wire_read_decode). */
+		if (pkt->flags & RDMX_PKT_READ)
+			return pkt->payload_len == sizeof(struct rdmx_wire_read) ?
+			       0 : -FI_EINVAL;
 		return pkt->payload_len ? -FI_EINVAL : 0;
 	}
 }

@@ -103,10 +103,12 @@ Test(wire, eager_round_trip_all_ones)
 	struct rdmx_wire_eager hdr;
 	struct rdmx_pkt pkt;
 
-	rdmx_wire_eager_encode(&hdr, RDMX_PKT_FLAGS_KNOWN, UINT32_MAX,
-			       UINT64_MAX, UINT64_MAX);
+	/* Every flag an EAGER may carry (RDMX_PKT_READ is for RTS only). */
+	const uint32_t flags = RDMX_PKT_FLAGS_KNOWN & ~RDMX_PKT_READ;
+
+	rdmx_wire_eager_encode(&hdr, flags, UINT32_MAX, UINT64_MAX, UINT64_MAX);
 	cr_assert_eq(rdmx_wire_decode(&hdr, sizeof(hdr), &pkt), 0);
-	cr_assert_eq(pkt.flags, RDMX_PKT_FLAGS_KNOWN);
+	cr_assert_eq(pkt.flags, flags);
 	cr_assert_eq(pkt.msg_id, UINT32_MAX);
 	cr_assert_eq(pkt.tag, UINT64_MAX);
 	cr_assert_eq(pkt.data, UINT64_MAX);
@@ -375,4 +377,65 @@ Test(wire, void_is_an_empty_eager_only)
 	rdmx_wire_rts_encode((struct rdmx_wire_rts *) buf, RDMX_PKT_VOID, 5, 1, 0, 0, 9);
 	cr_assert_eq(decode_copy(buf, sizeof(struct rdmx_wire_rts), &pkt), -FI_EINVAL,
 		     "a VOID RTS");
+}
+
+/* Long-read: an RTS flagged RDMX_PKT_READ carries where the bytes are. */
+Test(wire, read_descriptor_round_trip)
+{
+	struct {
+		struct rdmx_wire_rts	rts;
+		struct rdmx_wire_read	read;
+	} buf;
+	uint8_t key[RDMX_WIRE_RKEY_LEN], got_key[RDMX_WIRE_RKEY_LEN];
+	char a[100], b[300];
+	struct iovec iov[2] = { { a, sizeof(a) }, { b, sizeof(b) } }, got[RDMX_WIRE_READ_SEGS];
+	struct rdmx_pkt pkt;
+
+	memset(key, 0xa5, sizeof(key));
+	rdmx_wire_rts_encode(&buf.rts, RDMX_PKT_READ | RDMX_PKT_TAGGED, 3, 4, 5, 6, 400);
+	rdmx_wire_read_encode(&buf.read, key, iov, 2);
+	cr_assert_eq(rdmx_wire_decode(&buf, sizeof(buf), &pkt), 0);
+	cr_assert_eq(pkt.payload_len, sizeof(buf.read));
+	cr_assert_eq(rdmx_wire_read_decode(pkt.payload, pkt.payload_len, 400, got_key, got), 2);
+	cr_assert_arr_eq(got_key, key, sizeof(key));
+	cr_assert(got[0].iov_base == a && got[0].iov_len == 100);
+	cr_assert(got[1].iov_base == b && got[1].iov_len == 300);
+	cr_assert_eq(rdmx_wire_read_decode(pkt.payload, pkt.payload_len, 401, got_key, got),
+		     -FI_EINVAL, "the pieces must cover the message exactly");
+	cr_assert_eq(rdmx_wire_read_decode(pkt.payload, pkt.payload_len, 399, got_key, got),
+		     -FI_EINVAL);
+	cr_assert_eq(rdmx_wire_decode(&buf, sizeof(buf) - 1, &pkt), -FI_EINVAL,
+		     "a read descriptor has one size");
+	cr_assert_eq(rdmx_wire_decode(&buf, sizeof(buf.rts), &pkt), -FI_EINVAL);
+}
+
+Test(wire, read_descriptor_rejects_bad_counts)
+{
+	struct rdmx_wire_read read;
+	uint8_t key[RDMX_WIRE_RKEY_LEN] = { 0 };
+	struct iovec iov[RDMX_WIRE_READ_SEGS], got[RDMX_WIRE_READ_SEGS];
+	char x[8];
+
+	for (int i = 0; i < RDMX_WIRE_READ_SEGS; i++)
+		iov[i] = (struct iovec) { x, 2 };
+	rdmx_wire_read_encode(&read, key, iov, RDMX_WIRE_READ_SEGS);
+	cr_assert_eq(rdmx_wire_read_decode(&read, sizeof(read), 8, key, got),
+		     RDMX_WIRE_READ_SEGS);
+	read.seg_cnt = htole32(RDMX_WIRE_READ_SEGS + 1);
+	cr_assert_eq(rdmx_wire_read_decode(&read, sizeof(read), 8, key, got), -FI_EINVAL);
+	read.seg_cnt = 0;
+	cr_assert_eq(rdmx_wire_read_decode(&read, sizeof(read), 0, key, got), -FI_EINVAL);
+	read.seg_cnt = htole32(1);
+	read.seg[0].len = htole64(UINT64_MAX);
+	cr_assert_eq(rdmx_wire_read_decode(&read, sizeof(read), 8, key, got), -FI_EINVAL,
+		     "a piece longer than the message");
+}
+
+Test(wire, read_flag_only_on_rts)
+{
+	struct rdmx_wire_eager hdr;
+	struct rdmx_pkt pkt;
+
+	rdmx_wire_eager_encode(&hdr, RDMX_PKT_READ, 1, 0, 0);
+	cr_assert_eq(rdmx_wire_decode(&hdr, sizeof(hdr), &pkt), -FI_EINVAL);
 }

@@ -1647,6 +1647,33 @@ static void multi_recv_unexpected(struct fixture *fx)
 	}
 }
 
+/* With a minimum of 0 a buffer is released when full, not before. */
+static void multi_recv_exact_fill(struct fixture *fx)
+{
+	struct node *a = &fx->node[A], *b = &fx->node[B];
+	uint8_t tx[60], buf[100 + 16] = { 0 };
+	unsigned seed = ++g_seed;
+	struct fi_context mctx;
+	struct fi_cq_tagged_entry e;
+
+	fill(tx, sizeof(tx), seed);
+	if (!set_min_multi(b, 0, "multi-recv: minimum 0") ||
+	    !check_ret(post_multi(b, buf, 100, &mctx), 0, "multi-recv: post 100 bytes"))
+		return;
+	check_ret(fi_inject(a->ep, tx, 60, b->addr), 0, "multi-recv: send 60 bytes");
+	if (expect_comp(fx, b->rx_cq, &mctx, FI_RECV | FI_MSG, &e, NULL,
+			"multi-recv: 60 bytes in, 40 left"))
+		ft_check(e.len == 60 && !(e.flags & FI_MULTI_RECV), "multi-recv: still posted",
+			 "len %zu flags %#llx", e.len, (unsigned long long) e.flags);
+	check_ret(fi_inject(a->ep, tx, 40, b->addr), 0, "multi-recv: send 40 bytes");
+	if (expect_comp(fx, b->rx_cq, &mctx, FI_RECV | FI_MSG, &e, NULL,
+			"multi-recv: 40 bytes fill it"))
+		ft_check(e.len == 40 && e.buf == buf + 60 && (e.flags & FI_MULTI_RECV) &&
+			 payload_ok(buf + 60, 40, seed, 16),
+			 "multi-recv: a full buffer is released (FI_MULTI_RECV)",
+			 "len %zu flags %#llx", e.len, (unsigned long long) e.flags);
+}
+
 static void test_multi_recv(struct fixture *fx)
 {
 	struct node *b = &fx->node[B];
@@ -1670,6 +1697,7 @@ static void test_multi_recv(struct fixture *fx)
 			 "flags %#llx", (unsigned long long) err.flags);
 	multi_recv_packed(fx);
 	multi_recv_unexpected(fx);
+	multi_recv_exact_fill(fx);
 }
 
 /* Zero-byte messages through several calls. */

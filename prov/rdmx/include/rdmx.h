@@ -90,6 +90,16 @@ static inline int rdmx_ref_read(int *refs)
 
 #define RDMX_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/* Scrambles the bits of x (splitmix64's finalizer): hashes, tokens. */
+static inline uint64_t rdmx_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
 /* Total length of an iovec array. */
 static inline size_t rdmx_iov_len(const struct iovec *iov, size_t count)
 {

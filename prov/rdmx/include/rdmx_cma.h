@@ -3,12 +3,17 @@
  * process_vm_readv (cross memory attach, CMA): how the udp device offers
  * RDMX_DEV_CAP_RDMA_READ to peers that turn out to be local.
  *
- * A key names the process (pid), the host and pid namespace it runs in,
- * and a random cookie at a known address in it. A reader on another host
- * or in another pid namespace, or one that does not find the cookie where
- * the key says (a restarted process, a reused pid, a forged key), refuses
- * the read (-FI_EOPNOTSUPP) and the caller does without. A bad address
- * in a key fails the read (RDMX_DEV_IO), never the reader.
+ * An exposure is a record in the exposing process (inside the caller's
+ * struct rdmx_dev_rkey): a random token and the ranges exposed. Its key
+ * names the host (boot id), the pid namespace, the pid, the record's
+ * address and the token. A reader reads only when host and pid
+ * namespace are its own, the record it finds at that address in that
+ * process holds the token, and every range it wants lies inside an
+ * exposed one; it checks the token again after copying, so a revoke
+ * during the copy fails the read. Anything else is refused
+ * (-FI_EOPNOTSUPP: the caller does without) or fails (RDMX_DEV_IO),
+ * never the reader. A key is good for one exposure only: a revoked
+ * record holds no token.
  *
  * Reads are done when posted: their completions wait in a small queue
  * until the device's next poll.
@@ -25,9 +30,12 @@
 
 /* Read completions waiting for a poll, at most. */
 #define RDMX_CMA_DONE_MAX	64
+/* Ranges one exposure covers, at most. */
+#define RDMX_CMA_SEGS		4
 
 struct rdmx_cma {
-	uint64_t		cookie;		/* random, read back by peers */
+	uint64_t		secret;		/* random: tokens derive from it */
+	uint64_t		count;		/* exposures so far */
 	uint8_t			host[16];	/* boot id */
 	uint64_t		pidns;		/* pid namespace inode */
 	uint32_t		pid;
@@ -38,13 +46,15 @@ struct rdmx_cma {
 /* Prepares cma for this process; false when it cannot read (no CMA). */
 bool rdmx_cma_init(struct rdmx_cma *cma);
 
-/* The key of this process's memory (RDMX_DEV_RKEY_LEN bytes). */
-void rdmx_cma_key(const struct rdmx_cma *cma, void *key);
+/* Exposes iov (cnt <= RDMX_CMA_SEGS) until rdmx_cma_revoke; 0 or -FI_EINVAL. */
+int rdmx_cma_expose(struct rdmx_cma *cma, const struct iovec *iov, size_t cnt,
+		    struct rdmx_dev_rkey *rkey);
+void rdmx_cma_revoke(struct rdmx_dev_rkey *rkey);
 
 /*
- * Reads remote (memory of the process named by key) into local; queues
- * its completion. 0, -FI_EAGAIN (queue full) or -FI_EOPNOTSUPP (not a
- * process this one can read).
+ * Reads remote (exposed in another process, named by key: the rkey's
+ * wire bytes) into local; queues its completion. 0, -FI_EAGAIN (queue
+ * full) or -FI_EOPNOTSUPP (not an exposure this process can read).
  */
 int rdmx_cma_read(struct rdmx_cma *cma, const struct iovec *local, size_t local_cnt,
 		  const struct iovec *remote, size_t remote_cnt, const void *key,

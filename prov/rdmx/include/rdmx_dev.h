@@ -70,6 +70,16 @@ enum rdmx_dev_op {
 /* Bytes of the key with which a peer reads memory a device exposes. */
 #define RDMX_DEV_RKEY_LEN	48
 
+/*
+ * Memory a device exposes to peers' post_read: filled by read_expose and
+ * kept by the caller, unmoved, until read_revoke. wire is what a peer
+ * needs (it travels to the peer); priv is the device's own.
+ */
+struct rdmx_dev_rkey {
+	uint8_t		wire[RDMX_DEV_RKEY_LEN];
+	uint64_t	priv[10];
+};
+
 struct rdmx_ah;
 
 struct rdmx_dev_cqe {
@@ -172,16 +182,18 @@ struct rdmx_dev_ops {
 			   int max);
 
 	/*
-	 * RDMX_DEV_CAP_RDMA_READ only. Writes to key (RDMX_DEV_RKEY_LEN
-	 * bytes) what a peer's post_read needs to read iov, which must stay
-	 * valid until the peer said it is done; 0 or -FI_E* when this memory
-	 * cannot be exposed.
+	 * RDMX_DEV_CAP_RDMA_READ only. Exposes iov (at most 4 entries) to
+	 * peers' reads until read_revoke; rkey->wire is what they need. 0 or
+	 * -FI_E* when this memory cannot be exposed. Reads of anything else,
+	 * or after the revoke, fail.
 	 */
-	int	(*read_key)(struct rdmx_dev *dev, const struct iovec *iov,
-			    size_t cnt, void *key);
+	int	(*read_expose)(struct rdmx_dev *dev, const struct iovec *iov,
+			       size_t cnt, struct rdmx_dev_rkey *rkey);
+	void	(*read_revoke)(struct rdmx_dev *dev, struct rdmx_dev_rkey *rkey);
 	/*
 	 * RDMX_DEV_CAP_RDMA_READ only. Reads remote, memory of the peer at
-	 * ah exposed with key, into local (of the same total length); a
+	 * ah exposed with key (its rkey's wire bytes), into local (of the
+	 * same total length); a
 	 * completion with op RDMX_DEV_OP_READ and wr_id says when the bytes
 	 * are there. 0, -FI_EAGAIN when the queue is full, or -FI_EOPNOTSUPP
 	 * when this peer cannot be read (the caller does without).

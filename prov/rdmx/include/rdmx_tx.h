@@ -81,6 +81,8 @@ struct rdmx_txe {
 	size_t			iov_cnt;
 	struct rdmx_pke		pke;		/* first packet: EAGER, MEDIUM or RTS */
 	struct rdmx_wire_read	read;		/* long: the RTS's read descriptor */
+	bool			exposed;	/* long-read: rkey is live */
+	struct rdmx_dev_rkey	rkey;		/* long-read: the buffers exposed */
 	uint8_t			inject[];	/* payload copied at post time */
 };
 
@@ -133,5 +135,8 @@ void rdmx_tx_ctrl_post(struct rdmx_ep *ep, struct rdmx_pke *pke);
 
 /* The long send a CTS names, or NULL if the id names none. */
 struct rdmx_txe *rdmx_tx_by_id(struct rdmx_ep *ep, uint32_t tx_id);
+
+/* Ends what every send still exposes to reads (endpoint close). */
+void rdmx_tx_drain(struct rdmx_ep *ep);
 
 #endif /* RDMX_TX_H */

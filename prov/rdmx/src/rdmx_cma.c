@@ -14,10 +14,25 @@ struct rdmx_cma_key {
 	uint64_t	pidns;
 	uint32_t	pid;
 	uint32_t	reserved;
-	uint64_t	cookie_addr;
-	uint64_t	cookie;
+	uint64_t	record;		/* address of the rdmx_cma_record */
+	uint64_t	token;
 };
 _Static_assert(sizeof(struct rdmx_cma_key) == RDMX_DEV_RKEY_LEN, "cma key size");
+
+/* An exposure, in the exposing process (struct rdmx_dev_rkey.priv). */
+struct rdmx_cma_record {
+	uint64_t	token;		/* 0: revoked */
+	uint64_t	cnt;
+	uint64_t	addr[RDMX_CMA_SEGS];
+	uint64_t	len[RDMX_CMA_SEGS];
+};
+_Static_assert(sizeof(struct rdmx_cma_record) <= sizeof(((struct rdmx_dev_rkey *) 0)->priv),
+	       "cma record exceeds rdmx_dev_rkey.priv");
+
+static struct rdmx_cma_record *rdmx_cma_record(struct rdmx_dev_rkey *rkey)
+{
+	return (struct rdmx_cma_record *) rkey->priv;
+}
 
 /* The boot id's 32 hex digits as 16 bytes; false if unreadable. */
 static bool rdmx_cma_boot_id(uint8_t host[16])
@@ -40,7 +55,7 @@ static bool rdmx_cma_boot_id(uint8_t host[16])
 	return n == 32;
 }
 
-/* Reads len bytes at addr of process pid into buf; whether all came. */
+/* Copies remote bytes of process pid into local; whether all came. */
 static bool rdmx_cma_pull(pid_t pid, const struct iovec *local, size_t local_cnt,
 			  const struct iovec *remote, size_t remote_cnt)
 {
@@ -50,50 +65,80 @@ static bool rdmx_cma_pull(pid_t pid, const struct iovec *local, size_t local_cnt
 	return got >= 0 && (size_t) got == want;
 }
 
+/* Reads the record the key names; false if it cannot be read. */
+static bool rdmx_cma_pull_record(const struct rdmx_cma_key *k, struct rdmx_cma_record *rec)
+{
+	struct iovec local = { rec, sizeof(*rec) };
+	struct iovec remote = { (void *) (uintptr_t) le64toh(k->record), sizeof(*rec) };
+
+	return rdmx_cma_pull((pid_t) le32toh(k->pid), &local, 1, &remote, 1);
+}
+
 bool rdmx_cma_init(struct rdmx_cma *cma)
 {
 	struct stat st;
-	uint64_t back = 0;
-	struct iovec local = { &back, sizeof(back) };
-	struct iovec remote = { &cma->cookie, sizeof(cma->cookie) };
+	uint64_t probe = 1, back = 0;
+	struct iovec local = { &back, sizeof(back) }, remote = { &probe, sizeof(probe) };
 
 	cma->ndone = 0;
+	cma->count = 0;
 	cma->pid = (uint32_t) getpid();
-	if (getrandom(&cma->cookie, sizeof(cma->cookie), 0) != sizeof(cma->cookie) ||
+	if (getrandom(&cma->secret, sizeof(cma->secret), 0) != sizeof(cma->secret) ||
 	    !rdmx_cma_boot_id(cma->host) || stat("/proc/self/ns/pid", &st))
 		return false;
 	cma->pidns = (uint64_t) st.st_ino;
 	/* Reading itself shows whether the kernel lets this process use CMA. */
-	return rdmx_cma_pull((pid_t) cma->pid, &local, 1, &remote, 1) &&
-	       back == cma->cookie;
+	return rdmx_cma_pull((pid_t) cma->pid, &local, 1, &remote, 1) && back == probe;
 }
 
-void rdmx_cma_key(const struct rdmx_cma *cma, void *key)
+int rdmx_cma_expose(struct rdmx_cma *cma, const struct iovec *iov, size_t cnt,
+		    struct rdmx_dev_rkey *rkey)
 {
+	struct rdmx_cma_record *rec = rdmx_cma_record(rkey);
 	struct rdmx_cma_key k = {
 		.pidns = htole64(cma->pidns),
 		.pid = htole32(cma->pid),
-		.cookie_addr = htole64((uint64_t) (uintptr_t) &cma->cookie),
-		.cookie = htole64(cma->cookie),
+		.record = htole64((uint64_t) (uintptr_t) rec),
 	};
+	uint64_t token;
 
+	if (cnt > RDMX_CMA_SEGS)
+		return -FI_EINVAL;
+	/* Unguessable without the secret; never 0, the revoked token. */
+	token = rdmx_mix64(cma->secret ^ rdmx_mix64(++cma->count)) | 1;
+	memset(rec, 0, sizeof(*rec));
+	rec->cnt = cnt;
+	for (size_t i = 0; i < cnt; i++) {
+		rec->addr[i] = (uint64_t) (uintptr_t) iov[i].iov_base;
+		rec->len[i] = iov[i].iov_len;
+	}
+	rec->token = token;
+	k.token = htole64(token);
 	memcpy(k.host, cma->host, sizeof(k.host));
-	memcpy(key, &k, sizeof(k));
+	memcpy(rkey->wire, &k, sizeof(k));
+	return 0;
 }
 
-/* Whether key names a live process this one can read: same host and pid
- * namespace, and the cookie where the key says. */
-static bool rdmx_cma_reachable(const struct rdmx_cma *cma, const struct rdmx_cma_key *k)
+void rdmx_cma_revoke(struct rdmx_dev_rkey *rkey)
 {
-	uint64_t back = 0, want = le64toh(k->cookie);
-	struct iovec local = { &back, sizeof(back) };
-	struct iovec remote = { (void *) (uintptr_t) le64toh(k->cookie_addr), sizeof(back) };
-	uint32_t pid = le32toh(k->pid);
+	rdmx_cma_record(rkey)->token = 0;
+}
 
-	if (memcmp(k->host, cma->host, sizeof(k->host)) || le64toh(k->pidns) != cma->pidns ||
-	    !pid || pid > INT32_MAX || k->reserved)
-		return false;
-	return rdmx_cma_pull((pid_t) pid, &local, 1, &remote, 1) && back == want;
+/* Whether every range of remote lies inside a range rec exposes. */
+static bool rdmx_cma_covered(const struct rdmx_cma_record *rec,
+			     const struct iovec *remote, size_t remote_cnt)
+{
+	for (size_t i = 0; i < remote_cnt; i++) {
+		uint64_t a = (uint64_t) (uintptr_t) remote[i].iov_base, n = remote[i].iov_len;
+		bool inside = false;
+
+		for (uint64_t j = 0; j < rec->cnt && !inside; j++)
+			inside = a >= rec->addr[j] && n <= rec->len[j] &&
+				 a - rec->addr[j] <= rec->len[j] - n;
+		if (!inside)
+			return false;
+	}
+	return true;
 }
 
 int rdmx_cma_read(struct rdmx_cma *cma, const struct iovec *local, size_t local_cnt,
@@ -101,28 +146,37 @@ int rdmx_cma_read(struct rdmx_cma *cma, const struct iovec *local, size_t local_
 		  uint64_t wr_id)
 {
 	struct rdmx_cma_key k;
-	struct rdmx_dev_cqe *cqe;
+	struct rdmx_cma_record rec, after;
+	uint32_t pid;
+	bool ok;
 
 	if (cma->ndone == RDMX_CMA_DONE_MAX)
 		return -FI_EAGAIN;
 	memcpy(&k, key, sizeof(k));
-	if (!rdmx_cma_reachable(cma, &k))
+	pid = le32toh(k.pid);
+	if (memcmp(k.host, cma->host, sizeof(k.host)) || le64toh(k.pidns) != cma->pidns ||
+	    !pid || pid > INT32_MAX || k.reserved || !k.token ||
+	    !rdmx_cma_pull_record(&k, &rec) || rec.token != le64toh(k.token) ||
+	    rec.cnt > RDMX_CMA_SEGS || !rdmx_cma_covered(&rec, remote, remote_cnt))
 		return -FI_EOPNOTSUPP;
-	cqe = &cma->done[cma->ndone++];
-	*cqe = (struct rdmx_dev_cqe) {
+	ok = rdmx_iov_len(local, local_cnt) == rdmx_iov_len(remote, remote_cnt) &&
+	     rdmx_cma_pull((pid_t) pid, local, local_cnt, remote, remote_cnt) &&
+	     /* Still exposed after the copy: the bytes are the sender's. */
+	     rdmx_cma_pull_record(&k, &after) && after.token == rec.token;
+	cma->done[cma->ndone++] = (struct rdmx_dev_cqe) {
 		.wr_id = wr_id,
 		.op = RDMX_DEV_OP_READ,
-		.status = rdmx_iov_len(local, local_cnt) == rdmx_iov_len(remote, remote_cnt) &&
-			  rdmx_cma_pull((pid_t) le32toh(k.pid), local, local_cnt,
-					remote, remote_cnt) ? RDMX_DEV_OK : RDMX_DEV_IO,
+		.status = ok ? RDMX_DEV_OK : RDMX_DEV_IO,
 	};
 	return 0;
 }
 
 int rdmx_cma_poll(struct rdmx_cma *cma, struct rdmx_dev_cqe *cqe, int max)
 {
-	int n = (int) RDMX_MIN(cma->ndone, (size_t) max);
+	int n = (int) RDMX_MIN(cma->ndone, (size_t) RDMX_MAX(max, 0));
 
+	if (!n)
+		return 0;
 	memcpy(cqe, cma->done, (size_t) n * sizeof(*cqe));
 	memmove(cma->done, cma->done + n, (cma->ndone - (size_t) n) * sizeof(*cqe));
 	cma->ndone -= (size_t) n;

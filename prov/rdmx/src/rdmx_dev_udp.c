@@ -456,12 +456,14 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe
 static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
 {
 	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
+	/* Reads first: a few at most, each holding a message back. */
+	int done = rdmx_cma_poll(&udp->cma, cqe, max);
 	/* Half the room at least stays for finished sends, if there are any. */
-	int keep = (int) RDMX_MIN(udp->done_tail - udp->done_head, (uint64_t) max / 2);
-	int done;
+	int keep = (int) RDMX_MIN(udp->done_tail - udp->done_head,
+				  (uint64_t) (max - done) / 2);
 
-	/* Packets first: their acks complete sends reported below. */
-	done = rdmx_udp_poll_recv(udp, cqe, max - keep);
+	/* Packets next: their acks complete sends reported below. */
+	done += rdmx_udp_poll_recv(udp, cqe + done, max - done - keep);
 	rdmx_swsrd_progress(&udp->srd);
 	rdmx_udp_flush(udp);
 	while (done < max && udp->done_head != udp->done_tail) {
@@ -476,16 +478,19 @@ static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 		cqe[done].src_addr = NULL;
 		done++;
 	}
-	return done + rdmx_cma_poll(&udp->cma, cqe + done, max - done);
+	return done;
 }
 
-static int rdmx_udp_read_key(struct rdmx_dev *dev, const struct iovec *iov,
-			     size_t cnt, void *key)
+static int rdmx_udp_read_expose(struct rdmx_dev *dev, const struct iovec *iov,
+				size_t cnt, struct rdmx_dev_rkey *rkey)
 {
-	(void) iov; (void) cnt;
-	/* The whole process is readable by a local peer that has the key. */
-	rdmx_cma_key(&rdmx_udp_dev(dev)->cma, key);
-	return 0;
+	return rdmx_cma_expose(&rdmx_udp_dev(dev)->cma, iov, cnt, rkey);
+}
+
+static void rdmx_udp_read_revoke(struct rdmx_dev *dev, struct rdmx_dev_rkey *rkey)
+{
+	(void) dev;
+	rdmx_cma_revoke(rkey);
 }
 
 static int rdmx_udp_post_read(struct rdmx_dev *dev, struct rdmx_ah *ah,
@@ -663,6 +668,7 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.post_send = rdmx_udp_post_send,
 	.post_recv = rdmx_udp_post_recv,
 	.poll_cq = rdmx_udp_poll_cq,
-	.read_key = rdmx_udp_read_key,
+	.read_expose = rdmx_udp_read_expose,
+	.read_revoke = rdmx_udp_read_revoke,
 	.post_read = rdmx_udp_post_read,
 };

@@ -280,6 +280,7 @@ static int rdmx_ep_close(struct fid *fid)
 	/* No more progress; sends the peers still queue fail first. */
 	ep->enabled = false;
 	rdmx_peer_destroy_all(ep, FI_ECANCELED);
+	rdmx_tx_drain(ep);
 	rdmx_recv_drain(ep);
 	if (ep->tx_cq)
 		rdmx_cq_detach(ep->tx_cq, ep);

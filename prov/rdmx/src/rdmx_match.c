@@ -24,10 +24,7 @@ static void rdmx_match_index_destruct(struct rdmx_match_index *idx)
 
 static size_t rdmx_match_hash(fi_addr_t addr, uint64_t tag)
 {
-	uint64_t h = (tag ^ ((uint64_t) addr * 0x9e3779b97f4a7c15ULL)) *
-		     0xff51afd7ed558ccdULL;
-
-	return (size_t) (h ^ (h >> 31));
+	return (size_t) rdmx_mix64(tag ^ rdmx_mix64((uint64_t) addr));
 }
 
 static struct rdmx_dlist *rdmx_match_bucket(const struct rdmx_match_index *idx,

@@ -8,7 +8,7 @@
  * gives: on the stack for a message delivered at once, in the rdmx_rxm
  * of a message that arrives in pieces; so packing never allocates.
  *
- * Once fewer than FI_OPT_MIN_MULTI_RECV bytes are left, the buffer
+ * Once fewer than FI_OPT_MIN_MULTI_RECV bytes are left (or none), the buffer
  * leaves its queue (it is released). The completion of the last message
  * placed in it then carries FI_MULTI_RECV, whatever
  * FI_SELECTIVE_COMPLETION says. A message longer than the space left
@@ -58,7 +58,8 @@ struct rdmx_rxe *rdmx_multi_carve(struct rdmx_match_queue *q, struct rdmx_rxe *b
 	}
 	buf->used += take;
 	buf->children++;
-	if (cap - buf->used < buf->min_free)
+	/* Full counts as consumed even when the minimum is 0. */
+	if (cap - buf->used < buf->min_free || buf->used == cap)
 		rdmx_multi_release(q, buf);
 	return kid;
 }
@@ -68,6 +69,7 @@ void rdmx_multi_post(struct rdmx_ep *ep, struct rdmx_match_queue *q,
 {
 	struct rdmx_unexp *ux;
 	struct rdmx_rxe now;
+	bool released = false;
 
 	buf->used = 0;
 	buf->children = 0;
@@ -75,11 +77,13 @@ void rdmx_multi_post(struct rdmx_ep *ep, struct rdmx_match_queue *q,
 	buf->released = false;
 	/* Posted first, so that messages already waiting pack in in order. */
 	rdmx_match_post(q, buf);
-	while (!buf->released &&
-	       (ux = rdmx_match_unexp(q, buf->item.addr, 0, 0))) {
-		struct rdmx_rxe *kid = ux->rxm ? &ux->rxm->kid : &now;
+	while (!released && (ux = rdmx_match_unexp(q, buf->item.addr, 0, 0))) {
+		struct rdmx_rxe *kid = rdmx_multi_carve(q, buf, ux->len,
+							ux->rxm ? &ux->rxm->kid : &now);
 
-		rdmx_recv_unexp(ep, rdmx_multi_carve(q, buf, ux->len, kid), ux);
+		/* Read now: once released, the message may free buf. */
+		released = buf->released;
+		rdmx_recv_unexp(ep, kid, ux);
 	}
 }
 

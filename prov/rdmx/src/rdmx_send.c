@@ -36,8 +36,17 @@ static struct rdmx_txe *rdmx_send_txe_alloc(struct rdmx_ep *ep)
 	return txe;
 }
 
+/* Ends the exposure of a long send's buffers to reads: they go back. */
+static void rdmx_tx_unexpose(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	if (txe->exposed)
+		ep->dev->ops->read_revoke(ep->dev, &txe->rkey);
+	txe->exposed = false;
+}
+
 static void rdmx_send_txe_release(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
+	rdmx_tx_unexpose(ep, txe);
 	if (txe->pending)
 		rdmx_dlist_remove(&txe->link);
 	txe->in_use = false;
@@ -87,16 +96,16 @@ static void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
  */
 static void rdmx_tx_rts(struct rdmx_ep *ep, struct rdmx_txe *txe, struct rdmx_pke *pke)
 {
-	uint8_t key[RDMX_DEV_RKEY_LEN];
 	uint32_t flags = txe->pkt_flags;
 	struct iovec read = { &txe->read, sizeof(txe->read) };
 	bool offer = g_rdmx_params.long_read &&
 		     (ep->dev->caps.flags & RDMX_DEV_CAP_RDMA_READ) &&
-		     !ep->dev->ops->read_key(ep->dev, txe->iov, txe->iov_cnt, key);
+		     !ep->dev->ops->read_expose(ep->dev, txe->iov, txe->iov_cnt, &txe->rkey);
 
+	txe->exposed = offer;
 	if (offer) {
 		flags |= RDMX_PKT_READ;
-		rdmx_wire_read_encode(&txe->read, key, txe->iov, txe->iov_cnt);
+		rdmx_wire_read_encode(&txe->read, txe->rkey.wire, txe->iov, txe->iov_cnt);
 	}
 	rdmx_wire_rts_encode(&pke->hdr.rts, flags, txe->msg_id,
 			     (uint32_t) rdmx_pool_index(&ep->txe_pool, txe),
@@ -203,6 +212,8 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		rdmx_tx_pump(ep, txe);
 	if (txe->pkts_out || (!txe->err && (!txe->cleared || txe->next < txe->end)))
 		return;
+	/* Over, either way: the buffers go back to the application. */
+	rdmx_tx_unexpose(ep, txe);
 	if (!txe->err) {
 		if (txe->completion) {
 			entry = rdmx_send_entry(txe);
@@ -317,6 +328,16 @@ struct rdmx_txe *rdmx_tx_by_id(struct rdmx_ep *ep, uint32_t tx_id)
 	struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, tx_id);
 
 	return txe && txe->in_use && txe->proto == RDMX_PROTO_LONG ? txe : NULL;
+}
+
+void rdmx_tx_drain(struct rdmx_ep *ep)
+{
+	for (size_t i = 0; i < ep->txe_pool.count; i++) {
+		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
+
+		if (txe->in_use)
+			rdmx_tx_unexpose(ep, txe);
+	}
 }
 
 /* The protocol of a len-byte message. */

@@ -1,0 +1,138 @@
+/*
+ * rdmx: the probe handshake of one peer (after AWS CDI's connection
+ * probe), as a state machine with no clock and no wire of its own: the
+ * caller passes the time, hands it the handshake messages that arrive,
+ * calls its timer, and sends what it asks to send. docs/protocol.md has
+ * the packets and the state diagram.
+ *
+ *   IDLE --connect--> RESET_SENT --ACK or RESET--> PROBING
+ *   PROBING --all probes acknowledged--> CONNECTED
+ *   CONNECTED --pings unanswered--> DISCONNECTED --connect--> RESET_SENT
+ *   RESET_SENT, PROBING --retries exhausted, or no common version--> DISCONNECTED
+ *
+ * A RESET names the sender's probe version, the protocol versions it
+ * speaks, its endpoint incarnation and a feature bitmap; the ACK names
+ * the answerer's. Both sides take the highest version both speak; a peer
+ * whose probe version predates negotiation (RDMX_HS_PROBE_LEGACY) gets
+ * RDMX_PROTO_LEGACY. Each side then sends probes and is CONNECTED once
+ * they were all acknowledged, so the path works both ways for both.
+ * Two sides connecting at once each answer the other's RESET and meet
+ * in PROBING. A RESET with a new incarnation from a peer known under
+ * another means it restarted: the caller drops what it kept of the old
+ * one, and the handshake starts over. Messages naming an incarnation of
+ * ours or theirs other than the current ones are stale and ignored.
+ */
+#ifndef RDMX_HS_H
+#define RDMX_HS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Protocol levels. Legacy: what a peer without negotiation speaks. */
+#define RDMX_PROTO_LEGACY	1
+#define RDMX_PROTO_VERSION	2
+/* Probe versions: 1 predates negotiation (its RESET carries no range). */
+#define RDMX_HS_PROBE_LEGACY	1
+#define RDMX_HS_PROBE_VERSION	2
+/* Probes one side sends, at most. */
+#define RDMX_HS_PROBES_MAX	32
+
+enum rdmx_hs_state {
+	RDMX_HS_IDLE,
+	RDMX_HS_RESET_SENT,
+	RDMX_HS_PROBING,
+	RDMX_HS_CONNECTED,
+	RDMX_HS_DISCONNECTED,
+};
+
+enum rdmx_hs_type {
+	RDMX_HS_RESET = 1,
+	RDMX_HS_ACK,
+	RDMX_HS_PROBE,
+	RDMX_HS_PROBE_ACK,
+	RDMX_HS_PING,
+	RDMX_HS_PONG,
+};
+
+/* One handshake message, decoded. */
+struct rdmx_hs_msg {
+	enum rdmx_hs_type	type;
+	uint32_t		probe_version;	/* RESET, ACK */
+	uint32_t		proto_min;	/* RESET, ACK (0 from a legacy peer) */
+	uint32_t		proto_max;
+	uint64_t		features;	/* RESET, ACK */
+	uint64_t		incarnation;	/* the sender's */
+	uint64_t		peer_incarnation; /* the receiver's, as the sender
+						     knows it (0 in a RESET) */
+	uint32_t		seq;		/* PROBE, PING; echoed by the answers */
+};
+
+/* What this endpoint says of itself. */
+struct rdmx_hs_local {
+	uint32_t	probe_version;
+	uint32_t	proto_min;
+	uint32_t	proto_max;
+	uint64_t	features;
+	uint64_t	incarnation;	/* random per endpoint, never 0 */
+};
+
+struct rdmx_hs_cfg {
+	uint64_t	retry_ns;		/* RESET and probe resend interval */
+	uint32_t	tries;			/* RESETs, probe rounds, before giving up */
+	uint32_t	probes;			/* probes that must be acknowledged */
+	uint64_t	ping_interval_ns;	/* silence before a ping */
+	uint64_t	ping_timeout_ns;	/* wait for its answer */
+	uint32_t	ping_retries;		/* pings unanswered before DISCONNECTED */
+};
+
+enum rdmx_hs_event {
+	RDMX_HS_EV_CONNECTED,
+	RDMX_HS_EV_DISCONNECTED,	/* err: why (positive FI_E*) */
+	RDMX_HS_EV_RESTARTED,		/* the peer came back anew: forget the old */
+};
+
+struct rdmx_hs_ops {
+	/* Sends msg; the caller queues what the device refuses, never drops it. */
+	void	(*send)(void *ctx, const struct rdmx_hs_msg *msg);
+	void	(*event)(void *ctx, enum rdmx_hs_event ev, int err);
+};
+
+struct rdmx_hs {
+	const struct rdmx_hs_local	*local;
+	const struct rdmx_hs_cfg	*cfg;
+	const struct rdmx_hs_ops	*ops;
+	void				*ctx;
+	enum rdmx_hs_state		state;
+	uint32_t			version;	/* negotiated; 0 until known */
+	uint64_t			peer_incarnation; /* 0: unknown */
+	uint64_t			peer_features;
+	uint64_t			deadline;	/* the timer's next call; 0: none */
+	uint32_t			tries;		/* of the current step */
+	uint32_t			probe_seq;	/* the round's first probe */
+	uint64_t			probes_acked;	/* bits of probe_seq + i */
+	uint32_t			ping_seq;
+	bool				ping_out;	/* a ping waits for its pong */
+	uint64_t			last_heard;
+};
+
+void rdmx_hs_init(struct rdmx_hs *hs, const struct rdmx_hs_local *local,
+		  const struct rdmx_hs_cfg *cfg, const struct rdmx_hs_ops *ops, void *ctx);
+
+/* Starts the handshake from IDLE or DISCONNECTED; nothing otherwise. */
+void rdmx_hs_connect(struct rdmx_hs *hs, uint64_t now);
+
+/* Takes a handshake message from the peer. */
+void rdmx_hs_recv(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t now);
+
+/* Any packet from the peer: it is alive (no ping needed). */
+void rdmx_hs_heard(struct rdmx_hs *hs, uint64_t now);
+
+/* Resends, pings and gives up as the deadline says; call at or after it. */
+void rdmx_hs_timer(struct rdmx_hs *hs, uint64_t now);
+
+/* The highest version both speak, or 0 when none. */
+uint32_t rdmx_hs_negotiate(const struct rdmx_hs_local *local, const struct rdmx_hs_msg *msg);
+
+const char *rdmx_hs_state_str(enum rdmx_hs_state state);
+
+#endif /* RDMX_HS_H */

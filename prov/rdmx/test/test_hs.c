@@ -1,0 +1,310 @@
+/*
+ * rdmx_hs: both sides of the probe handshake, joined by a simulated link
+ * (a queue that can lose messages) under a clock the tests move: the
+ * normal path, lost RESET/ACK/probe messages, simultaneous connects, a
+ * legacy peer, no common version, a restart with a new incarnation, and
+ * ping loss leading to DISCONNECTED and a new handshake.
+ */
+#include "rdmx_test.h"
+#include "rdmx_hs.h"
+
+#define MS		1000000ULL
+#define QUEUE_MAX	256
+
+struct side {
+	struct rdmx_hs		hs;
+	struct rdmx_hs_local	local;
+	int			connected, disconnected, restarted;
+	int			last_err;
+	int			sent[RDMX_HS_PONG + 1];
+};
+
+static struct side A, B;
+static const struct rdmx_hs_cfg cfg = {
+	.retry_ns = 10 * MS,
+	.tries = 5,
+	.probes = 3,
+	.ping_interval_ns = 100 * MS,
+	.ping_timeout_ns = 20 * MS,
+	.ping_retries = 3,
+};
+
+/* The link: messages in flight, each with its receiver. */
+static struct {
+	struct side		*to;
+	struct rdmx_hs_msg	msg;
+} queue[QUEUE_MAX];
+static size_t queued;
+static uint64_t now;
+/* Messages of this type are lost while drop_left > 0 (type 0: any). */
+static enum rdmx_hs_type drop_type;
+static int drop_left;
+
+static void link_send(void *ctx, const struct rdmx_hs_msg *msg)
+{
+	struct side *from = ctx;
+
+	from->sent[msg->type]++;
+	if (drop_left && (!drop_type || drop_type == msg->type)) {
+		drop_left--;
+		return;
+	}
+	cr_assert_lt(queued, QUEUE_MAX);
+	queue[queued].to = from == &A ? &B : &A;
+	queue[queued].msg = *msg;
+	queued++;
+}
+
+static void on_event(void *ctx, enum rdmx_hs_event ev, int err)
+{
+	struct side *s = ctx;
+
+	s->connected += ev == RDMX_HS_EV_CONNECTED;
+	s->disconnected += ev == RDMX_HS_EV_DISCONNECTED;
+	s->restarted += ev == RDMX_HS_EV_RESTARTED;
+	s->last_err = err;
+}
+
+static const struct rdmx_hs_ops ops = { .send = link_send, .event = on_event };
+
+static void side_init(struct side *s, uint64_t incarnation, uint32_t probe_version,
+		      uint32_t lo, uint32_t hi)
+{
+	memset(s, 0, sizeof(*s));
+	s->local = (struct rdmx_hs_local) {
+		.probe_version = probe_version,
+		.proto_min = lo,
+		.proto_max = hi,
+		.features = incarnation << 8,
+		.incarnation = incarnation,
+	};
+	rdmx_hs_init(&s->hs, &s->local, &cfg, &ops, s);
+}
+
+static void setup(void)
+{
+	queued = 0;
+	now = 1000 * MS;
+	drop_type = 0;
+	drop_left = 0;
+	side_init(&A, 0xa1, RDMX_HS_PROBE_VERSION, RDMX_PROTO_LEGACY, RDMX_PROTO_VERSION);
+	side_init(&B, 0xb1, RDMX_HS_PROBE_VERSION, RDMX_PROTO_LEGACY, RDMX_PROTO_VERSION);
+}
+
+TestSuite(hs, .init = setup);
+
+/* Delivers everything in flight, and what that sends, until quiet. */
+static void deliver(void)
+{
+	for (int rounds = 0; queued && rounds < 100; rounds++) {
+		size_t n = queued;
+
+		for (size_t i = 0; i < n; i++)
+			rdmx_hs_recv(&queue[i].to->hs, &queue[i].msg, now);
+		memmove(queue, queue + n, (queued - n) * sizeof(queue[0]));
+		queued -= n;
+	}
+	cr_assert_eq(queued, 0, "the exchange settles");
+}
+
+/* Moves the clock by step, firing both timers, then delivers. */
+static void advance(uint64_t step)
+{
+	now += step;
+	rdmx_hs_timer(&A.hs, now);
+	rdmx_hs_timer(&B.hs, now);
+	deliver();
+}
+
+static void assert_connected(uint32_t version)
+{
+	cr_assert_eq(A.hs.state, RDMX_HS_CONNECTED, "A is %s", rdmx_hs_state_str(A.hs.state));
+	cr_assert_eq(B.hs.state, RDMX_HS_CONNECTED, "B is %s", rdmx_hs_state_str(B.hs.state));
+	cr_assert_eq(A.hs.version, version);
+	cr_assert_eq(B.hs.version, version);
+	cr_assert_eq(A.hs.peer_incarnation, B.local.incarnation);
+	cr_assert_eq(B.hs.peer_incarnation, A.local.incarnation);
+}
+
+Test(hs, normal_path)
+{
+	rdmx_hs_connect(&A.hs, now);
+	cr_assert_eq(A.hs.state, RDMX_HS_RESET_SENT);
+	deliver();
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_eq(A.connected, 1);
+	cr_assert_eq(B.connected, 1, "the answering side connects too");
+	cr_assert_eq(A.hs.peer_features, B.local.features, "features travel");
+	cr_assert_eq(A.sent[RDMX_HS_RESET], 1, "no resend on a clean link");
+	cr_assert_eq(A.sent[RDMX_HS_PROBE], (int) cfg.probes);
+	rdmx_hs_connect(&A.hs, now);
+	cr_assert_eq(A.sent[RDMX_HS_RESET], 1, "connecting a connected peer does nothing");
+}
+
+/* Each lost handshake message is sent again on its own timer. */
+static void lose_one(enum rdmx_hs_type type)
+{
+	drop_type = type;
+	drop_left = 1;
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	cr_assert(A.hs.state != RDMX_HS_CONNECTED || B.hs.state != RDMX_HS_CONNECTED,
+		  "not both before the loss is repaired");
+	for (int i = 0; i < 3 && (A.hs.state != RDMX_HS_CONNECTED ||
+				  B.hs.state != RDMX_HS_CONNECTED); i++)
+		advance(cfg.retry_ns);
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_eq(A.connected, 1);
+	cr_assert_eq(B.connected, 1);
+}
+
+Test(hs, lost_reset) { lose_one(RDMX_HS_RESET); }
+Test(hs, lost_ack) { lose_one(RDMX_HS_ACK); }
+Test(hs, lost_probe) { lose_one(RDMX_HS_PROBE); }
+Test(hs, lost_probe_ack) { lose_one(RDMX_HS_PROBE_ACK); }
+
+Test(hs, simultaneous_connects_meet)
+{
+	rdmx_hs_connect(&A.hs, now);
+	rdmx_hs_connect(&B.hs, now);
+	deliver();
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_eq(A.connected, 1, "one CONNECTED event each");
+	cr_assert_eq(B.connected, 1);
+}
+
+Test(hs, legacy_peer_gets_the_legacy_protocol)
+{
+	side_init(&B, 0xb1, RDMX_HS_PROBE_LEGACY, RDMX_PROTO_LEGACY, RDMX_PROTO_LEGACY);
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	assert_connected(RDMX_PROTO_LEGACY);
+}
+
+Test(hs, legacy_peer_connecting_to_us)
+{
+	side_init(&B, 0xb1, RDMX_HS_PROBE_LEGACY, RDMX_PROTO_LEGACY, RDMX_PROTO_LEGACY);
+	rdmx_hs_connect(&B.hs, now);
+	deliver();
+	assert_connected(RDMX_PROTO_LEGACY);
+}
+
+Test(hs, no_common_version_disconnects_both)
+{
+	side_init(&B, 0xb1, RDMX_HS_PROBE_VERSION, RDMX_PROTO_VERSION + 1, RDMX_PROTO_VERSION + 2);
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	cr_assert_eq(A.hs.state, RDMX_HS_DISCONNECTED);
+	cr_assert_eq(B.hs.state, RDMX_HS_DISCONNECTED);
+	cr_assert_eq(A.last_err, FI_ENOPROTOOPT);
+	cr_assert_eq(B.last_err, FI_ENOPROTOOPT);
+	cr_assert_eq(A.connected + B.connected, 0);
+}
+
+Test(hs, negotiation_takes_the_highest_common)
+{
+	struct rdmx_hs_local us = { RDMX_HS_PROBE_VERSION, 2, 5, 0, 1 };
+	struct rdmx_hs_msg them = { .probe_version = RDMX_HS_PROBE_VERSION,
+				    .proto_min = 3, .proto_max = 9 };
+
+	cr_assert_eq(rdmx_hs_negotiate(&us, &them), 5);
+	them.proto_max = 4;
+	cr_assert_eq(rdmx_hs_negotiate(&us, &them), 4);
+	them.proto_min = 6;
+	them.proto_max = 9;
+	cr_assert_eq(rdmx_hs_negotiate(&us, &them), 0);
+	them.probe_version = RDMX_HS_PROBE_LEGACY;
+	cr_assert_eq(rdmx_hs_negotiate(&us, &them), 0, "we no longer speak legacy");
+	us.proto_min = RDMX_PROTO_LEGACY;
+	cr_assert_eq(rdmx_hs_negotiate(&us, &them), RDMX_PROTO_LEGACY);
+}
+
+Test(hs, restart_with_new_incarnation_is_detected)
+{
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	assert_connected(RDMX_PROTO_VERSION);
+	/* B's process restarts on the same address and sends first. */
+	side_init(&B, 0xb2, RDMX_HS_PROBE_VERSION, RDMX_PROTO_LEGACY, RDMX_PROTO_VERSION);
+	rdmx_hs_connect(&B.hs, now);
+	deliver();
+	cr_assert_eq(A.restarted, 1, "A drops what it had of the old B");
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_eq(A.connected, 2);
+}
+
+Test(hs, messages_of_an_old_incarnation_are_ignored)
+{
+	struct rdmx_hs_msg stale = { .type = RDMX_HS_PROBE_ACK, .incarnation = 0xb0,
+				     .peer_incarnation = 0xa1, .seq = 0 };
+
+	rdmx_hs_connect(&A.hs, now);
+	drop_left = 1000;	/* nothing reaches B */
+	deliver();
+	drop_left = 0;
+	A.hs.peer_incarnation = 0xb1;	/* as if B's ACK had come */
+	A.hs.state = RDMX_HS_PROBING;
+	for (uint32_t i = 0; i < cfg.probes; i++) {
+		stale.seq = A.hs.probe_seq + i;
+		rdmx_hs_recv(&A.hs, &stale, now);
+	}
+	cr_assert_eq(A.hs.state, RDMX_HS_PROBING, "another incarnation's answers count for nothing");
+	stale.incarnation = 0xb1;
+	stale.peer_incarnation = 0xa0;	/* meant for an older A */
+	rdmx_hs_recv(&A.hs, &stale, now);
+	cr_assert_eq(A.hs.state, RDMX_HS_PROBING);
+}
+
+Test(hs, silent_peer_gives_up_after_tries)
+{
+	drop_left = 1000;
+	rdmx_hs_connect(&A.hs, now);
+	for (uint32_t i = 0; i < cfg.tries + 1; i++)
+		advance(cfg.retry_ns);
+	cr_assert_eq(A.hs.state, RDMX_HS_DISCONNECTED);
+	cr_assert_eq(A.last_err, FI_EHOSTUNREACH);
+	cr_assert_eq(A.sent[RDMX_HS_RESET], (int) cfg.tries);
+}
+
+Test(hs, answered_pings_keep_the_peer)
+{
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	for (int i = 0; i < 20; i++)
+		advance(cfg.ping_interval_ns);
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_geq(A.sent[RDMX_HS_PING], 1, "an idle peer is pinged");
+	cr_assert_eq(A.disconnected + B.disconnected, 0);
+}
+
+Test(hs, traffic_replaces_pings)
+{
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	for (int i = 0; i < 20; i++) {
+		now += cfg.ping_interval_ns / 2;
+		rdmx_hs_heard(&A.hs, now);
+		rdmx_hs_timer(&A.hs, now);
+	}
+	cr_assert_eq(A.sent[RDMX_HS_PING], 0);
+}
+
+Test(hs, ping_loss_disconnects_then_a_new_handshake_connects)
+{
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	drop_left = 1000;	/* B goes silent */
+	advance(cfg.ping_interval_ns);
+	for (uint32_t i = 0; i < cfg.ping_retries; i++)
+		advance(cfg.ping_timeout_ns);
+	cr_assert_eq(A.hs.state, RDMX_HS_DISCONNECTED, "A is %s", rdmx_hs_state_str(A.hs.state));
+	cr_assert_eq(A.last_err, FI_EHOSTUNREACH);
+	cr_assert_eq(A.disconnected, 1);
+	cr_assert_eq(A.sent[RDMX_HS_PING], (int) cfg.ping_retries);
+	/* The link heals; the next operation to B connects again. */
+	drop_left = 0;
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_eq(A.connected, 2);
+}

@@ -26,6 +26,8 @@
 #include "rdmx_swsrd.h"
 
 #define RDMX_UDP_BATCH		32
+/* Datagrams an idle poll asks for: preparing slots costs even when none come. */
+#define RDMX_UDP_RX_IDLE	4
 /*
  * Datagrams read per poll at most: a flood of packets that complete
  * nothing (acks, refusals, junk) must not keep the caller inside.
@@ -99,6 +101,7 @@ struct rdmx_udp_dev {
 	struct rdmx_wire_srd	rx_hdr[RDMX_UDP_BATCH];
 	union rdmx_udp_addr	rx_src[RDMX_UDP_BATCH];
 	struct rdmx_udp_recv	rx_slot[RDMX_UDP_BATCH];
+	size_t			rx_want;	/* slots the next read prepares */
 
 	struct rdmx_udp_faults	faults;
 	struct rdmx_cma		cma;		/* reads from local peers */
@@ -354,26 +357,38 @@ static int rdmx_udp_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
 
 /* Takes up to n posted buffers into the receive batch; returns how many
  * datagrams to read (header-only reads when none is posted). */
+/* Points each batch slot at its header, address and iovec, once. */
+static void rdmx_udp_rx_init(struct rdmx_udp_dev *udp)
+{
+	for (size_t i = 0; i < RDMX_UDP_BATCH; i++) {
+		struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
+
+		memset(m, 0, sizeof(*m));
+		udp->rx_iov[i][0].iov_base = &udp->rx_hdr[i];
+		udp->rx_iov[i][0].iov_len = sizeof(udp->rx_hdr[i]);
+		m->msg_name = &udp->rx_src[i];
+		m->msg_iov = udp->rx_iov[i];
+		m->msg_iovlen = 2;
+	}
+	udp->rx_want = RDMX_UDP_RX_IDLE;
+}
+
+/* Takes up to n posted buffers into the receive batch; returns how many
+ * datagrams to read (header-only reads when none is posted). */
 static size_t rdmx_udp_rx_prepare(struct rdmx_udp_dev *udp, size_t n)
 {
+	n = RDMX_MIN(n, udp->rx_want);
 	if (udp->rq_cnt)
 		n = RDMX_MIN(n, udp->rq_cnt);
 	for (size_t i = 0; i < n; i++) {
-		struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
-
 		if (udp->rq_cnt)
 			udp->rx_slot[i] = udp->rq[--udp->rq_cnt];
 		else
 			udp->rx_slot[i] = (struct rdmx_udp_recv) { 0, NULL, 0 };
-		udp->rx_iov[i][0].iov_base = &udp->rx_hdr[i];
-		udp->rx_iov[i][0].iov_len = sizeof(udp->rx_hdr[i]);
 		udp->rx_iov[i][1].iov_base = udp->rx_slot[i].buf;
 		udp->rx_iov[i][1].iov_len = udp->rx_slot[i].len;
-		memset(m, 0, sizeof(*m));
-		m->msg_name = &udp->rx_src[i];
-		m->msg_namelen = sizeof(udp->rx_src[i]);
-		m->msg_iov = udp->rx_iov[i];
-		m->msg_iovlen = 2;
+		/* The kernel overwrites the length with the sender's. */
+		udp->rx_msgs[i].msg_hdr.msg_namelen = sizeof(udp->rx_src[i]);
 	}
 	return n;
 }
@@ -446,6 +461,9 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe
 			else
 				done++;
 		}
+		/* Ask for twice what came, so a stream soon reads whole batches. */
+		udp->rx_want = RDMX_MIN(RDMX_MAX(2 * (size_t) RDMX_MAX(got, 0),
+						 (size_t) RDMX_UDP_RX_IDLE), RDMX_UDP_BATCH);
 		if (got < (int) n)
 			break;
 		reads += n;
@@ -599,6 +617,7 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	ret = rdmx_udp_alloc(udp, attr);
 	if (ret)
 		goto err_free_udp;
+	rdmx_udp_rx_init(udp);
 	ret = rdmx_hash_construct(&udp->ah_map, sizeof(union rdmx_udp_addr));
 	if (ret)
 		goto err_free_udp;

@@ -82,6 +82,11 @@ struct rdmx_ep {
 	size_t			rxm_hint;	/* where to look for a free id */
 	struct rdmx_dlist	retry_peers;	/* of rdmx_peer with RNR resends */
 	uint64_t		rng;		/* backoff jitter */
+	uint64_t		now;		/* clock at the latest progress */
+	struct rdmx_hs_local	hs_local;	/* this endpoint in handshakes */
+	struct rdmx_hs_cfg	hs_cfg;
+	struct rdmx_dlist	conn_peers;	/* of rdmx_peer with a handshake */
+	uint64_t		conn_next;	/* when progress next runs their timers */
 	struct rdmx_dlist	peer_list;	/* of rdmx_peer: every peer */
 	size_t			anon_peers;	/* made for senders outside the AV */
 	struct rdmx_peer	**peers;	/* by fi_addr, made on first use */

@@ -34,8 +34,9 @@
 /* Probe versions: 1 predates negotiation (its RESET carries no range). */
 #define RDMX_HS_PROBE_LEGACY	1
 #define RDMX_HS_PROBE_VERSION	2
-/* Probes one side sends, at most. */
+/* Probes one side sends, at most; and what an endpoint sends. */
 #define RDMX_HS_PROBES_MAX	32
+#define RDMX_HS_PROBES		3
 
 enum rdmx_hs_state {
 	RDMX_HS_IDLE,

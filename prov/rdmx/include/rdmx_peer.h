@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <rdma/fabric.h>
 
+#include "rdmx_hs.h"
 #include "rdmx_list.h"
 
 struct rdmx_ah;
@@ -37,6 +38,12 @@ struct rdmx_peer {
 	uint64_t		backoff_until;	/* ns; 0: not in backoff */
 	uint32_t		backoff_exp;	/* doublings of the backoff */
 	bool			anon;		/* counted in rdmx_ep.anon_peers */
+	/* Wireup (rdmx_conn.c). */
+	struct rdmx_ep		*ep;
+	struct rdmx_hs		hs;
+	struct rdmx_dlist	pending;	/* of rdmx_txe waiting for CONNECTED */
+	size_t			pending_cnt;
+	struct rdmx_dlist	conn_link;	/* on rdmx_ep.conn_peers */
 };
 
 /*

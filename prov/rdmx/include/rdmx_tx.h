@@ -61,6 +61,7 @@ struct rdmx_txe {
 	bool			cleared;	/* may send: not a long send still
 						   waiting for its first CTS */
 	bool			pending;	/* on rdmx_ep.tx_pending */
+	bool			deferred;	/* on rdmx_peer.pending: not started */
 	enum rdmx_proto		proto;
 	int			err;		/* first error, positive FI_E*; 0 */
 	const char		*why;		/* its description */
@@ -132,6 +133,16 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe);
 
 /* Posts a control packet now or, if the device is full, from progress. */
 void rdmx_tx_ctrl_post(struct rdmx_ep *ep, struct rdmx_pke *pke);
+
+/*
+ * Puts a filled send on the wire: its message number, its first packet,
+ * then what the device takes; more: more sends follow at once. 0, or
+ * -FI_EAGAIN when the device took nothing (the send can start again).
+ */
+int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more);
+
+/* Ends a send that never started with error err (positive FI_E*). */
+void rdmx_tx_abandon(struct rdmx_ep *ep, struct rdmx_txe *txe, int err, const char *why);
 
 /* The long send a CTS names, or NULL if the id names none. */
 struct rdmx_txe *rdmx_tx_by_id(struct rdmx_ep *ep, uint32_t tx_id);

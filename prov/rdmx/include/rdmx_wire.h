@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "rdmx_hs.h"
+
 #define RDMX_WIRE_MAGIC		0x5244u		/* "RD" */
 
 enum rdmx_pkt_type {
@@ -19,6 +21,7 @@ enum rdmx_pkt_type {
 	RDMX_PKT_RTS,		/* request to send a long message */
 	RDMX_PKT_CTS,		/* clear to send: credit for a long message */
 	RDMX_PKT_DATA,		/* one segment of a long message */
+	RDMX_PKT_HS,		/* handshake: reset, probe, ping, answers */
 	RDMX_PKT_TYPE_MAX,
 };
 
@@ -118,12 +121,28 @@ struct rdmx_wire_data {
 _Static_assert(sizeof(struct rdmx_wire_data) == 24, "wire data size");
 
 /* Room for the header of any packet type. */
+/* RDMX_PKT_HS: one handshake message (rdmx_hs.h), no flags, no payload. */
+struct rdmx_wire_hs {
+	struct rdmx_wire_base	base;
+	uint32_t		hs_type;	/* enum rdmx_hs_type */
+	uint32_t		probe_version;
+	uint32_t		proto_min;
+	uint32_t		proto_max;
+	uint64_t		features;
+	uint64_t		incarnation;
+	uint64_t		peer_incarnation;
+	uint32_t		seq;
+	uint32_t		reserved;
+};
+_Static_assert(sizeof(struct rdmx_wire_hs) == 56, "wire hs size");
+
 union rdmx_wire_hdr {
 	struct rdmx_wire_eager	eager;
 	struct rdmx_wire_medium	medium;
 	struct rdmx_wire_rts	rts;
 	struct rdmx_wire_cts	cts;
 	struct rdmx_wire_data	data;
+	struct rdmx_wire_hs	hs;
 };
 
 /*
@@ -224,6 +243,12 @@ void rdmx_wire_read_encode(struct rdmx_wire_read *read, const void *key,
  */
 int rdmx_wire_read_decode(const void *buf, size_t len, uint64_t msg_len,
 			  void *key, struct iovec *iov);
+
+/* Fills a handshake packet. */
+void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg);
+
+/* The handshake message of a decoded RDMX_PKT_HS packet at buf. */
+void rdmx_wire_hs_decode(const void *buf, struct rdmx_hs_msg *msg);
 
 /* Fills a clear to send. */
 void rdmx_wire_cts_encode(struct rdmx_wire_cts *hdr, uint32_t msg_id,

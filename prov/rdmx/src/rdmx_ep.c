@@ -6,6 +6,7 @@
 #include "rdmx.h"
 #include "rdmx_clock.h"
 #include "rdmx_av.h"
+#include "rdmx_conn.h"
 #include "rdmx_cq.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
@@ -522,6 +523,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	rdmx_dlist_init(&ep->ctrl_pending);
 	rdmx_dlist_init(&ep->peer_list);
 	ep->rng = rdmx_clock_ns() | 1;
+	rdmx_conn_ep_init(ep);
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;

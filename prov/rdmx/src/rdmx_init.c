@@ -21,6 +21,11 @@ struct rdmx_params g_rdmx_params = {
 	.medium_max	= 65536,
 	.cts_window	= 2 << 20,
 	.long_read	= 1,
+	.hs_retry_ms	= 100,
+	.ping_interval_ms = 1000,
+	.ping_timeout_ms = 500,
+	.ping_retries	= 3,
+	.pending_max	= 4096,
 	.rto_min_us	= 500,
 	.unreach_ms	= 5000,
 	.rnr_retry	= 3,
@@ -55,6 +60,16 @@ static const struct {
 	  "Long protocol: bytes a receiver lets a sender have in flight past what arrived (default 2 MiB)." },
 	{ "long_read", &g_rdmx_params.long_read,
 	  "1: a long message offers the receiver to read it straight from the sender's memory when the device can (udp: peers on the same host, by cross memory attach); 0: always clear-to-send and data packets (default 1)." },
+	{ "hs_retry_ms", &g_rdmx_params.hs_retry_ms,
+	  "Handshake: milliseconds between resends of a RESET or of probes; the handshake gives up after FI_RDMX_UNREACH_MS (default 100)." },
+	{ "ping_interval_ms", &g_rdmx_params.ping_interval_ms,
+	  "Keepalive: milliseconds a connected peer may stay silent before it is pinged (default 1000)." },
+	{ "ping_timeout_ms", &g_rdmx_params.ping_timeout_ms,
+	  "Keepalive: milliseconds to wait for a ping's answer (default 500)." },
+	{ "ping_retries", &g_rdmx_params.ping_retries,
+	  "Keepalive: pings unanswered before the peer is disconnected and the sends waiting for it fail with FI_EHOSTUNREACH (default 3)." },
+	{ "pending_max", &g_rdmx_params.pending_max,
+	  "Sends a peer keeps while its handshake runs; beyond, sends to it return -FI_EAGAIN (default 4096)." },
 	{ "rto_min_us", &g_rdmx_params.rto_min_us,
 	  "swsrd: floor of the retransmission timeout in microseconds (default 500)." },
 	{ "unreach_ms", &g_rdmx_params.unreach_ms,
@@ -93,6 +108,10 @@ void rdmx_params_initialize(void)
 	g_rdmx_params.rx_bufs = RDMX_MAX(g_rdmx_params.rx_bufs, 2);
 	g_rdmx_params.cq_size = RDMX_MAX(g_rdmx_params.cq_size, 1);
 	g_rdmx_params.cts_window = RDMX_MAX(g_rdmx_params.cts_window, 1);
+	g_rdmx_params.hs_retry_ms = RDMX_MAX(g_rdmx_params.hs_retry_ms, 1);
+	g_rdmx_params.ping_interval_ms = RDMX_MAX(g_rdmx_params.ping_interval_ms, 1);
+	g_rdmx_params.ping_timeout_ms = RDMX_MAX(g_rdmx_params.ping_timeout_ms, 1);
+	g_rdmx_params.ping_retries = RDMX_MAX(g_rdmx_params.ping_retries, 1);
 	/* A packet must hold the largest header and some payload. */
 	if (g_rdmx_params.mtu)
 		g_rdmx_params.mtu = RDMX_MAX(g_rdmx_params.mtu, 256);

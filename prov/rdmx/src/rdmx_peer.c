@@ -3,6 +3,7 @@
 
 #include "rdmx.h"
 #include "rdmx_av.h"
+#include "rdmx_conn.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rnr.h"
@@ -47,6 +48,7 @@ static struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah)
 	rdmx_dlist_init(&peer->ooo);
 	rdmx_dlist_init(&peer->rx_msgs);
 	rdmx_rnr_peer_construct(peer);
+	rdmx_conn_peer_init(ep, peer);
 	ah->context = peer;
 	rdmx_dlist_insert_tail(&ep->peer_list, &peer->link);
 	return peer;
@@ -109,6 +111,7 @@ void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr)
 	if (peer->addr == addr)
 		peer->addr = FI_ADDR_NOTAVAIL;
 	rdmx_rnr_flush(ep, peer, FI_ECANCELED);
+	rdmx_conn_flush(ep, peer, FI_ECANCELED);
 }
 
 void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)
@@ -119,6 +122,7 @@ void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)
 		struct rdmx_peer *peer = rdmx_container_of(it, struct rdmx_peer, link);
 
 		rdmx_rnr_flush(ep, peer, err);
+		rdmx_conn_flush(ep, peer, err);
 		rdmx_order_drain(peer);
 		peer->ah->context = NULL;
 		ep->dev->ops->ah_destroy(ep->dev, peer->ah);

@@ -7,6 +7,8 @@
  */
 #include "rdmx.h"
 #include "rdmx_av.h"
+#include "rdmx_clock.h"
+#include "rdmx_conn.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rnr.h"
@@ -52,7 +54,11 @@ static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 			      struct rdmx_peer *peer, size_t rx_buf)
 {
 	if (peer) {
+		rdmx_conn_heard(ep, peer);
 		switch (pkt->type) {
+		case RDMX_PKT_HS:
+			rdmx_conn_recv(ep, peer, rdmx_ep_rx_buf(ep, rx_buf));
+			return false;
 		case RDMX_PKT_CTS:
 			rdmx_long_cts(ep, peer, pkt);
 			return false;
@@ -100,6 +106,7 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 
 	if (!ep->enabled)
 		return;
+	ep->now = rdmx_clock_ns();
 	do {
 		n = ep->dev->ops->poll_cq(ep->dev, cqe, RDMX_PROGRESS_BATCH);
 		for (int i = 0; i < n; i++) {
@@ -114,5 +121,6 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 		}
 	} while (n == RDMX_PROGRESS_BATCH && ++rounds < RDMX_PROGRESS_ROUNDS);
 	rdmx_rnr_progress(ep);
+	rdmx_conn_progress(ep);
 	rdmx_tx_progress(ep);
 }

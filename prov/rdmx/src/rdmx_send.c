@@ -4,6 +4,7 @@
  * and completes the send when its last packet completed.
  */
 #include "rdmx.h"
+#include "rdmx_conn.h"
 #include "rdmx_cq.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
@@ -204,6 +205,32 @@ static void rdmx_tx_void(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	rdmx_tx_ctrl_post(ep, pke);
 }
 
+/* Tells the application a send failed (once: why is cleared). */
+static void rdmx_tx_report(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	struct rdmx_cq_entry entry;
+
+	ep->stats.tx_errors++;
+	RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
+		  (unsigned long) txe->addr, txe->why);
+	/* A send that completed at injection has no entry left to fail. */
+	if (!txe->early) {
+		entry = rdmx_send_entry(txe);
+		rdmx_cq_write_err(ep->tx_cq, &entry, txe->err, 0,
+				  "rdmx: send to fi_addr %lu failed: %s",
+				  (unsigned long) txe->addr, txe->why);
+	}
+	txe->why = NULL;
+}
+
+void rdmx_tx_abandon(struct rdmx_ep *ep, struct rdmx_txe *txe, int err, const char *why)
+{
+	txe->err = err;
+	txe->why = why;
+	rdmx_tx_report(ep, txe);
+	rdmx_send_txe_release(ep, txe);
+}
+
 void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
 	struct rdmx_cq_entry entry;
@@ -220,17 +247,7 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 			rdmx_cq_write(ep->tx_cq, &entry);
 		}
 	} else if (txe->why) {
-		ep->stats.tx_errors++;
-		RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
-			  (unsigned long) txe->addr, txe->why);
-		/* A send that completed at injection has no entry left to fail. */
-		if (!txe->early) {
-			entry = rdmx_send_entry(txe);
-			rdmx_cq_write_err(ep->tx_cq, &entry, txe->err, 0,
-					  "rdmx: send to fi_addr %lu failed: %s",
-					  (unsigned long) txe->addr, txe->why);
-		}
-		txe->why = NULL;
+		rdmx_tx_report(ep, txe);
 		/* At close the receiver hears nothing more anyway. */
 		if (ep->enabled) {
 			rdmx_tx_void(ep, txe);
@@ -383,6 +400,7 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	txe->early = early;
 	txe->in_use = true;
 	txe->pending = false;
+	txe->deferred = false;
 	txe->proto = rdmx_send_proto(ep, len);
 	txe->cleared = txe->proto != RDMX_PROTO_LONG;
 	txe->err = 0;
@@ -392,7 +410,6 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	txe->data = req->data;
 	txe->pkt_flags = ((req->flags & FI_TAGGED) ? RDMX_PKT_TAGGED : 0) |
 			 ((req->flags & FI_REMOTE_CQ_DATA) ? RDMX_PKT_CQ_DATA : 0);
-	txe->msg_id = peer->tx_msg_id;
 	txe->addr = req->dest;
 	txe->peer = peer;
 	txe->next = 0;
@@ -444,9 +461,9 @@ static ssize_t rdmx_send_locked(struct rdmx_ep *ep, const struct rdmx_send_req *
 		return -FI_EAGAIN;
 	}
 	rdmx_send_fill(ep, txe, req, peer, len, early, copy);
-	rdmx_tx_first(ep, txe);
-	ret = rdmx_tx_post(ep, &txe->pke, (req->flags & FI_MORE) ||
-			   txe->next < txe->limit);
+	/* A stub keeps the send until its handshake is over (rdmx_conn.h). */
+	ret = rdmx_conn_ready(ep, peer) ? rdmx_tx_start(ep, txe, req->flags & FI_MORE) :
+					  rdmx_conn_defer(ep, peer, txe);
 	if (ret) {
 		rdmx_send_txe_release(ep, txe);
 		ep->stats.eagain += ret == -FI_EAGAIN;
@@ -454,13 +471,27 @@ static ssize_t rdmx_send_locked(struct rdmx_ep *ep, const struct rdmx_send_req *
 			rdmx_ep_progress(ep);
 		return ret;
 	}
-	peer->tx_msg_id++;
 	if (early && txe->completion) {
 		struct rdmx_cq_entry entry = rdmx_send_entry(txe);
 
 		txe->completion = false;
 		rdmx_cq_write(ep->tx_cq, &entry);
 	}
+	return 0;
+}
+
+int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
+{
+	struct rdmx_peer *peer = txe->peer;
+	int ret;
+
+	txe->msg_id = peer->tx_msg_id;
+	txe->next = 0;
+	rdmx_tx_first(ep, txe);
+	ret = rdmx_tx_post(ep, &txe->pke, more || txe->next < txe->limit);
+	if (ret)
+		return ret;
+	peer->tx_msg_id++;
 	if (txe->next < txe->limit)
 		rdmx_tx_pump(ep, txe);
 	return 0;

@@ -116,6 +116,7 @@ static const size_t rdmx_wire_hdr_size[RDMX_PKT_TYPE_MAX] = {
 	[RDMX_PKT_RTS] = sizeof(struct rdmx_wire_rts),
 	[RDMX_PKT_CTS] = sizeof(struct rdmx_wire_cts),
 	[RDMX_PKT_DATA] = sizeof(struct rdmx_wire_data),
+	[RDMX_PKT_HS] = sizeof(struct rdmx_wire_hs),
 };
 
 /* EAGER, MEDIUM and RTS: the message header and what follows it. */
@@ -180,6 +181,46 @@ static int rdmx_wire_decode_long(const void *buf, struct rdmx_pkt *pkt)
 	       -FI_EINVAL : 0;
 }
 
+/* HS: checks what rdmx_wire_hs_decode will not: flags, type, payload. */
+static int rdmx_wire_decode_hs(const void *buf, struct rdmx_pkt *pkt)
+{
+	const struct rdmx_wire_hs *hs = buf;
+	uint32_t type = le32toh(hs->hs_type);
+
+	return pkt->flags || pkt->payload_len || hs->reserved ||
+	       type < RDMX_HS_RESET || type > RDMX_HS_PONG ? -FI_EINVAL : 0;
+}
+
+void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg)
+{
+	rdmx_wire_base_encode(&hdr->base, RDMX_PKT_HS, 0);
+	hdr->hs_type = htole32((uint32_t) msg->type);
+	hdr->probe_version = htole32(msg->probe_version);
+	hdr->proto_min = htole32(msg->proto_min);
+	hdr->proto_max = htole32(msg->proto_max);
+	hdr->features = htole64(msg->features);
+	hdr->incarnation = htole64(msg->incarnation);
+	hdr->peer_incarnation = htole64(msg->peer_incarnation);
+	hdr->seq = htole32(msg->seq);
+	hdr->reserved = 0;
+}
+
+void rdmx_wire_hs_decode(const void *buf, struct rdmx_hs_msg *msg)
+{
+	const struct rdmx_wire_hs *hdr = buf;
+
+	*msg = (struct rdmx_hs_msg) {
+		.type = (enum rdmx_hs_type) le32toh(hdr->hs_type),
+		.probe_version = le32toh(hdr->probe_version),
+		.proto_min = le32toh(hdr->proto_min),
+		.proto_max = le32toh(hdr->proto_max),
+		.features = le64toh(hdr->features),
+		.incarnation = le64toh(hdr->incarnation),
+		.peer_incarnation = le64toh(hdr->peer_incarnation),
+		.seq = le32toh(hdr->seq),
+	};
+}
+
 int rdmx_wire_decode(const void *buf, size_t len, struct rdmx_pkt *pkt)
 {
 	const struct rdmx_wire_base *base = buf;
@@ -197,6 +238,8 @@ int rdmx_wire_decode(const void *buf, size_t len, struct rdmx_pkt *pkt)
 		return -FI_EINVAL;
 	pkt->payload = (const uint8_t *) buf + hdr;
 	pkt->payload_len = len - hdr;
+	if (pkt->type == RDMX_PKT_HS)
+		return rdmx_wire_decode_hs(buf, pkt);
 	if (pkt->type == RDMX_PKT_CTS || pkt->type == RDMX_PKT_DATA)
 		return rdmx_wire_decode_long(buf, pkt);
 	return rdmx_wire_decode_msg(buf, pkt);

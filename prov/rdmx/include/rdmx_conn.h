@@ -1,0 +1,52 @@
+/*
+ * rdmx: wireup (after UCX's stub endpoints), the endpoint's side of the
+ * probe handshake (rdmx_hs.h). A peer is a stub until its handshake
+ * completes: sends posted to it are accepted and wait, in posting order,
+ * on its pending queue (at most FI_RDMX_PENDING_MAX, then -FI_EAGAIN);
+ * they get their message numbers and go out when it is CONNECTED, so
+ * send-after-send order holds across the wait. The first send to a stub
+ * starts the handshake; a RESET from a peer answers it whatever its
+ * state. When a peer is DISCONNECTED (no answer to the handshake or to
+ * its pings) the sends still waiting complete with FI_EHOSTUNREACH, and
+ * the next send starts a new handshake; at endpoint close they complete
+ * with FI_ECANCELED. A peer that restarted (a new incarnation) starts
+ * from message 0 again: what was kept of the old one is dropped.
+ */
+#ifndef RDMX_CONN_H
+#define RDMX_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rdmx_hs.h"
+
+struct rdmx_ep;
+struct rdmx_peer;
+struct rdmx_txe;
+
+/* The endpoint's handshake identity and timers (at fi_enable). */
+void rdmx_conn_ep_init(struct rdmx_ep *ep);
+
+/* A new peer: a stub, IDLE. */
+void rdmx_conn_peer_init(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
+/* Whether a send to peer may go out now; else it must wait (and the
+ * handshake is started). */
+bool rdmx_conn_ready(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
+/* Keeps a filled send to a stub; 0 or -FI_EAGAIN when the queue is full. */
+int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe *txe);
+
+/* A handshake packet from peer (decoded at buf). */
+void rdmx_conn_recv(struct rdmx_ep *ep, struct rdmx_peer *peer, const void *buf);
+
+/* Any packet from peer: it is alive. */
+void rdmx_conn_heard(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
+/* Timers and the replay of waiting sends; from progress. */
+void rdmx_conn_progress(struct rdmx_ep *ep);
+
+/* Fails the sends waiting on peer with err (peer forgotten, endpoint closing). */
+void rdmx_conn_flush(struct rdmx_ep *ep, struct rdmx_peer *peer, int err);
+
+#endif /* RDMX_CONN_H */

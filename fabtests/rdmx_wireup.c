@@ -229,27 +229,27 @@ static int wu_parse(int argc, char **argv, struct wu_opts *o)
 		{ "no-eagain", no_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, ret = 0;
 
 	*o = (struct wu_opts) { .count = 1000, .timeout_s = 60 };
-	while ((c = getopt_long(argc, argv, "rb:p:n:t:", longs, NULL)) != -1) {
-		switch (c) {
-		case 'r': o->receiver = true; break;
-		case 'b': o->bind_addr = optarg; break;
-		case 'p': o->port = optarg; break;
-		case 'E': o->no_eagain = true; break;
-		case 'n':
-			if (ft_parse_num(optarg, 1, 1000000, &o->count))
-				return -1;
-			break;
-		case 't':
-			if (ft_parse_timeout(optarg, &o->timeout_s))
-				return -1;
-			break;
-		default:
-			return -1;
-		}
+	while (!ret && (c = getopt_long(argc, argv, "rb:p:n:t:", longs, NULL)) != -1) {
+		if (c == 'r')
+			o->receiver = true;
+		else if (c == 'b')
+			o->bind_addr = optarg;
+		else if (c == 'p')
+			o->port = optarg;
+		else if (c == 'E')
+			o->no_eagain = true;
+		else if (c == 'n')
+			ret = ft_parse_num(optarg, 1, 1000000, &o->count);
+		else if (c == 't')
+			ret = ft_parse_timeout(optarg, &o->timeout_s);
+		else
+			ret = -1;
 	}
+	if (ret)
+		return -1;
 	if (ft_parse_host(argc, argv, &o->host) || !o->port || !o->receiver == !o->host)
 		return -1;
 	return 0;

@@ -40,6 +40,14 @@ int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe 
 /* A handshake packet from peer (decoded at buf). */
 void rdmx_conn_recv(struct rdmx_ep *ep, struct rdmx_peer *peer, const void *buf);
 
+/*
+ * Whether a message packet from peer belongs to the session under way
+ * (PROBING or CONNECTED); if not it is stale, and a peer IDLE or
+ * DISCONNECTED here is asked to start a new session, which tells it to
+ * drop the old one too.
+ */
+bool rdmx_conn_current(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
 /* Any packet from peer: it is alive. */
 void rdmx_conn_heard(struct rdmx_ep *ep, struct rdmx_peer *peer);
 

@@ -162,6 +162,14 @@ struct rdmx_dev_ops {
 	int	(*ah_create)(struct rdmx_dev *dev, const void *canon,
 			     struct rdmx_ah **ah_p);
 	void	(*ah_destroy)(struct rdmx_dev *dev, struct rdmx_ah *ah);
+	/*
+	 * Optional (NULL: the device cannot). The rdm layer ended its
+	 * session with the peer at ah (it disconnected or restarted): every
+	 * send still outstanding to it completes with RDMX_DEV_FLUSHED at
+	 * later polls, and nothing posted before this call reaches the peer
+	 * after it.
+	 */
+	void	(*ah_reset)(struct rdmx_dev *dev, struct rdmx_ah *ah);
 
 	/*
 	 * Queues a datagram gathered from iov to ah. The iov memory must stay

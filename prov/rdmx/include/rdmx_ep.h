@@ -32,7 +32,7 @@ struct rdmx_ep_stats {
 	uint64_t	eagain;		/* posts answered -FI_EAGAIN */
 	uint64_t	rx_dropped;	/* messages dropped for lack of memory */
 	uint64_t	rx_reordered;	/* packets held for a message before theirs */
-	uint64_t	rx_stale;	/* packets of messages already over */
+	uint64_t	rx_stale;	/* packets of messages or sessions over */
 	uint64_t	rx_no_peer;	/* long and medium packets from outside the AV */
 	uint64_t	rx_long_reads;	/* long messages read from the sender */
 };

@@ -17,10 +17,15 @@
  * RDMX_PROTO_LEGACY. Each side then sends probes and is CONNECTED once
  * they were all acknowledged, so the path works both ways for both.
  * Two sides connecting at once each answer the other's RESET and meet
- * in PROBING. A RESET with a new incarnation from a peer known under
- * another means it restarted: the caller drops what it kept of the old
- * one, and the handshake starts over. Messages naming an incarnation of
- * ours or theirs other than the current ones are stale and ignored.
+ * in PROBING. Each handshake a side starts is a new session (its number
+ * travels in RESET and ACK; an ACK names the session it answers): a
+ * RESET from a known peer under a new incarnation (it restarted) or a
+ * newer session (it gave us up and starts over) makes the caller drop
+ * what it kept of the old one, and the handshake starts over. A side
+ * that disconnects drops what it kept itself, so either way both start
+ * the new session from scratch. Messages naming an incarnation of ours
+ * or theirs other than the current ones, and RESETs of older sessions,
+ * are stale and ignored.
  */
 #ifndef RDMX_HS_H
 #define RDMX_HS_H
@@ -65,7 +70,9 @@ struct rdmx_hs_msg {
 	uint64_t		incarnation;	/* the sender's */
 	uint64_t		peer_incarnation; /* the receiver's, as the sender
 						     knows it (0 in a RESET) */
-	uint32_t		seq;		/* PROBE, PING; echoed by the answers */
+	uint32_t		seq;		/* PROBE, PING; echoed by the answers;
+						   ACK: the session of the RESET answered */
+	uint32_t		session;	/* RESET, ACK: the sender's */
 };
 
 /* What this endpoint says of itself. */
@@ -89,7 +96,8 @@ struct rdmx_hs_cfg {
 enum rdmx_hs_event {
 	RDMX_HS_EV_CONNECTED,
 	RDMX_HS_EV_DISCONNECTED,	/* err: why (positive FI_E*) */
-	RDMX_HS_EV_RESTARTED,		/* the peer came back anew: forget the old */
+	RDMX_HS_EV_RESTARTED,		/* the peer restarted or starts a new
+					   session: forget the old */
 };
 
 struct rdmx_hs_ops {
@@ -107,6 +115,8 @@ struct rdmx_hs {
 	uint32_t			version;	/* negotiated; 0 until known */
 	uint64_t			peer_incarnation; /* 0: unknown */
 	uint64_t			peer_features;
+	uint32_t			session;	/* ours: handshakes started */
+	uint32_t			peer_session;	/* theirs, from its RESET or ACK */
 	uint64_t			deadline;	/* the timer's next call; 0: none */
 	uint32_t			tries;		/* of the current step */
 	uint32_t			probe_seq;	/* the round's first probe */

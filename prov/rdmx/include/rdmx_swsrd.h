@@ -145,6 +145,13 @@ void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd,
 			      struct rdmx_swsrd_peer *peer);
 
 /*
+ * Ends the session with the peer: every send not yet acknowledged fails
+ * with FLUSHED, and the next send starts a new session, so that nothing
+ * of the old one reaches the peer after it.
+ */
+void rdmx_swsrd_peer_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer);
+
+/*
  * Queues a send (wr_id and payload iov filled in); it is transmitted as
  * soon as the window allows. 0 or -FI_ENOMEM.
  */

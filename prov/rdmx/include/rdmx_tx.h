@@ -62,6 +62,8 @@ struct rdmx_txe {
 						   waiting for its first CTS */
 	bool			pending;	/* on rdmx_ep.tx_pending */
 	bool			deferred;	/* on rdmx_peer.pending: not started */
+	bool			orphan;		/* its peer's session ended: if it
+						   fails, the peer is not told */
 	enum rdmx_proto		proto;
 	int			err;		/* first error, positive FI_E*; 0 */
 	const char		*why;		/* its description */
@@ -113,6 +115,14 @@ void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 /* Ends a packet that will not be sent (again) with error err, why. */
 void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
 		  const char *why);
+
+/*
+ * The session with peer ended (rdmx_conn.c): its sends under way fail
+ * with err, why, without a word to the peer; the packets of its sends and
+ * receives still queued here are dropped. Sends not yet started stay.
+ */
+void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
+			const char *why);
 
 /* Posts what waits: control packets, then segments; lock held. */
 void rdmx_tx_progress(struct rdmx_ep *ep);

@@ -132,7 +132,7 @@ struct rdmx_wire_hs {
 	uint64_t		incarnation;
 	uint64_t		peer_incarnation;
 	uint32_t		seq;
-	uint32_t		reserved;
+	uint32_t		session;
 };
 _Static_assert(sizeof(struct rdmx_wire_hs) == 56, "wire hs size");
 

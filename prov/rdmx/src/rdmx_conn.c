@@ -47,14 +47,23 @@ static void rdmx_conn_replay(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	}
 }
 
-/* The peer restarted: its messages start from 0 again, nothing old is kept. */
-static void rdmx_conn_restart(struct rdmx_ep *ep, struct rdmx_peer *peer)
+/*
+ * The session with the peer is over (it disconnected, restarted or starts
+ * a new one): messages being received from it fail, packets held for
+ * order go, sends under way fail without a word to it, the device ends
+ * its own session, and both directions start from message 0 again, as
+ * the peer's do. Sends not yet started stay for the next session.
+ */
+static void rdmx_conn_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
+			    const char *why)
 {
-	RDMX_INFO(FI_LOG_EP_CTRL, "peer fi_addr %lu restarted\n", (unsigned long) peer->addr);
 	while (!rdmx_dlist_empty(&peer->rx_msgs))
 		rdmx_rxm_abort(ep, rdmx_container_of(peer->rx_msgs.next, struct rdmx_rxm, link),
-			       FI_ECONNRESET, "its sender restarted");
+			       err, why);
 	rdmx_order_drain(peer);
+	rdmx_tx_peer_reset(ep, peer, err, why);
+	if (ep->dev->ops->ah_reset)
+		ep->dev->ops->ah_reset(ep->dev, peer->ah);
 	peer->tx_msg_id = 0;
 	peer->rx_msg_id = 0;
 }
@@ -73,10 +82,13 @@ static void rdmx_conn_event(void *ctx, enum rdmx_hs_event ev, int err)
 	case RDMX_HS_EV_DISCONNECTED:
 		RDMX_WARN(FI_LOG_EP_CTRL, "peer fi_addr %lu disconnected: %s\n",
 			  (unsigned long) peer->addr, fi_strerror(err));
+		rdmx_conn_reset(ep, peer, err, "its peer was disconnected");
 		rdmx_conn_flush(ep, peer, err);
 		break;
 	case RDMX_HS_EV_RESTARTED:
-		rdmx_conn_restart(ep, peer);
+		RDMX_INFO(FI_LOG_EP_CTRL, "peer fi_addr %lu restarted or starts over\n",
+			  (unsigned long) peer->addr);
+		rdmx_conn_reset(ep, peer, FI_ECONNRESET, "its peer restarted");
 		break;
 	}
 }
@@ -137,6 +149,20 @@ bool rdmx_conn_ready(struct rdmx_ep *ep, struct rdmx_peer *peer)
 		rdmx_hs_connect(&peer->hs, rdmx_clock_ns());
 	}
 	return false;
+}
+
+bool rdmx_conn_current(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	switch (peer->hs.state) {
+	case RDMX_HS_PROBING:
+	case RDMX_HS_CONNECTED:
+		return true;
+	case RDMX_HS_RESET_SENT:
+		return false;
+	default:
+		(void) rdmx_conn_ready(ep, peer);
+		return false;
+	}
 }
 
 int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe *txe)

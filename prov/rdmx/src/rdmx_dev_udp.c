@@ -265,6 +265,13 @@ static int rdmx_udp_ah_create(struct rdmx_dev *dev, const void *canon,
 	return 0;
 }
 
+static void rdmx_udp_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	struct rdmx_udp_ah *uah = rdmx_container_of(ah, struct rdmx_udp_ah, ah);
+
+	rdmx_swsrd_peer_reset(&rdmx_udp_dev(dev)->srd, &uah->srd);
+}
+
 /*
  * Frees the oldest handle made for an unknown sender that nothing uses
  * and that has nothing in flight; false when there is none. Bounds what
@@ -684,6 +691,7 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.getname = rdmx_udp_getname,
 	.ah_create = rdmx_udp_ah_create,
 	.ah_destroy = rdmx_udp_ah_destroy,
+	.ah_reset = rdmx_udp_ah_reset,
 	.post_send = rdmx_udp_post_send,
 	.post_recv = rdmx_udp_post_recv,
 	.poll_cq = rdmx_udp_poll_cq,

@@ -34,11 +34,12 @@ static void rdmx_hs_send(struct rdmx_hs *hs, enum rdmx_hs_type type, uint32_t se
 	struct rdmx_hs_msg msg = {
 		.type = type,
 		.incarnation = l->incarnation,
-		.peer_incarnation = hs->peer_incarnation,
+		.peer_incarnation = type == RDMX_HS_RESET ? 0 : hs->peer_incarnation,
 		.seq = seq,
 	};
 
 	if (type == RDMX_HS_RESET || type == RDMX_HS_ACK) {
+		msg.session = hs->session;
 		msg.probe_version = l->probe_version;
 		msg.features = l->features;
 		/* A legacy endpoint knows no range. */
@@ -85,6 +86,7 @@ static void rdmx_hs_accept(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, ui
 	uint32_t version = rdmx_hs_negotiate(hs->local, msg);
 
 	hs->peer_incarnation = msg->incarnation;
+	hs->peer_session = msg->session;
 	hs->peer_features = msg->features;
 	if (!version) {
 		hs->version = 0;
@@ -105,6 +107,7 @@ void rdmx_hs_connect(struct rdmx_hs *hs, uint64_t now)
 	if (hs->state != RDMX_HS_IDLE && hs->state != RDMX_HS_DISCONNECTED)
 		return;
 	hs->state = RDMX_HS_RESET_SENT;
+	hs->session++;
 	hs->tries = 1;
 	hs->deadline = now + hs->cfg->retry_ns;
 	rdmx_hs_send(hs, RDMX_HS_RESET, 0);
@@ -113,14 +116,19 @@ void rdmx_hs_connect(struct rdmx_hs *hs, uint64_t now)
 static void rdmx_hs_on_reset(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t now)
 {
 	bool known = hs->peer_incarnation && hs->state != RDMX_HS_IDLE;
+	bool same = msg->incarnation == hs->peer_incarnation;
 
-	if (known && msg->incarnation != hs->peer_incarnation) {
-		/* Restarted: nothing of the old one may mix with the new. */
+	/* A RESET of a session the peer has since replaced. */
+	if (known && same && (int32_t) (msg->session - hs->peer_session) < 0)
+		return;
+	if (known && (!same || msg->session != hs->peer_session)) {
+		/* Restarted or starting over: nothing old may mix with the new. */
 		hs->ops->event(hs->ctx, RDMX_HS_EV_RESTARTED, 0);
 		hs->state = RDMX_HS_IDLE;
 	}
 	hs->peer_incarnation = msg->incarnation;
-	rdmx_hs_send(hs, RDMX_HS_ACK, 0);
+	hs->peer_session = msg->session;
+	rdmx_hs_send(hs, RDMX_HS_ACK, msg->session);
 	/* A repeat of a RESET already taken needs the ACK only. */
 	if (hs->state == RDMX_HS_PROBING || hs->state == RDMX_HS_CONNECTED)
 		return;
@@ -154,15 +162,22 @@ void rdmx_hs_recv(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t no
 		rdmx_hs_on_reset(hs, msg, now);
 		return;
 	}
+	/*
+	 * The answer to our current RESET: whichever incarnation sends it is
+	 * the peer from now on (after a disconnect we kept nothing of the old).
+	 */
+	if (msg->type == RDMX_HS_ACK) {
+		if (hs->state == RDMX_HS_RESET_SENT &&
+		    msg->peer_incarnation == hs->local->incarnation &&
+		    (msg->seq == hs->session || msg->probe_version <= RDMX_HS_PROBE_LEGACY))
+			rdmx_hs_accept(hs, msg, now);
+		return;
+	}
 	/* Everything else names both incarnations: stale ones are ignored. */
 	if (msg->peer_incarnation != hs->local->incarnation ||
 	    (hs->peer_incarnation && msg->incarnation != hs->peer_incarnation))
 		return;
 	switch (msg->type) {
-	case RDMX_HS_ACK:
-		if (hs->state == RDMX_HS_RESET_SENT)
-			rdmx_hs_accept(hs, msg, now);
-		break;
 	case RDMX_HS_PROBE:
 		if (hs->peer_incarnation)
 			rdmx_hs_send(hs, RDMX_HS_PROBE_ACK, msg->seq);

@@ -55,10 +55,16 @@ static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 {
 	if (peer) {
 		rdmx_conn_heard(ep, peer);
-		switch (pkt->type) {
-		case RDMX_PKT_HS:
+		if (pkt->type == RDMX_PKT_HS) {
 			rdmx_conn_recv(ep, peer, rdmx_ep_rx_buf(ep, rx_buf));
 			return false;
+		}
+		/* A packet of a session over (the peer's or ours). */
+		if (!rdmx_conn_current(ep, peer)) {
+			ep->stats.rx_stale++;
+			return false;
+		}
+		switch (pkt->type) {
 		case RDMX_PKT_CTS:
 			rdmx_long_cts(ep, peer, pkt);
 			return false;

@@ -248,8 +248,8 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		}
 	} else if (txe->why) {
 		rdmx_tx_report(ep, txe);
-		/* At close the receiver hears nothing more anyway. */
-		if (ep->enabled) {
+		/* At close, or past its session, the receiver hears nothing more. */
+		if (ep->enabled && !txe->orphan) {
 			rdmx_tx_void(ep, txe);
 			return;
 		}
@@ -340,6 +340,50 @@ void rdmx_tx_progress(struct rdmx_ep *ep)
 	}
 }
 
+/* The sends under way to peer. */
+static bool rdmx_tx_of_peer(const struct rdmx_txe *txe, const struct rdmx_peer *peer)
+{
+	return txe->in_use && txe->peer == peer && !txe->deferred;
+}
+
+void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
+			const char *why)
+{
+	struct rdmx_dlist *it, *next;
+
+	for (size_t i = 0; i < ep->txe_pool.count; i++) {
+		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
+
+		if (!rdmx_tx_of_peer(txe, peer))
+			continue;
+		txe->orphan = true;
+		if (!txe->err) {
+			txe->err = err;
+			txe->why = why;
+		}
+	}
+	/* Its packets waiting here would reach the peer's next session. */
+	rdmx_rnr_flush(ep, peer, err);
+	peer->backoff_until = 0;
+	peer->backoff_exp = 0;
+	for (it = ep->ctrl_pending.next; it != &ep->ctrl_pending; it = next) {
+		struct rdmx_pke *pke = rdmx_container_of(it, struct rdmx_pke, link);
+
+		next = it->next;
+		if (pke->peer != peer || pke->hdr.hs.base.type == RDMX_PKT_HS)
+			continue;
+		rdmx_dlist_remove(it);
+		rdmx_tx_fail(ep, pke, err, why);
+	}
+	/* The others end when the device gives their packets back. */
+	for (size_t i = 0; i < ep->txe_pool.count; i++) {
+		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
+
+		if (rdmx_tx_of_peer(txe, peer) && !txe->pkts_out)
+			rdmx_tx_advance(ep, txe);
+	}
+}
+
 struct rdmx_txe *rdmx_tx_by_id(struct rdmx_ep *ep, uint32_t tx_id)
 {
 	struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, tx_id);
@@ -401,6 +445,7 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	txe->in_use = true;
 	txe->pending = false;
 	txe->deferred = false;
+	txe->orphan = false;
 	txe->proto = rdmx_send_proto(ep, len);
 	txe->cleared = txe->proto != RDMX_PROTO_LONG;
 	txe->err = 0;

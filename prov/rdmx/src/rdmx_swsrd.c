@@ -428,14 +428,27 @@ static void rdmx_srd_fail_all(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->snd_una = peer->snd_nxt;
 }
 
-static void rdmx_srd_unreachable(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
+/* Fails every send with status; what follows is a new session. */
+static void rdmx_srd_end_session(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+				 enum rdmx_dev_status status)
 {
 	uint32_t session = (peer->tx_epoch & 0xff) + 1;
 
-	srd->stats->unreachable++;
-	rdmx_srd_fail_all(srd, peer, RDMX_DEV_UNREACH);
-	/* A new session: the receiver drops what it kept of the old one. */
+	rdmx_srd_fail_all(srd, peer, status);
+	/* The receiver drops what it kept of the old one. */
 	rdmx_srd_tx_reset(srd, peer, session);
+}
+
+static void rdmx_srd_unreachable(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
+{
+	srd->stats->unreachable++;
+	rdmx_srd_end_session(srd, peer, RDMX_DEV_UNREACH);
+}
+
+void rdmx_swsrd_peer_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
+{
+	if (peer->slots)
+		rdmx_srd_end_session(srd, peer, RDMX_DEV_FLUSHED);
 }
 
 /* Retransmits what is due; false when the peer was declared unreachable. */

@@ -187,7 +187,7 @@ static int rdmx_wire_decode_hs(const void *buf, struct rdmx_pkt *pkt)
 	const struct rdmx_wire_hs *hs = buf;
 	uint32_t type = le32toh(hs->hs_type);
 
-	return pkt->flags || pkt->payload_len || hs->reserved ||
+	return pkt->flags || pkt->payload_len ||
 	       type < RDMX_HS_RESET || type > RDMX_HS_PONG ? -FI_EINVAL : 0;
 }
 
@@ -202,7 +202,7 @@ void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg
 	hdr->incarnation = htole64(msg->incarnation);
 	hdr->peer_incarnation = htole64(msg->peer_incarnation);
 	hdr->seq = htole32(msg->seq);
-	hdr->reserved = 0;
+	hdr->session = htole32(msg->session);
 }
 
 void rdmx_wire_hs_decode(const void *buf, struct rdmx_hs_msg *msg)
@@ -218,6 +218,7 @@ void rdmx_wire_hs_decode(const void *buf, struct rdmx_hs_msg *msg)
 		.incarnation = le64toh(hdr->incarnation),
 		.peer_incarnation = le64toh(hdr->peer_incarnation),
 		.seq = le32toh(hdr->seq),
+		.session = le32toh(hdr->session),
 	};
 }
 

@@ -3,7 +3,8 @@
  * (a queue that can lose messages) under a clock the tests move: the
  * normal path, lost RESET/ACK/probe messages, simultaneous connects, a
  * legacy peer, no common version, a restart with a new incarnation, and
- * ping loss leading to DISCONNECTED and a new handshake.
+ * ping loss leading to DISCONNECTED and a new handshake, a side that
+ * starts a new session or reaches a new incarnation after a disconnect.
  */
 #include "rdmx_test.h"
 #include "rdmx_hs.h"
@@ -307,4 +308,85 @@ Test(hs, ping_loss_disconnects_then_a_new_handshake_connects)
 	deliver();
 	assert_connected(RDMX_PROTO_VERSION);
 	cr_assert_eq(A.connected, 2);
+}
+
+/* Brings A and B to CONNECTED, then makes only A give B up. */
+static void only_a_disconnects(void)
+{
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	drop_left = 1000;	/* A's pings are lost; B's timer does not run */
+	now += cfg.ping_interval_ns;
+	rdmx_hs_timer(&A.hs, now);
+	for (uint32_t i = 0; i < cfg.ping_retries; i++) {
+		now += cfg.ping_timeout_ns;
+		rdmx_hs_timer(&A.hs, now);
+	}
+	drop_left = 0;
+	queued = 0;
+	cr_assert_eq(A.hs.state, RDMX_HS_DISCONNECTED);
+	cr_assert_eq(B.hs.state, RDMX_HS_CONNECTED);
+}
+
+Test(hs, a_new_session_makes_the_other_side_start_over)
+{
+	only_a_disconnects();
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	cr_assert_eq(B.restarted, 1, "B drops what it kept of A's old session");
+	cr_assert_eq(A.restarted, 0, "A dropped it when it disconnected");
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_eq(A.connected, 2);
+	cr_assert_eq(B.connected, 2);
+}
+
+Test(hs, a_reset_of_an_older_session_is_ignored)
+{
+	struct rdmx_hs_msg old = { .type = RDMX_HS_RESET, .incarnation = 0xa1,
+				   .probe_version = RDMX_HS_PROBE_VERSION,
+				   .proto_min = RDMX_PROTO_LEGACY,
+				   .proto_max = RDMX_PROTO_VERSION, .session = 1 };
+
+	int acks;
+
+	only_a_disconnects();
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	acks = B.sent[RDMX_HS_ACK];
+	rdmx_hs_recv(&B.hs, &old, now);
+	cr_assert_eq(B.restarted, 1, "no second restart");
+	cr_assert_eq(B.sent[RDMX_HS_ACK], acks, "not answered");
+	assert_connected(RDMX_PROTO_VERSION);
+}
+
+Test(hs, a_peer_that_died_is_reached_in_its_new_incarnation)
+{
+	only_a_disconnects();
+	/* B's process is replaced by a new one on the same address. */
+	side_init(&B, 0xb2, RDMX_HS_PROBE_VERSION, RDMX_PROTO_LEGACY, RDMX_PROTO_VERSION);
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_eq(A.connected, 2);
+}
+
+Test(hs, an_ack_to_an_older_reset_is_ignored)
+{
+	struct rdmx_hs_msg ack = { .type = RDMX_HS_ACK, .incarnation = 0xb1,
+				   .peer_incarnation = 0xa1,
+				   .probe_version = RDMX_HS_PROBE_VERSION,
+				   .proto_min = RDMX_PROTO_LEGACY,
+				   .proto_max = RDMX_PROTO_VERSION };
+
+	only_a_disconnects();
+	drop_left = 1000;
+	rdmx_hs_connect(&A.hs, now);	/* session 2 */
+	queued = 0;
+	drop_left = 0;
+	ack.seq = 1;
+	rdmx_hs_recv(&A.hs, &ack, now);
+	cr_assert_eq(A.hs.state, RDMX_HS_RESET_SENT, "an answer to session 1");
+	ack.seq = 2;
+	rdmx_hs_recv(&A.hs, &ack, now);
+	cr_assert_eq(A.hs.state, RDMX_HS_PROBING);
 }

@@ -28,6 +28,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_ext_rdmx.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
@@ -2020,6 +2021,72 @@ static void test_bad_dest(struct fixture *fx)
 	send_between(fx, A, B, 16, "the endpoint still works afterwards");
 }
 
+/* What the rdmx_peer_ops callback saw. */
+struct peer_events {
+	struct fid_ep	*ep;
+	fi_addr_t	addr;
+	int		connected;
+	int		disconnected;
+};
+
+static void on_peer(struct fid_ep *ep, fi_addr_t addr, enum fi_rdmx_peer_state state,
+		    int err, void *arg)
+{
+	struct peer_events *ev = arg;
+
+	(void) err;
+	ev->ep = ep;
+	ev->addr = addr;
+	ev->connected += state == FI_RDMX_PEER_CONNECTED;
+	ev->disconnected += state == FI_RDMX_PEER_DISCONNECTED;
+}
+
+/* rdmx_peer_ops: a peer's state before and after the first send, the callback. */
+static void test_peer_ops(struct fixture *fx)
+{
+	struct fid_ep *a = fx->node[A].ep;
+	fi_addr_t b = fx->node[B].addr;
+	struct fi_rdmx_peer_ops *ops = NULL;
+	struct fi_rdmx_peer_attr attr;
+	struct peer_events ev = { 0 };
+	int ret;
+
+	ret = fi_open_ops(&fx->domain->fid, "rdmx_peer_ops_v9", 0, (void **) &ops, NULL);
+	check_ret(ret, -FI_ENOSYS, "fi_open_ops with an unknown name: -FI_ENOSYS");
+	ret = fi_open_ops(&fx->domain->fid, FI_RDMX_PEER_OPS, 0, (void **) &ops, NULL);
+	if (!check_ret(ret, 0, "fi_open_ops(domain, FI_RDMX_PEER_OPS)"))
+		return;
+	ft_check(ops->size == sizeof(*ops), "ops->size", "is %zu", ops->size);
+	check_ret(ops->set_callback(a, on_peer, &ev), 0, "set_callback");
+	ret = ops->query(a, b, &attr);
+	if (check_ret(ret, 0, "query a peer nothing was sent to"))
+		ft_check(attr.state == FI_RDMX_PEER_IDLE && attr.version == 0,
+			 "it is IDLE, no version", "state %d version %u", attr.state,
+			 attr.version);
+	check_ret(ops->query(a, 1000, &attr), -FI_EINVAL,
+		  "query an fi_addr never inserted: -FI_EINVAL");
+	check_ret(ops->query(a, b, NULL), -FI_EINVAL, "query without attr: -FI_EINVAL");
+	check_ret(ops->query(NULL, b, &attr), -FI_EINVAL, "query without ep: -FI_EINVAL");
+
+	send_between(fx, A, B, 16, "a first send connects A to B");
+	ft_check(ev.connected == 1 && ev.disconnected == 0,
+		 "the callback saw CONNECTED once", "connected %d disconnected %d",
+		 ev.connected, ev.disconnected);
+	ft_check(ev.ep == a && ev.addr == b, "the callback named A's endpoint and B",
+		 "ep %p addr %lu", (void *) ev.ep, (unsigned long) ev.addr);
+	ret = ops->query(a, b, &attr);
+	if (check_ret(ret, 0, "query B from A"))
+		ft_check(attr.state == FI_RDMX_PEER_CONNECTED && attr.version == 2,
+			 "B is CONNECTED at protocol level 2", "state %d version %u",
+			 attr.state, attr.version);
+	ret = ops->query(fx->node[B].ep, fx->node[A].addr, &attr);
+	if (check_ret(ret, 0, "query A from B"))
+		ft_check(attr.state == FI_RDMX_PEER_CONNECTED, "B sees A CONNECTED too",
+			 "state %d", attr.state);
+	check_ret(ops->set_callback(a, NULL, NULL), 0, "clear the callback");
+	send_between(fx, A, B, 16, "sends go on without a callback");
+}
+
 /*
  * Closing an object something still uses: -FI_EBUSY, and the objects keep
  * working; then the right order closes everything (reported step by step).
@@ -2634,6 +2701,7 @@ static const struct {
 	{ "message sizes", test_sizes, { 0 } },
 	{ "iov limit", test_iov_limit, { 0 } },
 	{ "unknown destination", test_bad_dest, { 0 } },
+	{ "rdmx_peer_ops", test_peer_ops, { 0 } },
 	{ "close ordering", test_close_order, { 0 } },
 	{ "unsupported calls", test_unsupported, { 0 } },
 	{ "event queue", test_eq, { 0 } },

@@ -10,6 +10,20 @@
  *		ops->query_stats(ep, &stats);
  *
  * Every counter only grows while the endpoint is open.
+ *
+ * Peers (the handshake state of each remote endpoint), opened on the
+ * domain; the calls name the endpoint:
+ *
+ *	struct fi_rdmx_peer_ops *peer_ops;
+ *	struct fi_rdmx_peer_attr attr;
+ *
+ *	fi_open_ops(&domain->fid, FI_RDMX_PEER_OPS, 0, (void **) &peer_ops, NULL);
+ *	peer_ops->set_callback(ep, on_peer, my_state);
+ *	peer_ops->query(ep, fi_addr, &attr);
+ *
+ * The callback runs inside the call that made progress on ep (fi_cq_read,
+ * a send...) with the provider's lock held: it must not call into the
+ * provider (not even query); it should note what happened and return.
  */
 #ifndef FI_EXT_RDMX_H
 #define FI_EXT_RDMX_H
@@ -46,6 +60,42 @@ struct fi_rdmx_ep_ops {
 	size_t	size;		/* sizeof(struct fi_rdmx_ep_ops) */
 	/* Copies the endpoint's counters into stats; 0 or -FI_EINVAL. */
 	int	(*query_stats)(struct fid_ep *ep, struct fi_rdmx_ep_stats *stats);
+};
+
+#define FI_RDMX_PEER_OPS	"rdmx_peer_ops"
+
+enum fi_rdmx_peer_state {
+	FI_RDMX_PEER_IDLE,		/* nothing sent to it yet */
+	FI_RDMX_PEER_CONNECTING,	/* RESET sent, no answer yet */
+	FI_RDMX_PEER_PROBING,		/* version agreed, path being probed */
+	FI_RDMX_PEER_CONNECTED,		/* sends flow */
+	FI_RDMX_PEER_DISCONNECTED,	/* gave up: its operations failed; the
+					   next send starts a new handshake */
+};
+
+struct fi_rdmx_peer_attr {
+	enum fi_rdmx_peer_state	state;
+	uint32_t		version;	/* protocol level agreed; 0 until
+						   known */
+	uint64_t		features;	/* the peer's feature bits */
+};
+
+/*
+ * Called when a peer becomes FI_RDMX_PEER_CONNECTED, or
+ * FI_RDMX_PEER_DISCONNECTED with err (positive FI_E*: FI_EHOSTUNREACH
+ * when it stopped answering, FI_ENOPROTOOPT when no version is common).
+ * addr is FI_ADDR_NOTAVAIL for a sender outside the AV.
+ */
+typedef void (*fi_rdmx_peer_cb)(struct fid_ep *ep, fi_addr_t addr,
+				enum fi_rdmx_peer_state state, int err, void *arg);
+
+struct fi_rdmx_peer_ops {
+	size_t	size;		/* sizeof(struct fi_rdmx_peer_ops) */
+	/* The state of the peer at addr (in ep's AV); 0 or -FI_EINVAL. */
+	int	(*query)(struct fid_ep *ep, fi_addr_t addr,
+			 struct fi_rdmx_peer_attr *attr);
+	/* Sets (cb NULL: clears) ep's callback; 0 or -FI_EINVAL. */
+	int	(*set_callback)(struct fid_ep *ep, fi_rdmx_peer_cb cb, void *arg);
 };
 
 #ifdef __cplusplus

@@ -26,6 +26,10 @@ struct rdmx_domain {
 };
 
 /* fi_domain: opens the device domain info names. 0 or -FI_E*. */
+/* fi_open_ops on a domain: FI_RDMX_PEER_OPS (rdmx_peer_ops.c). */
+int rdmx_domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			 void **ops, void *context);
+
 int rdmx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_domain **domain_p, void *context);
 

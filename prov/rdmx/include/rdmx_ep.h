@@ -7,6 +7,7 @@
 #define RDMX_EP_H
 
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_ext_rdmx.h>
 
 #include "rdmx_cq.h"
 #include "rdmx_dev.h"
@@ -89,6 +90,8 @@ struct rdmx_ep {
 	uint64_t		conn_next;	/* when progress next runs their timers */
 	struct rdmx_dlist	peer_list;	/* of rdmx_peer: every peer */
 	size_t			anon_peers;	/* made for senders outside the AV */
+	fi_rdmx_peer_cb		peer_cb;	/* rdmx_peer_ops: state changes */
+	void			*peer_cb_arg;
 	struct rdmx_peer	**peers;	/* by fi_addr, made on first use */
 	size_t			peer_cap;
 	struct rdmx_ep_stats	stats;

@@ -67,6 +67,12 @@ struct rdmx_peer *rdmx_peer_find(const struct rdmx_ep *ep, fi_addr_t addr);
 /* addr left the AV: fails the sends queued to it; the peer stays. */
 void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr);
 
+/*
+ * Tells the application's rdmx_peer_ops callback, if any, that peer
+ * reached its handshake state (err: why it was given up).
+ */
+void rdmx_peer_notify(struct rdmx_ep *ep, struct rdmx_peer *peer, int err);
+
 /* Frees every peer (endpoint close); queued sends fail with err. */
 void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err);
 

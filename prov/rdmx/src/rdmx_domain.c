@@ -92,7 +92,7 @@ static struct fi_ops rdmx_domain_fi_ops = {
 	.close = rdmx_domain_close,
 	.bind = rdmx_no_bind,
 	.control = rdmx_no_control,
-	.ops_open = rdmx_no_ops_open,
+	.ops_open = rdmx_domain_ops_open,
 	.tostr = rdmx_no_tostr,
 	.ops_set = rdmx_no_ops_set,
 };

@@ -10,19 +10,33 @@
  * receives posted and checks that the n-th one it posted took message n
  * (send-after-send order), with its length and every byte.
  *
- *   receiver: rdmx_wireup -r [-b addr] -p port [-n count] [-t timeout_s]
- *   sender:   rdmx_wireup -p port [-n count] [--no-eagain] [-t timeout_s] host
+ * A receiver with --linger keeps answering after its PASS line until it
+ * is killed. A sender with --restart (rdmx only: it watches the peer
+ * through rdmx_peer_ops) plays a receiver that dies and comes back:
+ * round 1 as above, then it waits for SIGUSR1 (the script killed the
+ * receiver), posts the count again and needs every send to fail with
+ * FI_EHOSTUNREACH and the callback to report DISCONNECTED, both within
+ * --within-ms of that signal; it waits for a second SIGUSR1 (a new
+ * receiver runs on the port) and round 3 must deliver the count again
+ * to the new receiver, after a second CONNECTED.
+ *
+ *   receiver: rdmx_wireup -r [-b addr] -p port [-n count] [--linger] [-t timeout_s]
+ *   sender:   rdmx_wireup -p port [-n count] [--no-eagain]
+ *                         [--restart --within-ms ms] [-t timeout_s] host
  *
  * Exit status: 0 with a last line "rdmx_wireup: PASS ...", 1 on failure,
  * 2 on bad options.
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <rdma/fi_ext_rdmx.h>
 #include <rdma/fi_tagged.h>
 
 #include "ft_common.h"
@@ -39,6 +53,9 @@ const char *const ft_prog = WU_NAME;
 struct wu_opts {
 	bool		receiver;
 	bool		no_eagain;
+	bool		linger;
+	bool		restart;
+	uint64_t	within_ms;
 	const char	*bind_addr;
 	const char	*port;
 	const char	*host;
@@ -85,78 +102,219 @@ static struct fi_info *wu_getinfo(const struct wu_opts *o)
 	return ret ? NULL : info;
 }
 
-/* Reads one completion (or error) within the deadline; 1, 0 or an error. */
+/*
+ * Reads one completion within the deadline; 1, 0 or an error. With
+ * want_err, only error completions of that code count (1), anything else
+ * fails.
+ */
 static int wu_read(struct ft_rdm *rdm, struct fi_cq_tagged_entry *e, uint64_t deadline,
-		   const char *what)
+		   const char *what, int want_err)
 {
 	struct fi_cq_err_entry err;
 	char text[256];
 	ssize_t ret = fi_cq_read(rdm->cq, e, 1);
 
 	if (ret == 1)
-		return 1;
+		return want_err ? ft_fail("%s: completed without the error expected", what) : 1;
 	if (ret == -FI_EAVAIL) {
-		if (!ft_cq_readerr(rdm->cq, &err, text, sizeof(text)))
-			ft_fail("%s: error completion: %s", what, text);
-		return -FI_EIO;
+		if (ft_cq_readerr(rdm->cq, &err, text, sizeof(text)))
+			return -FI_EIO;
+		if (want_err && err.err == want_err)
+			return 1;
+		return ft_fail("%s: error completion: %s", what, text);
 	}
 	if (ret != -FI_EAGAIN)
 		return ft_err("fi_cq_read", ret);
 	return ft_now_ns() > deadline ? ft_fail("%s: timed out", what) : 0;
 }
 
-static int wu_sender(struct ft_rdm *rdm, const struct fi_info *info, const struct wu_opts *o)
+/* Each payload, kept until its send completed, and its context. */
+struct wu_sends {
+	uint8_t			**own;
+	struct fi_context	*ctx;
+};
+
+/*
+ * Posts the count sends to dest and waits until each completed, as want
+ * says (0: delivered, else that error). 0 or an error.
+ */
+static int wu_round(struct ft_rdm *rdm, const struct wu_sends *sends, fi_addr_t dest,
+		    const struct wu_opts *o, int want, const char *what)
 {
-	uint8_t **own = calloc(o->count, sizeof(*own));
-	struct fi_context *ctx = calloc(o->count, sizeof(*ctx));
 	uint64_t eagain = 0, done = 0, deadline;
-	fi_addr_t dest;
-	int ret = -FI_ENOMEM;
+	int ret = 0;
 
-	if (!own || !ctx)
-		goto out;
-	ret = ft_rdm_insert(rdm, info->dest_addr, &dest, "the receiver's address");
 	for (uint64_t i = 0; !ret && i < o->count; i++) {
-		/* Every send keeps its bytes until it completes (delivery complete). */
-		uint8_t *payload = own[i] = malloc(wu_len(i));
-
-		if (!payload) {
-			ret = -FI_ENOMEM;
-			break;
-		}
-		ft_pattern_fill(payload, wu_len(i), wu_seed(i));
-		while ((ret = (int) fi_tsend(rdm->ep, payload, wu_len(i), NULL, dest, i,
-					     &ctx[i])) == -FI_EAGAIN) {
+		while ((ret = (int) fi_tsend(rdm->ep, sends->own[i], wu_len(i), NULL, dest, i,
+					     &sends->ctx[i])) == -FI_EAGAIN) {
 			struct fi_cq_tagged_entry e;
 
 			eagain++;
-			if (wu_read(rdm, &e, UINT64_MAX, "send") == 1)
-				done++;
+			ret = wu_read(rdm, &e, UINT64_MAX, what, want);
+			if (ret < 0)
+				return ret;
+			done += (uint64_t) ret;
 		}
 		if (ret)
 			ft_err("fi_tsend", ret);
 	}
-	printf(WU_NAME ": posted %" PRIu64 " sends, %" PRIu64 " -FI_EAGAIN\n", o->count,
-	       eagain);
+	printf(WU_NAME ": %s: posted %" PRIu64 " sends, %" PRIu64 " -FI_EAGAIN\n", what,
+	       o->count, eagain);
 	if (!ret && o->no_eagain && eagain)
 		ret = ft_fail("%" PRIu64 " posts returned -FI_EAGAIN", eagain);
 	deadline = ft_deadline_ns(o->timeout_s);
 	while (!ret && done < o->count) {
 		struct fi_cq_tagged_entry e;
 
-		ret = wu_read(rdm, &e, deadline, "send completions");
+		ret = wu_read(rdm, &e, deadline, what, want);
 		if (ret == 1) {
 			done++;
 			ret = 0;
 		}
 	}
+	return ret;
+}
+
+/* What the rdmx_peer_ops callback saw of the receiver. */
+struct wu_peer {
+	int		connected;
+	int		disconnected;
+	int		err;
+	uint64_t	disconnected_ns;
+};
+
+static void wu_on_peer(struct fid_ep *ep, fi_addr_t addr, enum fi_rdmx_peer_state state,
+		       int err, void *arg)
+{
+	struct wu_peer *peer = arg;
+
+	(void) ep; (void) addr;
+	if (state == FI_RDMX_PEER_CONNECTED)
+		peer->connected++;
+	if (state == FI_RDMX_PEER_DISCONNECTED) {
+		peer->disconnected++;
+		peer->err = err;
+		peer->disconnected_ns = ft_now_ns();
+	}
+}
+
+static volatile sig_atomic_t wu_signals;
+
+static void wu_on_usr1(int sig)
+{
+	(void) sig;
+	wu_signals++;
+}
+
+/* Says what it waits for, then progresses until the n-th SIGUSR1. */
+static int wu_wait_signal(struct ft_rdm *rdm, const struct wu_opts *o, int n, const char *why)
+{
+	uint64_t deadline = ft_deadline_ns(o->timeout_s);
+
+	printf(WU_NAME ": pid %d waits for SIGUSR1: %s\n", (int) getpid(), why);
+	while (wu_signals < n) {
+		struct fi_cq_tagged_entry e;
+		int ret = wu_read(rdm, &e, deadline, why, 0);
+
+		if (ret)
+			return ret < 0 ? ret : ft_fail("a completion while waiting");
+	}
+	return 0;
+}
+
+/* Checks what query says of the receiver: its state and level. */
+static int wu_check_peer(struct ft_rdm *rdm, struct fi_rdmx_peer_ops *ops, fi_addr_t dest,
+			 enum fi_rdmx_peer_state want)
+{
+	struct fi_rdmx_peer_attr attr;
+	int ret = ops->query(rdm->ep, dest, &attr);
+
+	if (ret)
+		return ft_err("rdmx_peer_ops query", ret);
+	if (attr.state != want)
+		return ft_fail("the receiver is in state %d, not %d", attr.state, want);
+	return 0;
+}
+
+/*
+ * --restart, after round 1: the receiver is killed, the sends fail and
+ * the peer is DISCONNECTED in time; a new receiver takes round 3.
+ */
+static int wu_restart(struct ft_rdm *rdm, const struct wu_sends *sends, fi_addr_t dest,
+		      const struct wu_opts *o, struct fi_rdmx_peer_ops *ops,
+		      const struct wu_peer *peer)
+{
+	uint64_t t0, failed_ms, disc_ms;
+	int ret = wu_wait_signal(rdm, o, 1, "the receiver to be killed");
+
+	t0 = ft_now_ns();
 	if (!ret)
-		printf(WU_NAME ": PASS sender: %" PRIu64 " sends delivered\n", done);
+		ret = wu_round(rdm, sends, dest, o, FI_EHOSTUNREACH, "round 2");
+	if (ret)
+		return ret;
+	failed_ms = (ft_now_ns() - t0) / 1000000;
+	if (peer->disconnected != 1 || peer->err != FI_EHOSTUNREACH)
+		return ft_fail("the callback saw %d DISCONNECTED (err %d), want 1 (FI_EHOSTUNREACH)",
+			       peer->disconnected, peer->err);
+	disc_ms = (peer->disconnected_ns - t0) / 1000000;
+	printf(WU_NAME ": round 2: %" PRIu64 " sends failed with FI_EHOSTUNREACH "
+	       "(disconnected_ms=%" PRIu64 " failed_ms=%" PRIu64 ")\n", o->count, disc_ms,
+	       failed_ms);
+	if (disc_ms > o->within_ms || failed_ms > o->within_ms)
+		return ft_fail("later than %" PRIu64 " ms", o->within_ms);
+	ret = wu_check_peer(rdm, ops, dest, FI_RDMX_PEER_DISCONNECTED);
+	if (!ret)
+		ret = wu_wait_signal(rdm, o, 2, "a new receiver");
+	if (!ret)
+		ret = wu_round(rdm, sends, dest, o, 0, "round 3");
+	if (!ret && peer->connected != 2)
+		ret = ft_fail("the callback saw %d CONNECTED, want 2", peer->connected);
+	return ret ? ret : wu_check_peer(rdm, ops, dest, FI_RDMX_PEER_CONNECTED);
+}
+
+static int wu_sender(struct ft_rdm *rdm, const struct fi_info *info, const struct wu_opts *o)
+{
+	struct wu_sends sends = {
+		.own = calloc(o->count, sizeof(*sends.own)),
+		.ctx = calloc(o->count, sizeof(*sends.ctx)),
+	};
+	struct fi_rdmx_peer_ops *ops = NULL;
+	struct wu_peer peer = { 0 };
+	fi_addr_t dest;
+	int ret = -FI_ENOMEM;
+
+	if (!sends.own || !sends.ctx)
+		goto out;
+	ret = ft_rdm_insert(rdm, info->dest_addr, &dest, "the receiver's address");
+	for (uint64_t i = 0; !ret && i < o->count; i++) {
+		/* Every send keeps its bytes until it completes (delivery complete). */
+		sends.own[i] = malloc(wu_len(i));
+		if (!sends.own[i])
+			ret = -FI_ENOMEM;
+		else
+			ft_pattern_fill(sends.own[i], wu_len(i), wu_seed(i));
+	}
+	if (!ret && o->restart) {
+		ret = fi_open_ops(&rdm->domain->fid, FI_RDMX_PEER_OPS, 0, (void **) &ops, NULL);
+		if (!ret)
+			ret = ops->set_callback(rdm->ep, wu_on_peer, &peer);
+		if (ret)
+			ft_err("rdmx_peer_ops", ret);
+	}
+	if (!ret)
+		ret = wu_round(rdm, &sends, dest, o, 0, "round 1");
+	if (!ret)
+		printf(WU_NAME ": round 1: %" PRIu64 " sends delivered\n", o->count);
+	if (!ret && o->restart)
+		ret = wu_restart(rdm, &sends, dest, o, ops, &peer);
+	if (!ret)
+		printf(WU_NAME ": PASS sender: %" PRIu64 " sends delivered%s\n", o->count,
+		       o->restart ? " to each receiver" : "");
 out:
-	for (uint64_t i = 0; own && i < o->count; i++)
-		free(own[i]);
-	free(own);
-	free(ctx);
+	for (uint64_t i = 0; sends.own && i < o->count; i++)
+		free(sends.own[i]);
+	free(sends.own);
+	free(sends.ctx);
 	return ret;
 }
 
@@ -190,7 +348,8 @@ static int wu_receiver(struct ft_rdm *rdm, const struct wu_opts *o)
 {
 	struct wu_rx *rx = calloc(WU_WINDOW, sizeof(*rx));
 	uint64_t posted = 0, got = 0, deadline = ft_deadline_ns(o->timeout_s);
-	int ret = rx ? ft_rdm_print_listening(rdm, "count %" PRIu64, o->count) : -FI_ENOMEM;
+	int ret = rx ? ft_rdm_print_listening(rdm, "count %" PRIu64 ", pid %d", o->count,
+						 (int) getpid()) : -FI_ENOMEM;
 
 	for (size_t i = 0; !ret && i < WU_WINDOW && posted < o->count; i++) {
 		rx[i].buf = malloc(WU_LONG + 16);
@@ -205,7 +364,7 @@ static int wu_receiver(struct ft_rdm *rdm, const struct wu_opts *o)
 		struct fi_cq_tagged_entry e;
 		struct wu_rx *r;
 
-		ret = wu_read(rdm, &e, deadline, "messages");
+		ret = wu_read(rdm, &e, deadline, "messages", 0);
 		if (ret != 1)
 			continue;
 		r = e.op_context;
@@ -217,6 +376,12 @@ static int wu_receiver(struct ft_rdm *rdm, const struct wu_opts *o)
 	}
 	if (!ret)
 		printf(WU_NAME ": PASS receiver: %" PRIu64 " messages in order\n", got);
+	/* --linger: answers the sender (pings) until killed; not killed, fails. */
+	while (!ret && o->linger) {
+		struct fi_cq_tagged_entry e;
+
+		ret = wu_read(rdm, &e, deadline, "the end of lingering", 0);
+	}
 	for (size_t i = 0; rx && i < WU_WINDOW; i++)
 		free(rx[i].buf);
 	free(rx);
@@ -227,6 +392,9 @@ static int wu_parse(int argc, char **argv, struct wu_opts *o)
 {
 	static const struct option longs[] = {
 		{ "no-eagain", no_argument, NULL, 'E' },
+		{ "linger", no_argument, NULL, 'L' },
+		{ "restart", no_argument, NULL, 'R' },
+		{ "within-ms", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret = 0;
@@ -241,6 +409,12 @@ static int wu_parse(int argc, char **argv, struct wu_opts *o)
 			o->port = optarg;
 		else if (c == 'E')
 			o->no_eagain = true;
+		else if (c == 'L')
+			o->linger = true;
+		else if (c == 'R')
+			o->restart = true;
+		else if (c == 'W')
+			ret = ft_parse_num(optarg, 1, 3600000, &o->within_ms);
 		else if (c == 'n')
 			ret = ft_parse_num(optarg, 1, 1000000, &o->count);
 		else if (c == 't')
@@ -251,6 +425,10 @@ static int wu_parse(int argc, char **argv, struct wu_opts *o)
 	if (ret)
 		return -1;
 	if (ft_parse_host(argc, argv, &o->host) || !o->port || !o->receiver == !o->host)
+		return -1;
+	/* --linger is the receiver's, --restart (with --within-ms) the sender's. */
+	if ((o->linger && !o->receiver) || (o->restart && o->receiver) ||
+	    o->restart != (o->within_ms > 0))
 		return -1;
 	return 0;
 }
@@ -264,10 +442,12 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (wu_parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: " WU_NAME " -r [-b addr] -p port [-n count] [-t s]\n"
-			"       " WU_NAME " -p port [-n count] [--no-eagain] [-t s] host\n");
+		fprintf(stderr, "usage: " WU_NAME " -r [-b addr] -p port [-n count] [--linger] [-t s]\n"
+			"       " WU_NAME " -p port [-n count] [--no-eagain]\n"
+			"                   [--restart --within-ms ms] [-t s] host\n");
 		return 2;
 	}
+	signal(SIGUSR1, wu_on_usr1);
 	info = wu_getinfo(&o);
 	if (!info)
 		return 1;

@@ -35,8 +35,8 @@ done
 
 t_spawn_with sender "env" "$WU" -p "$port" -n "$WIREUP_COUNT" --no-eagain -t 60 127.0.0.1
 sender=$T_LAST_PID
-t_wait_ready "$sender" sender t_out_has sender '^rdmx_wireup: posted'
-t_out_has sender '^rdmx_wireup: posted 1000 sends, 0 -FI_EAGAIN' ||
+t_wait_ready "$sender" sender t_out_has sender '^rdmx_wireup: round 1: posted'
+t_out_has sender '^rdmx_wireup: round 1: posted 1000 sends, 0 -FI_EAGAIN' ||
 	t_fail "the sender did not post every send at once"
 sleep "$WIREUP_LATE_S"
 t_spawn_with receiver "env" "$WU" -r -b 127.0.0.1 -p "$port" -n "$WIREUP_COUNT" -t 60

@@ -52,8 +52,8 @@ struct rdmx_params {
 	size_t	cts_window;	/* FI_RDMX_CTS_WINDOW: long-message credit */
 	size_t	long_read;	/* FI_RDMX_LONG_READ: receivers may read */
 	size_t	hs_retry_ms;	/* FI_RDMX_HS_RETRY_MS: handshake resend */
-	size_t	ping_interval_ms; /* FI_RDMX_PING_INTERVAL_MS */
-	size_t	ping_timeout_ms; /* FI_RDMX_PING_TIMEOUT_MS */
+	size_t	ping_interval_ms; /* FI_RDMX_PING_INTERVAL (ms) */
+	size_t	ping_timeout_ms; /* FI_RDMX_PING_TIMEOUT (ms) */
 	size_t	ping_retries;	/* FI_RDMX_PING_RETRIES */
 	size_t	pending_max;	/* FI_RDMX_PENDING_MAX: sends a stub keeps */
 	size_t	rto_min_us;	/* FI_RDMX_RTO_MIN_US: retransmission floor */

@@ -2021,6 +2021,62 @@ static void test_bad_dest(struct fixture *fx)
 	send_between(fx, A, B, 16, "the endpoint still works afterwards");
 }
 
+/*
+ * Completion levels: a small send asked FI_INJECT_COMPLETE completes
+ * before its receiver did anything; with FI_TRANSMIT_COMPLETE or
+ * FI_DELIVERY_COMPLETE not before the receiver progressed (and took it).
+ */
+static void test_completion_levels(struct fixture *fx)
+{
+	static const struct {
+		uint64_t	flag;
+		bool		at_once;
+		const char	*name;
+	} levels[] = {
+		{ FI_INJECT_COMPLETE, true, "FI_INJECT_COMPLETE" },
+		{ FI_TRANSMIT_COMPLETE, false, "FI_TRANSMIT_COMPLETE" },
+		{ FI_DELIVERY_COMPLETE, false, "FI_DELIVERY_COMPLETE" },
+	};
+	struct route r = fx_route(fx, A, B);
+
+	if (!send_between(fx, A, B, 16, "A and B connected"))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(levels); i++) {
+		const char *name = levels[i].name;
+		uint8_t tx[64], rx[64];
+		struct fi_context sctx, rctx;
+		struct fi_cq_tagged_entry e;
+		ssize_t got = -FI_EAGAIN;
+
+		fill(tx, sizeof(tx), (unsigned) i);
+		memset(rx, 0, sizeof(rx));
+		if (!check_ret(post_recv(r.to->ep, rx, sizeof(rx), FI_ADDR_UNSPEC, true, 7, 0,
+					 &rctx), 0, nm(name, "post receive")))
+			continue;
+		if (!check_ret(post_sendmsg(r.from->ep, tx, sizeof(tx), NULL, r.dest, 7, 0, &sctx,
+					    FI_COMPLETION | levels[i].flag, true),
+			       0, nm(name, "fi_tsendmsg"))) {
+			abandon_recv(fx, r.to, &rctx);
+			continue;
+		}
+		/* Only A progresses: B cannot have taken or acknowledged anything. */
+		for (int n = 0; n < 1000 && got == -FI_EAGAIN; n++)
+			got = fi_cq_read(r.from->tx_cq, &e, 1);
+		ft_check((got == 1) == levels[i].at_once,
+			 nm(name, levels[i].at_once ? "completes before the receiver progressed" :
+				  "no completion before the receiver progressed"),
+			 "fi_cq_read returned %zd", got);
+		if (!expect_comp(fx, r.to->rx_cq, &rctx, FI_RECV | FI_TAGGED, NULL, NULL,
+				 nm(name, "received")))
+			abandon_recv(fx, r.to, &rctx);
+		ft_check(payload_ok(rx, sizeof(rx), (unsigned) i, 0), nm(name, "payload"),
+			 "the bytes differ");
+		if (got != 1)
+			expect_comp(fx, r.from->tx_cq, &sctx, FI_SEND | FI_TAGGED, NULL, NULL,
+				    nm(name, "the send completes once the receiver progressed"));
+	}
+}
+
 /* What the rdmx_peer_ops callback saw. */
 struct peer_events {
 	struct fid_ep	*ep;
@@ -2702,6 +2758,7 @@ static const struct {
 	{ "iov limit", test_iov_limit, { 0 } },
 	{ "unknown destination", test_bad_dest, { 0 } },
 	{ "rdmx_peer_ops", test_peer_ops, { 0 } },
+	{ "completion levels", test_completion_levels, { 0 } },
 	{ "close ordering", test_close_order, { 0 } },
 	{ "unsupported calls", test_unsupported, { 0 } },
 	{ "event queue", test_eq, { 0 } },

@@ -10,7 +10,7 @@
  *   receiver: rdmx_stream -r [-b addr] [-p port] [-s senders] [--window W]
  *                         [--hold-ms N] [--ordered] [--max-size N] [--untagged]
  *                         [-t timeout_s]
- *   sender:   rdmx_stream -p port[,port...] [-n count] [--sizes mixed|small|max]
+ *   sender:   rdmx_stream -p port[,port...] [-n count] [--sizes mixed|small|max|zero]
  *                         [--completion delivery|inject] [--window W]
  *                         [--seed S] [--expect-rnr] [--expect-eagain]
  *                         [--dead K] [--linger-ms N] [--max-size N]
@@ -136,6 +136,7 @@ enum st_sizes {
 	ST_SIZES_MIXED,		/* 0..max, mostly small, the edges included */
 	ST_SIZES_SMALL,		/* 0..64 bytes */
 	ST_SIZES_MAX,		/* every message max_msg_size */
+	ST_SIZES_ZERO,		/* every message 0 bytes */
 	ST_SIZES_CNT,
 };
 
@@ -143,6 +144,7 @@ static const char *const st_sizes_names[ST_SIZES_CNT] = {
 	[ST_SIZES_MIXED] = "mixed",
 	[ST_SIZES_SMALL] = "small",
 	[ST_SIZES_MAX] = "max",
+	[ST_SIZES_ZERO] = "zero",
 };
 
 static const char *const st_ctrl_names[ST_CTRL_TYPES] = {
@@ -314,6 +316,8 @@ static size_t st_msg_len(enum st_sizes sizes, uint64_t seed, uint64_t i, size_t 
 
 	if (sizes == ST_SIZES_MAX)
 		return max;
+	if (sizes == ST_SIZES_ZERO)
+		return 0;
 	if (sizes == ST_SIZES_SMALL)
 		return r % (st_min(64, max) + 1);
 	if (pick == 0)
@@ -1314,7 +1318,7 @@ static void st_usage(void)
 		"  --ordered       the n-th receive posted must take the n-th message\n"
 		"sender:\n"
 		"  -n count        messages to each receiver (default %d)\n"
-		"  --sizes mixed|small|max  message lengths (default mixed)\n"
+		"  --sizes mixed|small|max|zero  message lengths (default mixed)\n"
 		"  --completion delivery|inject  data sends complete when the\n"
 		"                  receiver took them, or as the provider does by\n"
 		"                  default (default delivery)\n"

@@ -3,7 +3,7 @@
 #
 # 1. Sizes: for each size a receiver and a sender (rdmx_stream, every
 #    byte checked) run with FI_RDMX_MTU=1500, so eager ends at 1468
-#    bytes and medium at FI_RDMX_MEDIUM_MAX (64 KiB): 1 B, the eager edge
+#    bytes and medium at FI_RDMX_MEDIUM_MAX (64 KiB): 0 B, 1 B, the eager edge
 #    (1467, 1468, 1469), the packet edge (1499, 1500, 1501), 64 KiB,
 #    1 MiB, 64 MiB and 1 GiB, each sent to posted receives (expected) and
 #    to a receiver that posts nothing for 300 ms (unexpected: the bytes, or
@@ -11,8 +11,7 @@
 #    messages and as untagged ones (fi_senddata, fi_recv). Both processes
 #    are on one host, so long messages are read by the receiver
 #    (long-read); the untagged runs turn it off (FI_RDMX_LONG_READ=0) so
-#    that the credit path (CTS, DATA) moves every size too. 0-byte
-#    messages are in the order run's mix.
+#    that the credit path (CTS, DATA) moves every size too.
 # 2. Order: 100000 messages of mixed sizes from 0 B to 1 MiB (eager,
 #    medium and long at the loopback MTU) to one receiver whose n-th
 #    posted wildcard receive must take the n-th message sent
@@ -23,7 +22,7 @@
 # 600 s. Exit status: 0 pass, 1 fail.
 set -eu
 
-SIZES_SMALL="1 1467 1468 1469 1499 1500 1501 65536 1048576 67108864"
+SIZES_SMALL="0 1 1467 1468 1469 1499 1500 1501 65536 1048576 67108864"
 SIZES_GIB=1073741824
 SIZES_HOLD_MS=300
 SIZES_ORDER_COUNT=100000
@@ -58,11 +57,13 @@ for size in $SIZES_SMALL $SIZES_GIB; do
 		kind=expected
 		[ "$hold" -eq 0 ] || kind=unexpected
 		for api in tagged untagged; do
-			flag="" read=1
+			flag="" read=1 mix="--sizes max --max-size $size"
 			[ "$api" = tagged ] || flag=--untagged read=0
+			# A 0-byte message: every message of the zero mix, buffers of 1.
+			[ "$size" -gt 0 ] || mix="--sizes zero --max-size 1"
 			sizes_run "$size-$kind-$api" "FI_RDMX_MTU=1500 FI_RDMX_LONG_READ=$read" \
-				"--max-size $size --window $window --hold-ms $hold --ordered $flag" \
-				"-n $count --sizes max --max-size $size --window $window $flag"
+				"--max-size $((size > 0 ? size : 1)) --window $window --hold-ms $hold --ordered $flag" \
+				"-n $count $mix --window $window $flag"
 		done
 	done
 done

@@ -5,9 +5,10 @@
  * fi_av_remove and a later fi_av_insert of the same address, or the two
  * sides would disagree on the next message (docs/protocol.md, ordering).
  *
- * Memory per peer: this structure (about 130 bytes); packets of later
- * messages held for ordering and medium messages being reassembled only
- * while they exist.
+ * Memory per peer: this structure (272 bytes on x86_64); packets of
+ * later messages held for ordering and medium messages being reassembled
+ * only while they exist. The device's handle adds its own
+ * (docs/protocol.md, order and matching).
  */
 #ifndef RDMX_PEER_H
 #define RDMX_PEER_H

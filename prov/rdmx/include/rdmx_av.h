@@ -25,6 +25,7 @@ struct rdmx_av {
 	size_t			cap;
 	size_t			*free_slots;	/* FI_AV_MAP: removed slots */
 	size_t			free_cnt;
+	size_t			free_cap;	/* grown by removes only */
 	struct rdmx_hash	reverse;	/* canonical address → index */
 	bool			had_dups;	/* an address was inserted twice */
 	struct rdmx_ep		**eps;		/* endpoints bound to this AV */

@@ -31,6 +31,14 @@ fi_addr_t rdmx_av_reverse(const struct rdmx_av *av, const void *canon)
 	return rdmx_hash_find(&av->reverse, canon, &val) ? val : FI_ADDR_NOTAVAIL;
 }
 
+/* Reverse map keys: the address stored in the entry a value names. */
+static const void *rdmx_av_key(const struct rdmx_hash *hash, uint64_t val)
+{
+	const struct rdmx_av *av = rdmx_container_of(hash, struct rdmx_av, reverse);
+
+	return av->addrs + val * av->addr_size;
+}
+
 static int rdmx_av_grow(struct rdmx_av *av, size_t need)
 {
 	size_t cap = RDMX_MAX(av->cap, RDMX_AV_MIN_CAP);
@@ -52,13 +60,6 @@ static int rdmx_av_grow(struct rdmx_av *av, size_t need)
 		return -FI_ENOMEM;
 	memset(valid + av->cap, 0, cap - av->cap);
 	av->valid = valid;
-	if (av->type == FI_AV_MAP) {
-		size_t *slots = realloc(av->free_slots, cap * sizeof(*slots));
-
-		if (!slots)
-			return -FI_ENOMEM;
-		av->free_slots = slots;
-	}
 	av->cap = cap;
 	return 0;
 }
@@ -168,6 +169,25 @@ static void rdmx_av_unmap(struct rdmx_av *av, const void *canon)
 	}
 }
 
+/*
+ * Keeps a removed FI_AV_MAP slot for the next insert. The list grows with
+ * removes, so an AV that never removes pays nothing for it; without
+ * memory the slot is simply not reused.
+ */
+static void rdmx_av_recycle(struct rdmx_av *av, fi_addr_t slot)
+{
+	if (av->free_cnt == av->free_cap) {
+		size_t cap = RDMX_MAX(av->free_cap * 2, RDMX_AV_MIN_CAP);
+		size_t *slots = realloc(av->free_slots, cap * sizeof(*slots));
+
+		if (!slots)
+			return;
+		av->free_slots = slots;
+		av->free_cap = cap;
+	}
+	av->free_slots[av->free_cnt++] = slot;
+}
+
 static int rdmx_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 			  size_t count, uint64_t flags)
 {
@@ -192,7 +212,7 @@ static int rdmx_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 		if (rdmx_av_reverse(av, canon) == fi_addr[i])
 			rdmx_av_unmap(av, canon);
 		if (av->type == FI_AV_MAP)
-			av->free_slots[av->free_cnt++] = fi_addr[i];
+			rdmx_av_recycle(av, fi_addr[i]);
 	}
 	rdmx_lock_release(&av->domain->lock);
 	return ret;
@@ -343,7 +363,7 @@ int rdmx_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av->domain = dom;
 	av->type = type;
 	av->addr_size = dom->dev_ops->addr_size;
-	ret = rdmx_hash_construct(&av->reverse, av->addr_size);
+	ret = rdmx_hash_construct(&av->reverse, av->addr_size, rdmx_av_key);
 	if (ret)
 		goto err_free_av;
 	ret = rdmx_av_grow(av, RDMX_MAX(attr->count, RDMX_AV_MIN_CAP));

@@ -223,6 +223,13 @@ static const struct rdmx_swsrd_ops rdmx_udp_srd_ops = {
 	.done = rdmx_udp_done,
 };
 
+/* ah_map keys: the address inside the handle each value points at. */
+static const void *rdmx_udp_ah_key(const struct rdmx_hash *hash, uint64_t val)
+{
+	(void) hash;
+	return &((const struct rdmx_udp_ah *) (uintptr_t) val)->addr;
+}
+
 /* Finds the handle of a canonical address, making one if asked. */
 static struct rdmx_udp_ah *rdmx_udp_ah_get(struct rdmx_udp_dev *udp,
 					   const union rdmx_udp_addr *addr,
@@ -625,7 +632,8 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	if (ret)
 		goto err_free_udp;
 	rdmx_udp_rx_init(udp);
-	ret = rdmx_hash_construct(&udp->ah_map, sizeof(union rdmx_udp_addr));
+	ret = rdmx_hash_construct(&udp->ah_map, sizeof(union rdmx_udp_addr),
+				  rdmx_udp_ah_key);
 	if (ret)
 		goto err_free_udp;
 	ret = rdmx_udp_socket(udp, attr->src_addr);

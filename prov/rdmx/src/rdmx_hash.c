@@ -8,12 +8,6 @@
 #include "rdmx.h"
 #include "rdmx_hash.h"
 
-enum {
-	RDMX_HASH_EMPTY,
-	RDMX_HASH_USED,
-	RDMX_HASH_GONE,
-};
-
 #define RDMX_HASH_MIN_CAP	16
 
 /* FNV-1a over the key bytes. */
@@ -31,35 +25,34 @@ static uint64_t rdmx_hash_key(const void *key, size_t len)
 
 static int rdmx_hash_alloc(struct rdmx_hash *hash, size_t cap)
 {
-	hash->keys = calloc(cap, hash->key_len);
-	hash->vals = calloc(cap, sizeof(*hash->vals));
-	hash->state = calloc(cap, 1);
-	if (!hash->keys || !hash->vals || !hash->state) {
-		free(hash->keys);
-		free(hash->vals);
-		free(hash->state);
+	hash->vals = malloc(cap * sizeof(*hash->vals));
+	if (!hash->vals)
 		return -FI_ENOMEM;
-	}
+	for (size_t i = 0; i < cap; i++)
+		hash->vals[i] = RDMX_HASH_EMPTY;
 	hash->cap = cap;
 	hash->used = 0;
 	hash->filled = 0;
 	return 0;
 }
 
-int rdmx_hash_construct(struct rdmx_hash *hash, size_t key_len)
+int rdmx_hash_construct(struct rdmx_hash *hash, size_t key_len,
+			rdmx_hash_key_of key_of)
 {
 	hash->key_len = key_len;
+	hash->key_of = key_of;
 	return rdmx_hash_alloc(hash, RDMX_HASH_MIN_CAP);
 }
 
 void rdmx_hash_destruct(struct rdmx_hash *hash)
 {
-	free(hash->keys);
 	free(hash->vals);
-	free(hash->state);
-	hash->keys = NULL;
 	hash->vals = NULL;
-	hash->state = NULL;
+}
+
+static bool rdmx_hash_live(uint64_t val)
+{
+	return val != RDMX_HASH_EMPTY && val != RDMX_HASH_GONE;
 }
 
 /* The slot holding key, or (size_t) -1. */
@@ -69,26 +62,26 @@ static size_t rdmx_hash_slot(const struct rdmx_hash *hash, const void *key)
 	size_t i = rdmx_hash_key(key, hash->key_len) & mask;
 
 	for (size_t n = 0; n < hash->cap; n++, i = (i + 1) & mask) {
-		if (hash->state[i] == RDMX_HASH_EMPTY)
+		uint64_t val = hash->vals[i];
+
+		if (val == RDMX_HASH_EMPTY)
 			break;
-		if (hash->state[i] == RDMX_HASH_USED &&
-		    !memcmp(hash->keys + i * hash->key_len, key, hash->key_len))
+		if (rdmx_hash_live(val) &&
+		    !memcmp(hash->key_of(hash, val), key, hash->key_len))
 			return i;
 	}
 	return (size_t) -1;
 }
 
-static void rdmx_hash_put(struct rdmx_hash *hash, const void *key, uint64_t val)
+static void rdmx_hash_put(struct rdmx_hash *hash, uint64_t val)
 {
 	size_t mask = hash->cap - 1;
-	size_t i = rdmx_hash_key(key, hash->key_len) & mask;
+	size_t i = rdmx_hash_key(hash->key_of(hash, val), hash->key_len) & mask;
 
-	while (hash->state[i] == RDMX_HASH_USED)
+	while (rdmx_hash_live(hash->vals[i]))
 		i = (i + 1) & mask;
-	if (hash->state[i] == RDMX_HASH_EMPTY)
+	if (hash->vals[i] == RDMX_HASH_EMPTY)
 		hash->filled++;
-	hash->state[i] = RDMX_HASH_USED;
-	memcpy(hash->keys + i * hash->key_len, key, hash->key_len);
 	hash->vals[i] = val;
 	hash->used++;
 }
@@ -104,8 +97,8 @@ static int rdmx_hash_rebuild(struct rdmx_hash *hash, size_t cap)
 		return ret;
 	}
 	for (size_t i = 0; i < old.cap; i++) {
-		if (old.state[i] == RDMX_HASH_USED)
-			rdmx_hash_put(hash, old.keys + i * old.key_len, old.vals[i]);
+		if (rdmx_hash_live(old.vals[i]))
+			rdmx_hash_put(hash, old.vals[i]);
 	}
 	rdmx_hash_destruct(&old);
 	return 0;
@@ -123,14 +116,17 @@ int rdmx_hash_insert(struct rdmx_hash *hash, const void *key, uint64_t val)
 	if ((hash->filled + 1) * 2 > hash->cap) {
 		size_t cap = hash->cap;
 
-		/* Leave room for as many inserts again before the next rebuild. */
-		while ((hash->used + 1) * 4 > cap)
+		/*
+		 * At most a third full after the rebuild: at least cap / 6
+		 * inserts before the next one, and 16 to 48 bytes a live entry.
+		 */
+		while ((hash->used + 1) * 3 > cap)
 			cap *= 2;
 		ret = rdmx_hash_rebuild(hash, cap);
 		if (ret)
 			return ret;
 	}
-	rdmx_hash_put(hash, key, val);
+	rdmx_hash_put(hash, val);
 	return 0;
 }
 
@@ -150,6 +146,6 @@ void rdmx_hash_remove(struct rdmx_hash *hash, const void *key)
 
 	if (slot == (size_t) -1)
 		return;
-	hash->state[slot] = RDMX_HASH_GONE;
+	hash->vals[slot] = RDMX_HASH_GONE;
 	hash->used--;
 }

@@ -1,6 +1,10 @@
 /*
  * rdmx_hash: the reverse address map. AVs key it by canonical device
  * addresses, so a wrong answer here reports the wrong sender.
+ *
+ * The map keeps values only and asks key_of for their keys; here a
+ * value's low 32 bits are the key number and its high bits a tag, so
+ * tests can tell a replaced value from the one it replaced.
  */
 #include "rdmx_test.h"
 #include "rdmx_hash.h"
@@ -11,14 +15,34 @@
 static struct rdmx_hash hash;
 
 /* A distinct key per n; keys differ in more than the first byte. */
+static const uint8_t *key_fill(uint8_t *buf, uint32_t n)
+{
+	memset(buf, 0x5a, KEY_LEN);
+	memcpy(buf + 4, &n, sizeof(n));
+	memcpy(buf + KEY_LEN - sizeof(n), &n, sizeof(n));
+	return buf;
+}
+
+/* The key a caller looks up (its own buffer, not key_of's). */
 static const uint8_t *key(uint32_t n)
 {
 	static uint8_t buf[KEY_LEN];
 
-	memset(buf, 0x5a, sizeof(buf));
-	memcpy(buf + 4, &n, sizeof(n));
-	memcpy(buf + KEY_LEN - sizeof(n), &n, sizeof(n));
-	return buf;
+	return key_fill(buf, n);
+}
+
+static const void *key_of(const struct rdmx_hash *map, uint64_t val)
+{
+	static uint8_t buf[KEY_LEN];
+
+	(void) map;
+	return key_fill(buf, (uint32_t) val);
+}
+
+/* Key n's value with a tag in the high bits. */
+static uint64_t tagged(uint32_t n, uint32_t tag)
+{
+	return (uint64_t) tag << 32 | n;
 }
 
 static void expect_val(uint32_t n, uint64_t want)
@@ -40,7 +64,7 @@ static void expect_absent(uint32_t n)
 
 static void hash_setup(void)
 {
-	cr_assert_eq(rdmx_hash_construct(&hash, KEY_LEN), 0);
+	cr_assert_eq(rdmx_hash_construct(&hash, KEY_LEN, key_of), 0);
 }
 
 static void hash_teardown(void)
@@ -58,27 +82,30 @@ Test(hash, empty_finds_nothing)
 
 Test(hash, insert_then_find)
 {
-	cr_assert_eq(rdmx_hash_insert(&hash, key(1), 100), 0);
-	cr_assert_eq(rdmx_hash_insert(&hash, key(2), 200), 0);
-	expect_val(1, 100);
-	expect_val(2, 200);
+	cr_assert_eq(rdmx_hash_insert(&hash, key(1), tagged(1, 100)), 0);
+	cr_assert_eq(rdmx_hash_insert(&hash, key(2), tagged(2, 200)), 0);
+	expect_val(1, tagged(1, 100));
+	expect_val(2, tagged(2, 200));
 	expect_absent(3);
 }
 
-Test(hash, zero_and_max_values_are_stored)
+/* Index 0 (an AV's first entry) and large values are ordinary values. */
+Test(hash, zero_and_large_values_are_stored)
 {
-	cr_assert_eq(rdmx_hash_insert(&hash, key(1), 0), 0);
-	cr_assert_eq(rdmx_hash_insert(&hash, key(2), UINT64_MAX), 0);
-	expect_val(1, 0);
-	expect_val(2, UINT64_MAX);
+	uint64_t large = RDMX_HASH_GONE - 1;
+
+	cr_assert_eq(rdmx_hash_insert(&hash, key(0), 0), 0);
+	cr_assert_eq(rdmx_hash_insert(&hash, key((uint32_t) large), large), 0);
+	expect_val(0, 0);
+	expect_val((uint32_t) large, large);
 }
 
 /* Replacing must not leave a second, stale entry behind the first. */
 Test(hash, insert_replaces_value)
 {
-	cr_assert_eq(rdmx_hash_insert(&hash, key(7), 1), 0);
-	cr_assert_eq(rdmx_hash_insert(&hash, key(7), 2), 0);
-	expect_val(7, 2);
+	cr_assert_eq(rdmx_hash_insert(&hash, key(7), tagged(7, 1)), 0);
+	cr_assert_eq(rdmx_hash_insert(&hash, key(7), tagged(7, 2)), 0);
+	expect_val(7, tagged(7, 2));
 	rdmx_hash_remove(&hash, key(7));
 	expect_absent(7);
 }
@@ -97,21 +124,21 @@ Test(hash, remove_only_that_key)
 
 Test(hash, remove_absent_key_is_harmless)
 {
-	cr_assert_eq(rdmx_hash_insert(&hash, key(1), 10), 0);
+	cr_assert_eq(rdmx_hash_insert(&hash, key(1), tagged(1, 10)), 0);
 	rdmx_hash_remove(&hash, key(2));
 	rdmx_hash_remove(&hash, key(1));
 	rdmx_hash_remove(&hash, key(1));
 	expect_absent(1);
-	cr_assert_eq(rdmx_hash_insert(&hash, key(1), 11), 0);
-	expect_val(1, 11);
+	cr_assert_eq(rdmx_hash_insert(&hash, key(1), tagged(1, 11)), 0);
+	expect_val(1, tagged(1, 11));
 }
 
 Test(hash, remove_then_reinsert)
 {
-	cr_assert_eq(rdmx_hash_insert(&hash, key(5), 50), 0);
+	cr_assert_eq(rdmx_hash_insert(&hash, key(5), tagged(5, 50)), 0);
 	rdmx_hash_remove(&hash, key(5));
-	cr_assert_eq(rdmx_hash_insert(&hash, key(5), 51), 0);
-	expect_val(5, 51);
+	cr_assert_eq(rdmx_hash_insert(&hash, key(5), tagged(5, 51)), 0);
+	expect_val(5, tagged(5, 51));
 	rdmx_hash_remove(&hash, key(5));
 	expect_absent(5);
 }
@@ -122,9 +149,9 @@ Test(hash, grows_past_many_entries)
 	const uint32_t count = 100000;
 
 	for (uint32_t n = 0; n < count; n++)
-		cr_assert_eq(rdmx_hash_insert(&hash, key(n), (uint64_t) n * 3), 0);
+		cr_assert_eq(rdmx_hash_insert(&hash, key(n), tagged(n, 3)), 0);
 	for (uint32_t n = 0; n < count; n++)
-		expect_val(n, (uint64_t) n * 3);
+		expect_val(n, tagged(n, 3));
 	for (uint32_t n = count; n < count + 1000; n++)
 		expect_absent(n);
 }
@@ -148,9 +175,9 @@ Test(hash, lookups_probe_past_removed_slots)
 			expect_absent(n);
 	}
 	for (uint32_t n = 0; n < count; n += 2)
-		cr_assert_eq(rdmx_hash_insert(&hash, key(n), n + 1), 0);
+		cr_assert_eq(rdmx_hash_insert(&hash, key(n), tagged(n, 1)), 0);
 	for (uint32_t n = 0; n < count; n++)
-		expect_val(n, n % 2 ? n : n + 1);
+		expect_val(n, n % 2 ? n : tagged(n, 1));
 }
 
 /*
@@ -174,20 +201,28 @@ Test(hash, churn_keeps_table_small)
 	cr_assert_leq(hash.cap, 1024, "capacity %zu for %u live keys", hash.cap, live);
 }
 
+/* Three-byte keys; value n names short_keys[n]. */
+static const uint8_t short_keys[][3] = { { 1, 2, 3 }, { 1, 2, 4 }, { 0, 2, 3 } };
+
+static const void *short_key_of(const struct rdmx_hash *map, uint64_t val)
+{
+	(void) map;
+	return short_keys[val];
+}
+
 /* Keys of other lengths compare every byte, and only their own bytes. */
 Test(hash, short_keys_compare_all_bytes)
 {
 	struct rdmx_hash small;
-	uint8_t a[3] = { 1, 2, 3 }, b[3] = { 1, 2, 4 }, c[3] = { 0, 2, 3 };
-	uint64_t val = 0;
+	uint64_t val = 7;
 
-	cr_assert_eq(rdmx_hash_construct(&small, sizeof(a)), 0);
-	cr_assert_eq(rdmx_hash_insert(&small, a, 1), 0);
-	cr_assert_eq(rdmx_hash_insert(&small, b, 2), 0);
-	cr_assert(rdmx_hash_find(&small, a, &val));
+	cr_assert_eq(rdmx_hash_construct(&small, 3, short_key_of), 0);
+	cr_assert_eq(rdmx_hash_insert(&small, short_keys[0], 0), 0);
+	cr_assert_eq(rdmx_hash_insert(&small, short_keys[1], 1), 0);
+	cr_assert(rdmx_hash_find(&small, short_keys[0], &val));
+	cr_assert_eq(val, 0);
+	cr_assert(rdmx_hash_find(&small, short_keys[1], &val));
 	cr_assert_eq(val, 1);
-	cr_assert(rdmx_hash_find(&small, b, &val));
-	cr_assert_eq(val, 2);
-	cr_assert_not(rdmx_hash_find(&small, c, &val));
+	cr_assert_not(rdmx_hash_find(&small, short_keys[2], &val));
 	rdmx_hash_destruct(&small);
 }

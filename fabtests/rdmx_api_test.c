@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <netinet/in.h>
 
@@ -2144,6 +2146,98 @@ static void test_peer_ops(struct fixture *fx)
 }
 
 /*
+ * A UDP socket on endpoint A's address that never answers; *silent gets
+ * its address in the endpoint's format. The socket, or -1.
+ */
+static int silent_socket(struct fixture *fx, void *silent)
+{
+	socklen_t len = (socklen_t) addr_size(fx->info);
+	int fd;
+
+	memcpy(silent, fx->node[A].name, len);
+	set_port(silent, 0);
+	fd = socket(((struct sockaddr *) silent)->sa_family, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, silent, len) || getsockname(fd, silent, &len)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Wireup (issue 4): sends to a peer whose handshake never completes wait
+ * on its pending queue, up to FI_RDMX_PENDING_MAX (default 4096) or the
+ * endpoint's tx size, whichever is less, then -FI_EAGAIN; below tx size,
+ * sends to other peers are unaffected. Closing the endpoint completes
+ * every waiting send with FI_ECANCELED. The sends ask FI_TRANSMIT_COMPLETE:
+ * small sends otherwise complete when posted (inject complete), and a
+ * completed send has no entry left to cancel.
+ */
+static void test_pending_queue(struct fixture *fx)
+{
+	const char *env = getenv("FI_RDMX_PENDING_MAX");
+	size_t pending_max = env ? strtoul(env, NULL, 0) : 4096;
+	size_t tx_size = fx->info->tx_attr->size;
+	size_t max = pending_max < tx_size ? pending_max : tx_size;
+	struct fi_context *ctx = xmalloc((max + 1) * sizeof(*ctx));
+	struct node *a = &fx->node[A];
+	uint8_t silent[NAME_MAX_LEN], buf[8] = { 0 };
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1, .tag = 7 };
+	size_t posted = 0, cancelled = 0;
+	struct fi_cq_err_entry err;
+	int64_t deadline;
+	ssize_t ret = 0;
+	int fd = silent_socket(fx, silent);
+
+	if (!ft_check(fd >= 0, "a silent UDP socket", "socket/bind failed") ||
+	    !check_ret(fi_av_insert(fx->av, silent, 1, &msg.addr, 0, NULL), 1,
+		       "insert the silent address")) {
+		free(ctx);
+		return;
+	}
+	while (posted <= max) {
+		msg.context = &ctx[posted];
+		ret = fi_tsendmsg(a->ep, &msg, FI_COMPLETION | FI_TRANSMIT_COMPLETE);
+		if (ret)
+			break;
+		posted++;
+	}
+	check_ret(ret, -FI_EAGAIN, "the send past the pending queue: -FI_EAGAIN");
+	ft_check(posted == max, "the queue took min(FI_RDMX_PENDING_MAX, tx size) sends",
+		 "took %zu of %zu", posted, max);
+	if (pending_max < tx_size)
+		send_between(fx, A, B, 16, "sends to another peer still go out");
+
+	check_ret(fi_close(&a->ep->fid), 0, "close the endpoint with sends waiting");
+	a->ep = NULL;
+	deadline = now_ms() + WAIT_MS;
+	while (cancelled < posted && now_ms() < deadline) {
+		struct fi_cq_tagged_entry entry;
+
+		ret = fi_cq_read(a->tx_cq, &entry, 1);
+		if (ret != -FI_EAVAIL) {
+			ft_check(ret == -FI_EAGAIN, "no successful send completion",
+				 "fi_cq_read %zd", ret);
+			break;
+		}
+		memset(&err, 0, sizeof(err));
+		if (fi_cq_readerr(a->tx_cq, &err, 0) != 1 || err.err != FI_ECANCELED ||
+		    err.op_context != &ctx[cancelled])
+			break;
+		cancelled++;
+	}
+	ft_check(cancelled == posted,
+		 "every waiting send completed FI_ECANCELED, in posting order",
+		 "%zu of %zu (last: err %d, context %p)", cancelled, posted,
+		 err.err, err.op_context);
+	close(fd);
+	free(ctx);
+}
+
+/*
  * Closing an object something still uses: -FI_EBUSY, and the objects keep
  * working; then the right order closes everything (reported step by step).
  */
@@ -2758,6 +2852,7 @@ static const struct {
 	{ "iov limit", test_iov_limit, { 0 } },
 	{ "unknown destination", test_bad_dest, { 0 } },
 	{ "rdmx_peer_ops", test_peer_ops, { 0 } },
+	{ "pending queue", test_pending_queue, { 0 } },
 	{ "completion levels", test_completion_levels, { 0 } },
 	{ "close ordering", test_close_order, { 0 } },
 	{ "unsupported calls", test_unsupported, { 0 } },

@@ -7,6 +7,9 @@
 # port; every message must then arrive once, in the order sent, with its
 # length and bytes (every hundredth is a 200,000-byte long message), and
 # the sender must see all 1000 send completions (FI_DELIVERY_COMPLETE).
+# Then the pending queue's bound with a small FI_RDMX_PENDING_MAX:
+# rdmx_api_test "pending queue" (64 sends taken, -FI_EAGAIN past them,
+# other peers unaffected, FI_ECANCELED for each at close).
 # The delay is the scenario itself, not a wait for something to be
 # ready. Capped at 120 s. Exit status: 0 pass, 1 fail.
 set -eu
@@ -47,4 +50,9 @@ t_out_has receiver '^rdmx_wireup: PASS receiver: 1000 messages in order' ||
 	t_fail "the receiver printed no PASS"
 t_out_has sender '^rdmx_wireup: PASS sender: 1000 sends delivered' ||
 	t_fail "the sender printed no PASS"
+t_spawn_with bound "env FI_RDMX_PENDING_MAX=64" \
+	"$RDMX_BUILDDIR/fabtests/rdmx_api_test" "pending queue"
+t_reap "$T_LAST_PID" bound
+t_out_has bound '^PASS sends to another peer still go out: payload' ||
+	t_fail "the bound of the pending queue was not checked"
 echo "PASS: wireup.sh (receiver started ${WIREUP_LATE_S} s after 1000 sends were posted)"

@@ -1,0 +1,133 @@
+#!/bin/sh
+# mpi.sh: Open MPI over rdmx (issue 7). Runs each MPI test program of
+# fabtests/mpi at 2 and at 4 ranks on this host (oversubscribed), then
+# mpi_p2p and mpi_match once more at 4 ranks with FI_RDMX_LONG_READ=0,
+# so that MPI's long messages also travel as credit and data packets.
+# The programs check every byte and status themselves (mpi_p2p: sizes 0
+# to 16 MiB, blocking, synchronous and nonblocking; mpi_match: wildcards,
+# probes, cancel, self; mpi_threads: MPI_THREAD_MULTIPLE; mpi_coll:
+# collectives). Open MPI must use pml cm and mtl ofi with rdmx alone
+# (mtl_ofi_provider_include): Debian's openmpi-mca-params.conf turns the
+# ofi mtl off, so the flags are explicit, and FI_PROVIDER is unset so
+# that Open MPI itself picks among every provider libfabric offers. A
+# run passes when mpirun exits 0 within RDMX_TEST_TIMEOUT seconds, rank
+# 0 printed the program's PASS line, every rank reported pml cm selected
+# (pml_base_verbose) and rdmx as its mtl ofi provider (mtl_ofi_verbose),
+# and no process of the run is left. pml cm carries every message
+# through the mtl, so no btl but self needs to start (--mca btl self).
+#
+# Every process of a run carries RDMX_MPI_RUN=<scratch folder> in its
+# environment, which is how the leftovers of a run that hung or failed
+# are found and killed on exit. Open MPI's session folder goes to the
+# scratch folder too (TMPDIR). RDMX_WRAP is not applied: it would wrap
+# mpirun.
+#
+# In a sanitizer build (RDMX_SAN_PRELOAD set) the programs are built with
+# the sanitizers like every other test program, so they load the
+# sanitized provider without a preload; Open MPI's own leaks at exit are
+# not ours (ASAN_OPTIONS=detect_leaks=0).
+#
+# Needs mpicc and mpirun (Debian: openmpi-bin libopenmpi-dev); fails,
+# not skips, without them. Capped at 600 s.
+# Exit status: 0 pass, 1 fail.
+set -eu
+
+MPI_PROGS="mpi_p2p mpi_match mpi_threads mpi_coll"
+MPI_RANKS="2 4"
+MPI_INSTALL="install openmpi-bin libopenmpi-dev (contrib/rdmx does)"
+
+. "$(dirname "$0")/testlib.sh"
+
+t_cap_runtime 600 "$@"
+t_env_defaults
+unset FI_PROVIDER RDMX_WRAP
+command -v mpirun >/dev/null ||
+	{ echo "FAIL: mpirun not found: $MPI_INSTALL" >&2; exit 1; }
+mpirun --version 2>&1 | grep -q 'Open MPI' ||
+	{ echo "FAIL: mpirun is not Open MPI's: $MPI_INSTALL" >&2; exit 1; }
+for prog in $MPI_PROGS; do
+	[ -x "$RDMX_BUILDDIR/fabtests/mpi/$prog" ] ||
+		{ echo "FAIL: fabtests/mpi/$prog not built (configure found no Open MPI mpicc):" \
+			"$MPI_INSTALL, then re-run configure" >&2; exit 1; }
+done
+t_init
+
+# Open MPI refuses to run as root unless told it may.
+if [ "$(id -u)" -eq 0 ]; then
+	OMPI_ALLOW_RUN_AS_ROOT=1
+	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+fi
+MPI_SAN=""
+[ -z "${RDMX_SAN_PRELOAD:-}" ] || MPI_SAN="-x ASAN_OPTIONS=detect_leaks=0"
+MPI_MARK="RDMX_MPI_RUN=$T_DIR"
+
+# The pids of the live processes of this script's runs (their environment
+# holds MPI_MARK).
+mpi_strays() {
+	local f pid
+	for f in /proc/[0-9]*/environ; do
+		{ tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qxF "$MPI_MARK" || continue
+		pid=${f#/proc/}
+		echo "${pid%/environ}"
+	done
+}
+
+mpi_kill_strays() {
+	local pid
+	for pid in $(mpi_strays); do
+		kill -KILL "$pid" 2>/dev/null || :
+	done
+}
+t_on_exit mpi_kill_strays
+
+# mpi_count name pattern: how many lines of run name's stderr match.
+mpi_count() {
+	grep -c -- "$2" "$T_DIR/$1.err" || :
+}
+
+# mpi_case prog ranks [VAR=value...]: one mpirun of prog, with the
+# variables given exported to every rank; checks it as the header says.
+mpi_case() {
+	local prog=$1 ranks=$2 name start ms x var
+	shift 2
+	name="$prog-$ranks${1:+-$(echo "$*" | tr ' =' '-_')}"
+	x=""
+	for var in "$@"; do
+		x="$x -x $var"
+	done
+	echo "== $prog, $ranks ranks${1:+, $*}"
+	start=$(date +%s%N)
+	t_spawn_with "$name" "env $MPI_MARK TMPDIR=$T_DIR" mpirun --oversubscribe -np "$ranks" \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include rdmx \
+		--mca btl self --mca mtl_ofi_verbose 1 --mca pml_base_verbose 10 \
+		-x FI_PROVIDER_PATH -x FI_RDMX_IFACE $MPI_SAN $x \
+		"$RDMX_BUILDDIR/fabtests/mpi/$prog"
+	t_collect "$T_LAST_PID"
+	case $T_RC in
+	0)	;;
+	124)	t_fail "$name: mpirun did not end within $RDMX_TEST_TIMEOUT s" ;;
+	*)	t_fail "$name: mpirun exited with status $T_RC" ;;
+	esac
+	ms=$((($(date +%s%N) - start) / 1000000))
+	t_out_has "$name" "^$prog: PASS ($ranks ranks)" || t_fail "$name: rank 0 printed no PASS"
+	[ "$(mpi_count "$name" 'select: component cm selected$')" -eq "$ranks" ] ||
+		t_fail "$name: not every rank selected pml cm"
+	[ "$(mpi_count "$name" 'mtl:ofi:prov: ')" -eq "$ranks" ] &&
+		[ "$(mpi_count "$name" 'mtl:ofi:prov: rdmx$')" -eq "$ranks" ] ||
+		t_fail "$name: not every rank's mtl ofi named rdmx as its provider"
+	[ -z "$(mpi_strays)" ] || t_fail "$name: processes left after mpirun: $(mpi_strays)"
+	cat "$T_DIR/$name.out"
+	echo "-- $name: pass, $ms ms"
+	# Only a failing run's output is worth a dump.
+	rm -f "$T_DIR/$name.out" "$T_DIR/$name.err"
+}
+
+for prog in $MPI_PROGS; do
+	for ranks in $MPI_RANKS; do
+		mpi_case "$prog" "$ranks"
+	done
+done
+mpi_case mpi_p2p 4 FI_RDMX_LONG_READ=0
+mpi_case mpi_match 4 FI_RDMX_LONG_READ=0
+echo "PASS: mpi.sh"

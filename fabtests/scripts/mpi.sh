@@ -6,7 +6,8 @@
 # The programs check every byte and status themselves (mpi_p2p: sizes 0
 # to 16 MiB, blocking, synchronous and nonblocking; mpi_match: wildcards,
 # probes, cancel, self; mpi_threads: MPI_THREAD_MULTIPLE; mpi_coll:
-# collectives). Open MPI must use pml cm and mtl ofi with rdmx alone
+# collectives), and NetPIPE's NPopenmpi in integrity mode at 2 ranks as
+# a third party's check. Open MPI must use pml cm and mtl ofi with rdmx alone
 # (mtl_ofi_provider_include): Debian's openmpi-mca-params.conf turns the
 # ofi mtl off, so the flags are explicit, and FI_PROVIDER is unset so
 # that Open MPI itself picks among every provider libfabric offers. A
@@ -27,7 +28,8 @@
 # sanitized provider without a preload; Open MPI's own leaks at exit are
 # not ours (ASAN_OPTIONS=detect_leaks=0).
 #
-# Needs mpicc and mpirun (Debian: openmpi-bin libopenmpi-dev); fails,
+# Needs mpicc, mpirun and NPopenmpi (Debian: openmpi-bin libopenmpi-dev
+# netpipe-openmpi); fails,
 # not skips, without them. Capped at 600 s.
 # Exit status: 0 pass, 1 fail.
 set -eu
@@ -45,6 +47,9 @@ command -v mpirun >/dev/null ||
 	{ echo "FAIL: mpirun not found: $MPI_INSTALL" >&2; exit 1; }
 mpirun --version 2>&1 | grep -q 'Open MPI' ||
 	{ echo "FAIL: mpirun is not Open MPI's: $MPI_INSTALL" >&2; exit 1; }
+NETPIPE=$(command -v NPopenmpi || :)
+[ -n "$NETPIPE" ] ||
+	{ echo "FAIL: NPopenmpi not found: install netpipe-openmpi (contrib/rdmx does)" >&2; exit 1; }
 for prog in $MPI_PROGS; do
 	[ -x "$RDMX_BUILDDIR/fabtests/mpi/$prog" ] ||
 		{ echo "FAIL: fabtests/mpi/$prog not built (configure found no Open MPI mpicc):" \
@@ -86,41 +91,74 @@ mpi_count() {
 	grep -c -- "$2" "$T_DIR/$1.err" || :
 }
 
-# mpi_case prog ranks [VAR=value...]: one mpirun of prog, with the
-# variables given exported to every rank; checks it as the header says.
-mpi_case() {
-	local prog=$1 ranks=$2 name start ms x var
+# mpi_run name ranks cmd... : one mpirun of cmd at ranks ranks, the
+# variables in MPI_X ("-x VAR=value" words) exported to every rank;
+# checks exit, pml and provider selection and leftovers as the header
+# says. Output stays in $T_DIR/name.out and name.err.
+mpi_run() {
+	local name=$1 ranks=$2
 	shift 2
-	name="$prog-$ranks${1:+-$(echo "$*" | tr ' =' '-_')}"
-	x=""
-	for var in "$@"; do
-		x="$x -x $var"
-	done
-	echo "== $prog, $ranks ranks${1:+, $*}"
-	start=$(date +%s%N)
+	MPI_START=$(date +%s%N)
 	t_spawn_with "$name" "env $MPI_MARK TMPDIR=$T_DIR" mpirun --oversubscribe -np "$ranks" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include rdmx \
 		--mca btl self --mca mtl_ofi_verbose 1 --mca pml_base_verbose 10 \
-		-x FI_PROVIDER_PATH -x FI_RDMX_IFACE $MPI_SAN $x \
-		"$RDMX_BUILDDIR/fabtests/mpi/$prog"
+		-x FI_PROVIDER_PATH -x FI_RDMX_IFACE $MPI_SAN $MPI_X "$@"
 	t_collect "$T_LAST_PID"
 	case $T_RC in
 	0)	;;
 	124)	t_fail "$name: mpirun did not end within $RDMX_TEST_TIMEOUT s" ;;
 	*)	t_fail "$name: mpirun exited with status $T_RC" ;;
 	esac
-	ms=$((($(date +%s%N) - start) / 1000000))
-	t_out_has "$name" "^$prog: PASS ($ranks ranks)" || t_fail "$name: rank 0 printed no PASS"
 	[ "$(mpi_count "$name" 'select: component cm selected$')" -eq "$ranks" ] ||
 		t_fail "$name: not every rank selected pml cm"
 	[ "$(mpi_count "$name" 'mtl:ofi:prov: ')" -eq "$ranks" ] &&
 		[ "$(mpi_count "$name" 'mtl:ofi:prov: rdmx$')" -eq "$ranks" ] ||
 		t_fail "$name: not every rank's mtl ofi named rdmx as its provider"
 	[ -z "$(mpi_strays)" ] || t_fail "$name: processes left after mpirun: $(mpi_strays)"
+}
+
+# mpi_pass name: reports a run that passed; only a failing run's output
+# is worth a dump, so a passing run's goes.
+mpi_pass() {
+	echo "-- $1: pass, $((($(date +%s%N) - MPI_START) / 1000000)) ms"
+	rm -f "$T_DIR/$1.out" "$T_DIR/$1.err"
+}
+
+# mpi_case prog ranks [VAR=value...]: one run of a fabtests/mpi program,
+# with the variables given exported to every rank.
+mpi_case() {
+	local prog=$1 ranks=$2 name var
+	shift 2
+	name="$prog-$ranks${1:+-$(echo "$*" | tr ' =' '-_')}"
+	MPI_X=""
+	for var in "$@"; do
+		MPI_X="$MPI_X -x $var"
+	done
+	echo "== $prog, $ranks ranks${1:+, $*}"
+	mpi_run "$name" "$ranks" "$RDMX_BUILDDIR/fabtests/mpi/$prog"
+	t_out_has "$name" "^$prog: PASS ($ranks ranks)" || t_fail "$name: rank 0 printed no PASS"
 	cat "$T_DIR/$name.out"
-	echo "-- $name: pass, $ms ms"
-	# Only a failing run's output is worth a dump.
-	rm -f "$T_DIR/$name.out" "$T_DIR/$name.err"
+	mpi_pass "$name"
+}
+
+# NetPIPE's integrity mode (NPopenmpi -i, Debian netpipe-openmpi): a
+# third party's check of every byte of messages from 1 B to 6 MiB (its last
+# step below -u 8 MiB), each
+# size and its neighbours (+-3 B). It reports on stderr, a line per size,
+# and writes a line per size measured to its -o file.
+mpi_netpipe() {
+	local name=netpipe-2 out="$T_DIR/netpipe.txt" passed sizes
+	echo "== NPopenmpi -i, 2 ranks"
+	MPI_X=""
+	mpi_run "$name" 2 "$NETPIPE" -i -u 8388608 -o "$out"
+	passed=$(grep -c 'Integrity check passed' "$T_DIR/$name.err" || :)
+	sizes=$(wc -l <"$out")
+	! grep -i 'integrity check failed' "$T_DIR/$name.err" ||
+		t_fail "$name: an integrity check failed"
+	[ "$sizes" -ge 40 ] && [ "$passed" -eq "$sizes" ] ||
+		t_fail "$name: $passed of $sizes sizes passed, want every one of 40 or more"
+	echo "$passed sizes up to $(tail -n 1 "$out" | awk '{print $1}') B passed their integrity check"
+	mpi_pass "$name"
 }
 
 for prog in $MPI_PROGS; do
@@ -130,4 +168,5 @@ for prog in $MPI_PROGS; do
 done
 mpi_case mpi_p2p 4 FI_RDMX_LONG_READ=0
 mpi_case mpi_match 4 FI_RDMX_LONG_READ=0
+mpi_netpipe
 echo "PASS: mpi.sh"

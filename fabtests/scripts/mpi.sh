@@ -25,8 +25,8 @@
 #
 # In a sanitizer build (RDMX_SAN_PRELOAD set) the programs are built with
 # the sanitizers like every other test program, so they load the
-# sanitized provider without a preload; Open MPI's own leaks at exit are
-# not ours (ASAN_OPTIONS=detect_leaks=0).
+# sanitized provider without a preload (NPopenmpi gets one); Open MPI's
+# own leaks at exit are not ours (ASAN_OPTIONS=detect_leaks=0).
 #
 # Needs mpicc, mpirun and NPopenmpi (Debian: openmpi-bin libopenmpi-dev
 # netpipe-openmpi); fails,
@@ -145,11 +145,15 @@ mpi_case() {
 # third party's check of every byte of messages from 1 B to 6 MiB (its last
 # step below -u 8 MiB), each
 # size and its neighbours (+-3 B). It reports on stderr, a line per size,
-# and writes a line per size measured to its -o file.
+# and writes a line per size measured to its -o file. NPopenmpi is not
+# built with the sanitizers: in a sanitizer build it must preload their
+# runtimes to load the provider.
 mpi_netpipe() {
 	local name=netpipe-2 out="$T_DIR/netpipe.txt" passed sizes
 	echo "== NPopenmpi -i, 2 ranks"
 	MPI_X=""
+	[ -z "${RDMX_SAN_PRELOAD:-}" ] ||
+		MPI_X="-x LD_PRELOAD=$(echo $RDMX_SAN_PRELOAD | tr ' ' ':')"
 	mpi_run "$name" 2 "$NETPIPE" -i -u 8388608 -o "$out"
 	passed=$(grep -c 'Integrity check passed' "$T_DIR/$name.err" || :)
 	sizes=$(wc -l <"$out")

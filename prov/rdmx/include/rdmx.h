@@ -5,6 +5,10 @@
 #ifndef RDMX_H
 #define RDMX_H
 
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -39,6 +43,7 @@ extern struct fi_provider rdmx_prov;
 
 /* Run-time parameters (FI_RDMX_*), read once at provider load. */
 struct rdmx_params {
+	char	*device;	/* FI_RDMX_DEVICE: auto, efa, verbs or udp */
 	char	*iface;		/* FI_RDMX_IFACE: only this interface */
 	size_t	tx_size;	/* FI_RDMX_TX_SIZE: send queue depth */
 	size_t	rx_size;	/* FI_RDMX_RX_SIZE: receive queue depth */

@@ -179,6 +179,13 @@ struct rdmx_dev_ops {
 	int	(*post_send)(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			     const struct iovec *iov, size_t iov_cnt,
 			     uint64_t wr_id, unsigned flags);
+	/*
+	 * Optional (NULL: not needed). Every receive buffer the rdm layer
+	 * will post lies inside [base, base + len), which stays allocated
+	 * until close: a device that must register memory with its hardware
+	 * does it here, once, before the first post_recv. 0 or -FI_E*.
+	 */
+	int	(*rx_memory)(struct rdmx_dev *dev, void *base, size_t len);
 	/* Posts a receive buffer; 0 or -FI_EAGAIN when the queue is full. */
 	int	(*post_recv)(struct rdmx_dev *dev, void *buf, size_t len,
 			     uint64_t wr_id);
@@ -233,5 +240,18 @@ struct rdmx_dev {
 };
 
 extern const struct rdmx_dev_ops rdmx_dev_udp_ops;
+extern const struct rdmx_dev_ops rdmx_dev_efa_ops;
+extern const struct rdmx_dev_ops rdmx_dev_verbs_ops;
+
+/* The device built in under this name ("efa", "verbs", "udp"), or NULL. */
+const struct rdmx_dev_ops *rdmx_dev_by_name(const char *name);
+
+/*
+ * The device FI_RDMX_DEVICE asks for: auto picks the first usable of efa,
+ * verbs and udp. 0, -FI_ENODATA when auto finds none, or -FI_ENODEV
+ * (logged) when the device asked for is not built in or has no usable
+ * device here.
+ */
+int rdmx_dev_select(const struct rdmx_dev_ops **ops_p);
 
 #endif /* RDMX_DEV_H */

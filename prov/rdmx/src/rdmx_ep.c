@@ -100,7 +100,10 @@ static int rdmx_ep_enable(struct rdmx_ep *ep)
 		return -FI_ENOCQ;
 	}
 	rdmx_lock_acquire(&ep->domain->lock);
-	for (size_t i = 0; !ep->enabled && i < ep->rx_buf_cnt; i++) {
+	if (!ep->enabled && ep->dev->ops->rx_memory)
+		ret = ep->dev->ops->rx_memory(ep->dev, ep->rx_bufs,
+					      ep->rx_buf_cnt * ep->rx_buf_stride);
+	for (size_t i = 0; !ret && !ep->enabled && i < ep->rx_buf_cnt; i++) {
 		ret = ep->dev->ops->post_recv(ep->dev, rdmx_ep_rx_buf(ep, i),
 					      ep->rx_buf_size, i);
 		if (ret)

@@ -76,12 +76,20 @@ static struct fi_ops_fabric rdmx_fabric_ops = {
 int rdmx_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
 		     void *context)
 {
-	const struct rdmx_dev_ops *ops = &rdmx_dev_udp_ops;
+	const struct rdmx_dev_ops *ops;
 	struct rdmx_fabric *fab;
+	int ret;
 
-	if (attr->name && strcmp(attr->name, ops->name)) {
-		RDMX_WARN(FI_LOG_FABRIC, "unknown fabric %s\n", attr->name);
-		return -FI_ENODATA;
+	if (attr->name) {
+		ops = rdmx_dev_by_name(attr->name);
+		if (!ops) {
+			RDMX_WARN(FI_LOG_FABRIC, "unknown fabric %s\n", attr->name);
+			return -FI_ENODATA;
+		}
+	} else {
+		ret = rdmx_dev_select(&ops);
+		if (ret)
+			return ret;
 	}
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)

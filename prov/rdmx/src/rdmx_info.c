@@ -348,7 +348,7 @@ int rdmx_getinfo(uint32_t version, const char *node, const char *service,
 		 uint64_t flags, const struct fi_info *hints,
 		 struct fi_info **info)
 {
-	const struct rdmx_dev_ops *ops = &rdmx_dev_udp_ops;
+	const struct rdmx_dev_ops *ops;
 	uint8_t src[RDMX_DEV_ADDR_MAX], dest[RDMX_DEV_ADDR_MAX];
 	struct fi_info *head = NULL, **tail = &head;
 	bool have_src, have_dest;
@@ -358,6 +358,9 @@ int rdmx_getinfo(uint32_t version, const char *node, const char *service,
 	    hints->ep_attr->type != FI_EP_RDM)
 		return rdmx_info_nofit("ep type %s (rdmx offers FI_EP_RDM only)",
 				  fi_tostr(&hints->ep_attr->type, FI_TYPE_EP_TYPE));
+	ret = rdmx_dev_select(&ops);
+	if (ret)
+		return ret;
 	ret = rdmx_info_addrs(ops, node, service, flags, hints, src, &have_src,
 			      dest, &have_dest);
 	if (ret)

@@ -10,7 +10,7 @@
 
 #include "rdmx_test.h"
 
-#define VERSION	RDMX_API_VERSION
+#define API_VERSION	RDMX_API_VERSION
 
 /* The hints of the running test; fi_allocinfo defaults, freed after it. */
 static struct fi_info *hints;
@@ -49,7 +49,7 @@ static void expect_nodata(const char *why)
 	struct fi_info *info = NULL;
 	int ret;
 
-	ret = rdmx_getinfo(VERSION, NULL, NULL, 0, hints, &info);
+	ret = rdmx_getinfo(API_VERSION, NULL, NULL, 0, hints, &info);
 	cr_assert_eq(ret, -FI_ENODATA, "%s: got %d (%s)", why, ret,
 		     fi_strerror(-ret));
 	cr_assert_null(info, "%s: info written on failure", why);
@@ -58,7 +58,7 @@ static void expect_nodata(const char *why)
 /* What rdmx offers with no hints: the limits the tests step beyond. */
 static struct fi_info *offered(void)
 {
-	return getinfo_ok(VERSION, NULL, NULL, 0, NULL);
+	return getinfo_ok(API_VERSION, NULL, NULL, 0, NULL);
 }
 
 Test(info, null_hints_give_rdm_msg_tagged)
@@ -74,7 +74,7 @@ Test(info, null_hints_give_rdm_msg_tagged)
 		cr_assert(cur->addr_format == FI_SOCKADDR_IN ||
 			  cur->addr_format == FI_SOCKADDR_IN6);
 		cr_assert_not_null(cur->src_addr);
-		cr_assert_eq(cur->fabric_attr->api_version, VERSION);
+		cr_assert_eq(cur->fabric_attr->api_version, API_VERSION);
 	}
 	fi_freeinfo(info);
 }
@@ -93,8 +93,8 @@ Test(info, returned_info_fits_as_hints)
 {
 	struct fi_info *info = offered(), *again;
 
-	again = getinfo_ok(VERSION, NULL, NULL, 0, info);
-	cr_assert_eq(rdmx_info_check(info, info, VERSION), 0);
+	again = getinfo_ok(API_VERSION, NULL, NULL, 0, info);
+	cr_assert_eq(rdmx_info_check(info, info, API_VERSION), 0);
 	fi_freeinfo(again);
 	fi_freeinfo(info);
 }
@@ -112,7 +112,7 @@ Test(info, rdm_ep_type_fits)
 	struct fi_info *info;
 
 	hints->ep_attr->type = FI_EP_RDM;
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert_eq(info->ep_attr->type, FI_EP_RDM);
 	fi_freeinfo(info);
 }
@@ -148,7 +148,7 @@ Test(info, cq_data_size_ours_fits)
 	struct fi_info *info;
 
 	hints->domain_attr->cq_data_size = 8;
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert_geq(info->domain_attr->cq_data_size, 8);
 	fi_freeinfo(info);
 }
@@ -184,7 +184,7 @@ Test(info, queue_limits_within_ours_fit)
 	hints->tx_attr->size = 16;
 	hints->rx_attr->size = ours->rx_attr->size;
 	hints->ep_attr->max_msg_size = ours->ep_attr->max_msg_size;
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert_eq(info->tx_attr->size, 16);
 	cr_assert_eq(info->rx_attr->size, ours->rx_attr->size);
 	cr_assert_geq(info->tx_attr->inject_size, ours->tx_attr->inject_size);
@@ -208,7 +208,7 @@ Test(info, msg_order_sas_is_offered_and_other_orders_are_not)
 
 	hints->tx_attr->msg_order = FI_ORDER_SAS;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert(info->tx_attr->msg_order & FI_ORDER_SAS);
 	cr_assert(info->rx_attr->msg_order & FI_ORDER_SAS);
 	fi_freeinfo(info);
@@ -237,7 +237,7 @@ Test(info, known_names_fit)
 
 	hints->fabric_attr->name = strdup("udp");
 	hints->domain_attr->name = strdup("lo");
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert_str_eq(info->domain_attr->name, "lo");
 	fi_freeinfo(info);
 }
@@ -271,7 +271,7 @@ Test(info, tagged_caps_narrow_to_tagged)
 	struct fi_info *info;
 
 	hints->caps = FI_TAGGED;
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert(info->caps & FI_TAGGED);
 	cr_assert_eq(info->caps & FI_MSG, 0, "FI_MSG was not asked for");
 	cr_assert_eq(info->caps & (FI_SEND | FI_RECV), FI_SEND | FI_RECV);
@@ -290,7 +290,7 @@ Test(info, op_flags_are_echoed)
 
 	hints->tx_attr->op_flags = FI_COMPLETION;
 	hints->rx_attr->op_flags = FI_COMPLETION;
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert_eq(info->tx_attr->op_flags, FI_COMPLETION);
 	cr_assert_eq(info->rx_attr->op_flags, FI_COMPLETION);
 	fi_freeinfo(info);
@@ -303,14 +303,14 @@ Test(info, domain_levels_are_echoed)
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->domain_attr->av_type = FI_AV_TABLE;
 	hints->domain_attr->resource_mgmt = FI_RM_DISABLED;
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert_eq(info->domain_attr->threading, FI_THREAD_DOMAIN);
 	cr_assert_eq(info->domain_attr->av_type, FI_AV_TABLE);
 	cr_assert_eq(info->domain_attr->resource_mgmt, FI_RM_DISABLED);
 	fi_freeinfo(info);
 
 	hints->domain_attr->av_type = FI_AV_MAP;
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert_eq(info->domain_attr->av_type, FI_AV_MAP);
 	fi_freeinfo(info);
 }
@@ -320,7 +320,7 @@ Test(info, mem_tag_format_is_echoed)
 	struct fi_info *info;
 
 	hints->ep_attr->mem_tag_format = 0x0000ffff0000ffffULL;
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert_eq(info->ep_attr->mem_tag_format, 0x0000ffff0000ffffULL);
 	fi_freeinfo(info);
 }
@@ -350,7 +350,7 @@ Test(info, api_1_5_and_later_give_mr_mode_0)
 	info = getinfo_ok(FI_VERSION(1, 5), NULL, NULL, 0, hints);
 	cr_assert_eq(info->domain_attr->mr_mode, 0);
 	fi_freeinfo(info);
-	info = getinfo_ok(VERSION, NULL, NULL, 0, NULL);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, NULL);
 	cr_assert_eq(info->domain_attr->mr_mode, 0);
 	fi_freeinfo(info);
 }
@@ -370,7 +370,7 @@ Test(info, node_service_give_dest_addr)
 	const struct sockaddr_in *dest, *src;
 	struct fi_info *info;
 
-	info = getinfo_ok(VERSION, "127.0.0.1", "4000", 0, hints);
+	info = getinfo_ok(API_VERSION, "127.0.0.1", "4000", 0, hints);
 	cr_assert_eq(info->addr_format, FI_SOCKADDR_IN);
 	dest = sin_of(info->dest_addr, info->dest_addrlen);
 	cr_assert_eq(dest->sin_addr.s_addr, want.sin_addr.s_addr);
@@ -387,7 +387,7 @@ Test(info, fi_source_gives_src_addr)
 	const struct sockaddr_in *src;
 	struct fi_info *info;
 
-	info = getinfo_ok(VERSION, "127.0.0.1", "4000", FI_SOURCE, hints);
+	info = getinfo_ok(API_VERSION, "127.0.0.1", "4000", FI_SOURCE, hints);
 	src = sin_of(info->src_addr, info->src_addrlen);
 	cr_assert_eq(src->sin_addr.s_addr, want.sin_addr.s_addr);
 	cr_assert_eq(src->sin_port, want.sin_port);
@@ -401,7 +401,7 @@ Test(info, ipv6_node_gives_sockaddr_in6)
 	const struct sockaddr_in6 *dest;
 	struct fi_info *info;
 
-	info = getinfo_ok(VERSION, "::1", "4000", 0, hints);
+	info = getinfo_ok(API_VERSION, "::1", "4000", 0, hints);
 	cr_assert_eq(info->addr_format, FI_SOCKADDR_IN6);
 	cr_assert_eq(info->dest_addrlen, sizeof(struct sockaddr_in6));
 	dest = info->dest_addr;
@@ -417,7 +417,7 @@ Test(info, unresolvable_node_finds_nothing)
 {
 	struct fi_info *info = NULL;
 
-	cr_assert_eq(rdmx_getinfo(VERSION, "no-such-host.invalid", "4000", 0,
+	cr_assert_eq(rdmx_getinfo(API_VERSION, "no-such-host.invalid", "4000", 0,
 				  hints, &info), -FI_ENODATA);
 	cr_assert_null(info);
 }
@@ -433,7 +433,7 @@ Test(info, hints_dest_addr_is_accepted)
 	cr_assert_not_null(hints->dest_addr);
 	memcpy(hints->dest_addr, &want, sizeof(want));
 	hints->dest_addrlen = sizeof(want);
-	info = getinfo_ok(VERSION, NULL, NULL, 0, hints);
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	dest = sin_of(info->dest_addr, info->dest_addrlen);
 	cr_assert_eq(dest->sin_addr.s_addr, want.sin_addr.s_addr);
 	cr_assert_eq(dest->sin_port, want.sin_port);
@@ -446,10 +446,10 @@ Test(info, check_and_narrow_directly)
 	struct fi_info *ours = offered();
 
 	hints->caps = FI_MSG | FI_RMA;
-	cr_assert_eq(rdmx_info_check(ours, hints, VERSION), -FI_ENODATA);
+	cr_assert_eq(rdmx_info_check(ours, hints, API_VERSION), -FI_ENODATA);
 	hints->caps = FI_MSG;
-	cr_assert_eq(rdmx_info_check(ours, hints, VERSION), 0);
-	rdmx_info_narrow(ours, hints, VERSION);
+	cr_assert_eq(rdmx_info_check(ours, hints, API_VERSION), 0);
+	rdmx_info_narrow(ours, hints, API_VERSION);
 	cr_assert(ours->caps & FI_MSG);
 	cr_assert_eq(ours->caps & FI_TAGGED, 0);
 	cr_assert_eq(ours->caps & (FI_SEND | FI_RECV), FI_SEND | FI_RECV);

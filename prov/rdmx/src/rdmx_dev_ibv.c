@@ -382,10 +382,12 @@ enum rdmx_dev_status rdmx_ibv_status(enum ibv_wc_status status)
 int rdmx_ibv_slab_construct(struct rdmx_ibv_slab *slab, struct ibv_pd *pd,
 			    size_t size, size_t cnt)
 {
-	size_t len = (size * cnt + 4095) & ~(size_t) 4095;
+	size_t len;
 	int ret;
 
-	slab->slot_size = size;
+	/* Slots start 64-byte aligned, so headers inside them are aligned. */
+	slab->slot_size = (size + 63) & ~(size_t) 63;
+	len = (slab->slot_size * cnt + 4095) & ~(size_t) 4095;
 	slab->mem = aligned_alloc(4096, len);
 	slab->free = calloc(cnt, sizeof(*slab->free));
 	if (!slab->mem || !slab->free) {

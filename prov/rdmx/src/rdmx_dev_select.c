@@ -11,6 +11,7 @@
 static const struct rdmx_dev_ops *const rdmx_devs[] = {
 #ifdef RDMX_HAVE_RDMA
 	&rdmx_dev_efa_ops,
+	&rdmx_dev_verbs_ops,
 #endif
 	&rdmx_dev_udp_ops,
 };

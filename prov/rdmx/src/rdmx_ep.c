@@ -171,7 +171,8 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 		goto err_destruct_pke;
 	ep->rx_buf_size = ep->dev->caps.mtu;
 	ep->rx_buf_stride = (ep->rx_buf_size + 63) & ~(size_t) 63;
-	ep->rx_buf_cnt = g_rdmx_params.rx_bufs;
+	/* A device may take fewer receives than asked (efa: max_rq_wr). */
+	ep->rx_buf_cnt = RDMX_MIN(g_rdmx_params.rx_bufs, ep->dev->caps.rq_size);
 	/* Large and lazily touched: pages fault in only as packets land. */
 	ep->rx_bufs = aligned_alloc(64, ep->rx_buf_cnt * ep->rx_buf_stride);
 	ep->held = calloc(ep->rx_buf_cnt, sizeof(*ep->held));

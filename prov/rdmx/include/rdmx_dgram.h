@@ -1,0 +1,154 @@
+/*
+ * rdmx: the swsrd host of an unreliable datagram device (rdmx_dgram.c).
+ * The udp device (sockets) and the verbs device (UD queue pairs) move
+ * datagrams with no guarantee; this is what both put between them and
+ * the device contract: address handles with their swsrd state (and the
+ * handles made for senders no AV names, bounded and evicted), the sends
+ * handed to swsrd and reported when it is done with them, the receive
+ * buffers the rdm layer posted, and the handling of one received
+ * datagram. A device embeds struct rdmx_dgram and supplies its raw
+ * transmit and, optionally, its own per-handle hardware state.
+ */
+#ifndef RDMX_DGRAM_H
+#define RDMX_DGRAM_H
+
+#include <stdalign.h>
+#include <stdbool.h>
+
+#include "rdmx_dev.h"
+#include "rdmx_hash.h"
+#include "rdmx_list.h"
+#include "rdmx_pool.h"
+#include "rdmx_swsrd.h"
+
+/* Handles made for senders no AV names, kept at most per device. */
+#define RDMX_DGRAM_ANON_MAX	4096
+
+struct rdmx_dgram_ah {
+	struct rdmx_ah		ah;
+	uint32_t		refs;		/* ah_create calls not destroyed */
+	bool			anon;		/* made for an unknown sender */
+	struct rdmx_swsrd_peer	srd;
+	struct rdmx_dlist	link;		/* on rdmx_dgram.ahs */
+	void			*raw;		/* the device's own state */
+	/* The canonical address (the device's addr_size bytes). */
+	alignas(8) uint8_t	addr[RDMX_DEV_ADDR_MAX];
+};
+
+/* A receive buffer the rdm layer posted. */
+struct rdmx_dgram_buf {
+	uint64_t		wr_id;
+	void			*buf;
+	size_t			len;
+};
+
+struct rdmx_dgram;
+
+struct rdmx_dgram_ops {
+	/*
+	 * Sends one datagram gathered from iov to ah; iov[0] is the swsrd
+	 * header, the caller's until xmit returns. 0, or -FI_EAGAIN, which
+	 * swsrd treats as a loss.
+	 */
+	int	(*xmit)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
+			const struct iovec *iov, size_t iov_cnt);
+	/* Optional: makes ah->raw for a new handle; 0 or -FI_E*. */
+	int	(*raw_create)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah);
+	/* Optional: frees ah->raw. */
+	void	(*raw_destroy)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah);
+};
+
+/* A send handed to swsrd, and one swsrd is done with. */
+struct rdmx_dgram_send {
+	struct rdmx_swsrd_send	srd;
+};
+
+struct rdmx_dgram_done {
+	struct rdmx_dgram_send	*send;
+	enum rdmx_dev_status	status;
+};
+
+struct rdmx_dgram {
+	struct rdmx_dev			dev;
+	const struct rdmx_dgram_ops	*ops;
+	struct rdmx_hash		ah_map;		/* canonical addr → ah */
+	struct rdmx_dlist		ahs;		/* of rdmx_dgram_ah */
+	size_t				anon_cnt;
+	struct rdmx_swsrd		srd;
+	struct rdmx_pool		send_pool;	/* of rdmx_dgram_send */
+
+	/*
+	 * Sends swsrd finished, not yet reported: a ring of sq_size. A send
+	 * goes back to the pool only when reported, so the ring never holds
+	 * more than the pool has.
+	 */
+	struct rdmx_dgram_done		*done;
+	size_t				done_cap;
+	uint64_t			done_head, done_tail;
+
+	/* Posted receive buffers, a stack: any buffer fits any packet. */
+	struct rdmx_dgram_buf		*rq;
+	size_t				rq_size, rq_cnt;
+};
+
+/*
+ * Prepares the host of a device being opened: dev.ops = dev_ops, queues
+ * of attr's sizes, swsrd with the FI_RDMX_* timing and a random
+ * incarnation. The device fills dev.caps. 0 or -FI_E*.
+ */
+int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_ops,
+			 const struct rdmx_dgram_ops *ops,
+			 const struct rdmx_dev_attr *attr);
+/* Frees every handle (failing its sends with FLUSHED) and the queues. */
+void rdmx_dgram_destruct(struct rdmx_dgram *dg);
+
+/* rdmx_dev_ops calls a datagram device takes as they are. */
+int rdmx_dgram_ah_create(struct rdmx_dev *dev, const void *canon,
+			 struct rdmx_ah **ah_p);
+void rdmx_dgram_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah);
+void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah);
+int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			 const struct iovec *iov, size_t iov_cnt,
+			 uint64_t wr_id, unsigned flags);
+int rdmx_dgram_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
+			 uint64_t wr_id);
+
+/* Takes the most recently posted receive buffer; false when none is. */
+static inline bool rdmx_dgram_buf_take(struct rdmx_dgram *dg,
+				       struct rdmx_dgram_buf *out)
+{
+	if (!dg->rq_cnt)
+		return false;
+	*out = dg->rq[--dg->rq_cnt];
+	return true;
+}
+
+/* Gives back a buffer rdmx_dgram_buf_take took and nothing filled. */
+static inline void rdmx_dgram_buf_return(struct rdmx_dgram *dg,
+					 const struct rdmx_dgram_buf *buf)
+{
+	dg->rq[dg->rq_cnt++] = *buf;
+}
+
+/*
+ * Handles one received datagram of len bytes from the sender at src (a
+ * canonical address): hdr is its swsrd header, and its payload is in
+ * buf (taken with rdmx_dgram_buf_take; NULL when none was posted), cut
+ * when truncated. Returns true when it became the receive completion
+ * *cqe (buf then belongs to the rdm layer again), false when the caller
+ * gives buf back.
+ */
+bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
+		   size_t len, const void *src, const struct rdmx_dgram_buf *buf,
+		   bool truncated, struct rdmx_dev_cqe *cqe);
+
+/*
+ * Of max completions a poll may return, how many to keep for sends
+ * swsrd finished (half the room at most), so receives cannot starve them.
+ */
+int rdmx_dgram_done_keep(const struct rdmx_dgram *dg, int max);
+
+/* Writes up to max send completions swsrd finished; returns how many. */
+int rdmx_dgram_report(struct rdmx_dgram *dg, struct rdmx_dev_cqe *cqe, int max);
+
+#endif /* RDMX_DGRAM_H */

@@ -1,0 +1,323 @@
+/*
+ * rdmx: the swsrd host of an unreliable datagram device (see
+ * rdmx_dgram.h): the part of the udp and verbs devices that is not about
+ * their sockets or queue pairs.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/random.h>
+
+#include "rdmx.h"
+#include "rdmx_clock.h"
+#include "rdmx_dgram.h"
+
+static struct rdmx_dgram *rdmx_dgram(struct rdmx_dev *dev)
+{
+	return rdmx_container_of(dev, struct rdmx_dgram, dev);
+}
+
+static struct rdmx_dgram_ah *rdmx_dgram_ah(struct rdmx_ah *ah)
+{
+	return rdmx_container_of(ah, struct rdmx_dgram_ah, ah);
+}
+
+static int rdmx_dgram_xmit(void *ctx, struct rdmx_swsrd_peer *peer,
+			   const struct iovec *iov, size_t iov_cnt)
+{
+	struct rdmx_dgram *dg = ctx;
+
+	return dg->ops->xmit(dg, rdmx_container_of(peer, struct rdmx_dgram_ah, srd),
+			     iov, iov_cnt);
+}
+
+static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *send,
+			    enum rdmx_dev_status status)
+{
+	struct rdmx_dgram *dg = ctx;
+	struct rdmx_dgram_done *d = &dg->done[dg->done_tail++ % dg->done_cap];
+
+	d->send = rdmx_container_of(send, struct rdmx_dgram_send, srd);
+	d->status = status;
+}
+
+static const struct rdmx_swsrd_ops rdmx_dgram_srd_ops = {
+	.xmit = rdmx_dgram_xmit,
+	.done = rdmx_dgram_done,
+};
+
+/* ah_map keys: the address inside the handle each value points at. */
+static const void *rdmx_dgram_ah_key(const struct rdmx_hash *hash, uint64_t val)
+{
+	(void) hash;
+	return ((const struct rdmx_dgram_ah *) (uintptr_t) val)->addr;
+}
+
+/* Frees a handle already out of the map and the list. */
+static void rdmx_dgram_ah_free(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah)
+{
+	rdmx_swsrd_peer_destruct(&dg->srd, &ah->srd);
+	if (dg->ops->raw_destroy)
+		dg->ops->raw_destroy(dg, ah);
+	free(ah);
+}
+
+/* Finds the handle of a canonical address, making one if asked. */
+static struct rdmx_dgram_ah *rdmx_dgram_ah_get(struct rdmx_dgram *dg,
+					       const void *addr, bool create,
+					       int *err)
+{
+	struct rdmx_dgram_ah *ah;
+	uint64_t val;
+
+	if (rdmx_hash_find(&dg->ah_map, addr, &val))
+		return (struct rdmx_dgram_ah *) (uintptr_t) val;
+	if (!create)
+		return NULL;
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		*err = -FI_ENOMEM;
+		return NULL;
+	}
+	memcpy(ah->addr, addr, dg->dev.ops->addr_size);
+	*err = dg->ops->raw_create ? dg->ops->raw_create(dg, ah) : 0;
+	if (*err) {
+		free(ah);
+		return NULL;
+	}
+	*err = rdmx_hash_insert(&dg->ah_map, ah->addr, (uintptr_t) ah);
+	if (*err) {
+		if (dg->ops->raw_destroy)
+			dg->ops->raw_destroy(dg, ah);
+		free(ah);
+		return NULL;
+	}
+	rdmx_swsrd_peer_construct(&dg->srd, &ah->srd, ah);
+	rdmx_dlist_insert_tail(&dg->ahs, &ah->link);
+	return ah;
+}
+
+int rdmx_dgram_ah_create(struct rdmx_dev *dev, const void *canon,
+			 struct rdmx_ah **ah_p)
+{
+	struct rdmx_dgram *dg = rdmx_dgram(dev);
+	int ret = 0;
+	struct rdmx_dgram_ah *ah = rdmx_dgram_ah_get(dg, canon, true, &ret);
+
+	if (!ah)
+		return ret;
+	if (ah->anon) {
+		/* The rdm layer knows this sender now: no longer evictable. */
+		ah->anon = false;
+		dg->anon_cnt--;
+	}
+	ah->refs++;
+	*ah_p = &ah->ah;
+	return 0;
+}
+
+void rdmx_dgram_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	(void) dev;
+	/* The reliability state outlives the handle: the peer keeps counting. */
+	rdmx_dgram_ah(ah)->refs--;
+}
+
+void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	rdmx_swsrd_peer_reset(&rdmx_dgram(dev)->srd, &rdmx_dgram_ah(ah)->srd);
+}
+
+/*
+ * Frees the oldest handle made for an unknown sender that nothing uses
+ * and that has nothing in flight; false when there is none. Bounds what
+ * a host sending from many addresses can make us keep.
+ */
+static bool rdmx_dgram_evict_anon(struct rdmx_dgram *dg)
+{
+	struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(&dg->ahs, it) {
+		struct rdmx_dgram_ah *ah = rdmx_container_of(it, struct rdmx_dgram_ah, link);
+
+		if (!ah->anon || ah->refs || ah->srd.active)
+			continue;
+		rdmx_dlist_remove(&ah->link);
+		rdmx_hash_remove(&dg->ah_map, ah->addr);
+		rdmx_dgram_ah_free(dg, ah);
+		dg->anon_cnt--;
+		return true;
+	}
+	return false;
+}
+
+/* The handle of a datagram's sender, made if needed; NULL to drop it. */
+static struct rdmx_dgram_ah *rdmx_dgram_ah_sender(struct rdmx_dgram *dg,
+						  const void *src)
+{
+	struct rdmx_dgram_ah *ah = rdmx_dgram_ah_get(dg, src, false, NULL);
+	int ret;
+
+	if (ah)
+		return ah;
+	if (dg->anon_cnt >= RDMX_DGRAM_ANON_MAX && !rdmx_dgram_evict_anon(dg))
+		return NULL;
+	ah = rdmx_dgram_ah_get(dg, src, true, &ret);
+	if (ah) {
+		ah->anon = true;
+		dg->anon_cnt++;
+	}
+	return ah;
+}
+
+int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			 const struct iovec *iov, size_t iov_cnt,
+			 uint64_t wr_id, unsigned flags)
+{
+	struct rdmx_dgram *dg = rdmx_dgram(dev);
+	struct rdmx_dgram_send *send;
+	int ret;
+
+	if (iov_cnt > RDMX_DEV_SGE_MAX || rdmx_iov_len(iov, iov_cnt) > dev->caps.mtu)
+		return -FI_EINVAL;
+	send = rdmx_pool_alloc(&dg->send_pool);
+	if (!send)
+		return -FI_EAGAIN;
+	send->srd.wr_id = wr_id;
+	send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
+	memcpy(send->srd.iov, iov, iov_cnt * sizeof(*iov));
+	send->srd.iov_cnt = iov_cnt;
+	ret = rdmx_swsrd_send(&dg->srd, &rdmx_dgram_ah(ah)->srd, &send->srd);
+	if (ret)
+		rdmx_pool_release(&dg->send_pool, send);
+	return ret;
+}
+
+int rdmx_dgram_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
+			 uint64_t wr_id)
+{
+	struct rdmx_dgram *dg = rdmx_dgram(dev);
+
+	if (dg->rq_cnt == dg->rq_size)
+		return -FI_EAGAIN;
+	dg->rq[dg->rq_cnt++] = (struct rdmx_dgram_buf) { wr_id, buf, len };
+	return 0;
+}
+
+bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
+		   size_t len, const void *src, const struct rdmx_dgram_buf *buf,
+		   bool truncated, struct rdmx_dev_cqe *cqe)
+{
+	struct rdmx_srd_hdr srd_hdr;
+	struct rdmx_dgram_ah *ah;
+	enum rdmx_srd_room room;
+
+	if (rdmx_wire_srd_decode(hdr, len, &srd_hdr)) {
+		dg->dev.stats.rx_malformed++;
+		return false;
+	}
+	ah = rdmx_dgram_ah_sender(dg, src);
+	if (!ah) {
+		dg->dev.stats.rx_dropped++;
+		return false;
+	}
+	/* Buffers all have the device MTU: one too small means too big. */
+	room = !buf ? RDMX_SRD_ROOM_NONE :
+	       truncated ? RDMX_SRD_ROOM_SHORT : RDMX_SRD_ROOM_BUF;
+	if (!rdmx_swsrd_recv(&dg->srd, &ah->srd, &srd_hdr, len - sizeof(*hdr), room))
+		return false;
+	if (!buf) {
+		/* Only an empty DATA gets here without a buffer: nothing to hand up. */
+		dg->dev.stats.rx_malformed++;
+		return false;
+	}
+	cqe->wr_id = buf->wr_id;
+	cqe->op = RDMX_DEV_OP_RECV;
+	cqe->status = RDMX_DEV_OK;
+	cqe->len = (uint32_t) (len - sizeof(*hdr));
+	cqe->src_ah = &ah->ah;
+	cqe->src_addr = ah->addr;
+	return true;
+}
+
+int rdmx_dgram_done_keep(const struct rdmx_dgram *dg, int max)
+{
+	return (int) RDMX_MIN(dg->done_tail - dg->done_head, (uint64_t) max / 2);
+}
+
+int rdmx_dgram_report(struct rdmx_dgram *dg, struct rdmx_dev_cqe *cqe, int max)
+{
+	int done = 0;
+
+	while (done < max && dg->done_head != dg->done_tail) {
+		struct rdmx_dgram_done *d = &dg->done[dg->done_head++ % dg->done_cap];
+
+		cqe[done].wr_id = d->send->srd.wr_id;
+		rdmx_pool_release(&dg->send_pool, d->send);
+		cqe[done].op = RDMX_DEV_OP_SEND;
+		cqe[done].status = d->status;
+		cqe[done].len = 0;
+		cqe[done].src_ah = NULL;
+		cqe[done].src_addr = NULL;
+		done++;
+	}
+	return done;
+}
+
+static uint32_t rdmx_dgram_incarnation(void)
+{
+	uint32_t val;
+
+	if (getrandom(&val, sizeof(val), GRND_NONBLOCK) != sizeof(val))
+		val = (uint32_t) (rdmx_clock_ns() ^ ((uint64_t) getpid() << 16));
+	return val;
+}
+
+int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_ops,
+			 const struct rdmx_dgram_ops *ops,
+			 const struct rdmx_dev_attr *attr)
+{
+	struct rdmx_swsrd_cfg cfg;
+	int ret;
+
+	dg->dev.ops = dev_ops;
+	dg->ops = ops;
+	dg->rq_size = attr->rq_size;
+	dg->done_cap = attr->sq_size;
+	dg->rq = calloc(dg->rq_size, sizeof(*dg->rq));
+	dg->done = calloc(dg->done_cap, sizeof(*dg->done));
+	if (!dg->rq || !dg->done) {
+		ret = -FI_ENOMEM;
+		goto err_free;
+	}
+	ret = rdmx_pool_construct(&dg->send_pool, sizeof(struct rdmx_dgram_send),
+				  attr->sq_size);
+	if (ret)
+		goto err_free;
+	ret = rdmx_hash_construct(&dg->ah_map, dev_ops->addr_size, rdmx_dgram_ah_key);
+	if (ret)
+		goto err_destruct_pool;
+	rdmx_dlist_init(&dg->ahs);
+	rdmx_swsrd_cfg_default(&cfg);
+	rdmx_swsrd_construct(&dg->srd, &rdmx_dgram_srd_ops, dg, &cfg,
+			     rdmx_dgram_incarnation(), &dg->dev.stats);
+	return 0;
+
+err_destruct_pool:
+	rdmx_pool_destruct(&dg->send_pool);
+err_free:
+	free(dg->rq);
+	free(dg->done);
+	return ret;
+}
+
+void rdmx_dgram_destruct(struct rdmx_dgram *dg)
+{
+	struct rdmx_dlist *it;
+
+	while ((it = rdmx_dlist_pop_front(&dg->ahs)))
+		rdmx_dgram_ah_free(dg, rdmx_container_of(it, struct rdmx_dgram_ah, link));
+	rdmx_hash_destruct(&dg->ah_map);
+	rdmx_pool_destruct(&dg->send_pool);
+	free(dg->rq);
+	free(dg->done);
+}

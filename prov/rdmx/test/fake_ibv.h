@@ -1,0 +1,82 @@
+/*
+ * rdmx unit tests: a fake rdma-core behind the g_rdmx_ibv seam
+ * (rdmx_ibv.h), so that the efa and verbs devices run here, where no RDMA
+ * device exists. Every queue pair of the process is on one fake fabric:
+ * ibv_wr_complete delivers at once to the queue pair the address handle's
+ * GID and the remote QPN name. What it models, and from which document,
+ * is listed at the top of fake_ibv.c.
+ */
+#ifndef FAKE_IBV_H
+#define FAKE_IBV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rdmx_ibv.h"
+
+enum fake_ibv_kind {
+	FAKE_IBV_EFA,		/* EFA: SRD queue pairs, efadv answers */
+	FAKE_IBV_IB,		/* InfiniBand: UD queue pairs */
+	FAKE_IBV_ROCE,		/* RoCE v2 with an IPv4-mapped GID */
+};
+
+struct fake_ibv_dev_cfg {
+	char			name[32];
+	enum fake_ibv_kind	kind;
+	bool			port_down;
+	enum ibv_mtu		active_mtu;	/* IB and RoCE */
+	uint32_t		max_msg_sz;	/* EFA: the datagram size */
+	uint8_t			gid[16];
+	int			max_qp_wr;
+	struct efadv_device_attr efa;		/* EFA only */
+};
+
+/* A sensible EFA (RDMA read, RNR retry, source GIDs) or IB device. */
+void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
+		  const char *name, uint8_t gid_last);
+
+/* Resets the fake, gives it these devices and points g_rdmx_ibv at it. */
+void fake_ibv_install(const struct fake_ibv_dev_cfg *devs, size_t n);
+
+/* Calls that failure injection can make fail. */
+enum fake_ibv_call {
+	FAKE_IBV_OPEN_DEVICE,
+	FAKE_IBV_ALLOC_PD,
+	FAKE_IBV_REG_MR,
+	FAKE_IBV_CREATE_CQ,		/* ibv_create_cq_ex and efadv_create_cq */
+	FAKE_IBV_CREATE_QP,		/* ibv_create_qp_ex and efadv_create_qp_ex */
+	FAKE_IBV_MODIFY_QP,
+	FAKE_IBV_CREATE_AH,
+	FAKE_IBV_POST_RECV,
+	FAKE_IBV_WR_COMPLETE,
+	FAKE_IBV_CALLS
+};
+
+/* The next count calls fail the documented way with errno err. */
+void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count);
+
+/*
+ * The next count work requests posted on queue pair qpn complete with
+ * status and vendor_err instead of reaching their destination.
+ */
+void fake_ibv_inject_send_status(uint32_t qpn, enum ibv_wc_status status,
+				 uint32_t vendor_err, unsigned count);
+
+/* Objects not destroyed: contexts, PDs, MRs, CQs, QPs and AHs. */
+size_t fake_ibv_live(void);
+
+/* Hardware address handles alive (a subset of fake_ibv_live). */
+size_t fake_ibv_ahs(void);
+
+/* The RNR retry count queue pair qpn was given at RTS (0 if none). */
+unsigned fake_ibv_qp_rnr_retry(uint32_t qpn);
+
+/* Whether any CQ had more completions than it can hold. */
+bool fake_ibv_cq_overrun(void);
+
+/* EFA vendor errors the fake reports (libefa's efa_io_comp_status). */
+#define FAKE_EFA_REMOTE_ERROR_RNR		10
+#define FAKE_EFA_REMOTE_ERROR_BAD_DEST_QPN	9
+#define FAKE_EFA_LOCAL_ERROR_UNRESP_REMOTE	13
+
+#endif /* FAKE_IBV_H */

@@ -1,0 +1,164 @@
+/*
+ * rdmx unit tests: two endpoints of one process talking through the
+ * libfabric calls an application makes (fi_endpoint, fi_av_insert,
+ * fi_tsend, fi_cq_read ...), over whichever device FI_RDMX_DEVICE names.
+ * The efa and verbs tests run them over the fake rdma-core, so the whole
+ * rdm layer (handshake, protocols, RNR backoff) meets those devices.
+ */
+#ifndef RDMX_TEST_PAIR_H
+#define RDMX_TEST_PAIR_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_ext_rdmx.h>
+
+#include "rdmx_test.h"
+
+struct rdmx_test_pair {
+	struct fi_info		*info;
+	struct fid_fabric	*fabric;
+	struct fid_domain	*domain;
+	struct fid_ep		*ep[2];
+	struct fid_av		*av[2];
+	struct fid_cq		*cq[2];
+	fi_addr_t		peer[2];	/* each one's address of the other */
+};
+
+/* Opens a fabric, a domain and two connected endpoints on device dev. */
+static inline void rdmx_test_pair_open(struct rdmx_test_pair *tp, const char *dev)
+{
+	static char name[16];
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	int ret;
+
+	cr_assert_not_null(hints);
+	snprintf(name, sizeof(name), "%s", dev);
+	g_rdmx_params.device = name;
+	g_rdmx_params.iface = NULL;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_TAGGED | FI_MSG;
+	ret = rdmx_getinfo(RDMX_API_VERSION, NULL, NULL, 0, hints, &tp->info);
+	fi_freeinfo(hints);
+	cr_assert_eq(ret, 0, "getinfo on %s: %s", dev, fi_strerror(-ret));
+	cr_assert_str_eq(tp->info->fabric_attr->name, dev);
+	cr_assert_eq(rdmx_fabric_open(tp->info->fabric_attr, &tp->fabric, NULL), 0);
+	cr_assert_eq(fi_domain(tp->fabric, tp->info, &tp->domain, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(fi_endpoint(tp->domain, tp->info, &tp->ep[i], NULL), 0);
+		cr_assert_eq(fi_av_open(tp->domain, &av_attr, &tp->av[i], NULL), 0);
+		cr_assert_eq(fi_cq_open(tp->domain, &cq_attr, &tp->cq[i], NULL), 0);
+		cr_assert_eq(fi_ep_bind(tp->ep[i], &tp->av[i]->fid, 0), 0);
+		cr_assert_eq(fi_ep_bind(tp->ep[i], &tp->cq[i]->fid,
+					FI_TRANSMIT | FI_RECV), 0);
+		ret = fi_enable(tp->ep[i]);
+		cr_assert_eq(ret, 0, "fi_enable: %s", fi_strerror(-ret));
+	}
+	for (int i = 0; i < 2; i++) {
+		uint8_t addr[64];
+		size_t len = sizeof(addr);
+
+		cr_assert_eq(fi_getname(&tp->ep[1 - i]->fid, addr, &len), 0);
+		cr_assert_eq(fi_av_insert(tp->av[i], addr, 1, &tp->peer[i], 0, NULL), 1);
+	}
+}
+
+static inline void rdmx_test_pair_close(struct rdmx_test_pair *tp)
+{
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(fi_close(&tp->ep[i]->fid), 0);
+		cr_assert_eq(fi_close(&tp->cq[i]->fid), 0);
+		cr_assert_eq(fi_close(&tp->av[i]->fid), 0);
+	}
+	cr_assert_eq(fi_close(&tp->domain->fid), 0);
+	cr_assert_eq(fi_close(&tp->fabric->fid), 0);
+	fi_freeinfo(tp->info);
+}
+
+static inline uint64_t rdmx_test_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/*
+ * Progresses both endpoints until endpoint `who` has a completion, which
+ * goes to *comp; returns 0, or the error entry's err (positive) after
+ * reading it into *err_p when given. Fails the test after 10 s.
+ */
+static inline int rdmx_test_pair_wait(struct rdmx_test_pair *tp, int who,
+				      struct fi_cq_tagged_entry *comp,
+				      struct fi_cq_err_entry *err_p)
+{
+	uint64_t deadline = rdmx_test_now_ms() + 10000;
+	struct fi_cq_err_entry err = { 0 };
+
+	for (;;) {
+		ssize_t ret = fi_cq_read(tp->cq[who], comp, 1);
+
+		if (ret == 1)
+			return 0;
+		if (ret == -FI_EAVAIL) {
+			cr_assert_eq(fi_cq_readerr(tp->cq[who], &err, 0), 1);
+			if (err_p)
+				*err_p = err;
+			return err.err;
+		}
+		cr_assert_eq(ret, -FI_EAGAIN, "cq read: %s", fi_strerror((int) -ret));
+		(void) fi_cq_read(tp->cq[1 - who], NULL, 0);
+		cr_assert_lt(rdmx_test_now_ms(), deadline,
+			     "no completion on endpoint %d in 10 s", who);
+	}
+}
+
+/* Sends len patterned bytes from endpoint 0 to 1 and checks what lands. */
+static inline void rdmx_test_pair_transfer(struct rdmx_test_pair *tp, size_t len,
+					   uint64_t tag)
+{
+	uint8_t *out = malloc(len + 1), *in = calloc(1, len + 1);
+	struct fi_cq_tagged_entry comp;
+	ssize_t ret;
+
+	cr_assert(out && in);
+	for (size_t i = 0; i < len; i++)
+		out[i] = (uint8_t) (i * 7 + tag);
+	cr_assert_eq(fi_trecv(tp->ep[1], in, len, NULL, tp->peer[1], tag, 0, in), 0);
+	do {
+		ret = fi_tsend(tp->ep[0], out, len, NULL, tp->peer[0], tag, out);
+		if (ret == -FI_EAGAIN)
+			(void) fi_cq_read(tp->cq[1], NULL, 0);
+	} while (ret == -FI_EAGAIN);
+	cr_assert_eq(ret, 0, "tsend: %s", fi_strerror((int) -ret));
+	cr_assert_eq(rdmx_test_pair_wait(tp, 1, &comp, NULL), 0);
+	cr_assert_eq(comp.op_context, in);
+	cr_assert_eq(comp.len, len);
+	cr_assert_eq(comp.tag, tag);
+	cr_assert_eq(memcmp(in, out, len), 0, "%zu bytes arrived changed", len);
+	cr_assert_eq(rdmx_test_pair_wait(tp, 0, &comp, NULL), 0);
+	cr_assert_eq(comp.op_context, out);
+	free(out);
+	free(in);
+}
+
+/* The endpoint's counters (fi_rdmx_ep_ops). */
+static inline struct fi_rdmx_ep_stats rdmx_test_pair_stats(struct rdmx_test_pair *tp,
+							   int who)
+{
+	struct fi_rdmx_ep_stats stats;
+	struct fi_rdmx_ep_ops *ops;
+
+	cr_assert_eq(fi_open_ops(&tp->ep[who]->fid, FI_RDMX_EP_OPS, 0,
+				 (void **) &ops, NULL), 0);
+	cr_assert_eq(ops->query_stats(tp->ep[who], &stats), 0);
+	return stats;
+}
+
+#endif /* RDMX_TEST_PAIR_H */

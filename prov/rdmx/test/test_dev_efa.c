@@ -1,0 +1,339 @@
+/*
+ * rdmx efa device against the fake rdma-core (fake_ibv.c): discovery and
+ * capabilities, clean failures, the post and completion paths, the
+ * status table, the address handle cache, a full send queue, and whole
+ * tagged transfers of the rdm layer over it, RNR backoff included.
+ */
+#include <stdlib.h>
+
+#include "fake_ibv.h"
+#include "rdmx_dev_ibv.h"
+#include "rdmx_test_pair.h"
+
+static struct fake_ibv_dev_cfg cfg;
+
+/* One EFA device, rdmap0s6, installed as the only rdma-core device. */
+static void efa_setup(void)
+{
+	fake_ibv_cfg(&cfg, FAKE_IBV_EFA, "rdmap0s6", 1);
+	fake_ibv_install(&cfg, 1);
+	g_rdmx_params.iface = NULL;
+}
+
+TestSuite(efa, .init = efa_setup);
+
+static struct rdmx_dev *efa_open(void)
+{
+	struct rdmx_dev_attr attr = { .sq_size = 2048, .rq_size = 256 };
+	struct rdmx_dev *dev;
+	int ret = rdmx_dev_efa_ops.open(&attr, &dev);
+
+	cr_assert_eq(ret, 0, "efa open: %s", fi_strerror(-ret));
+	return dev;
+}
+
+/* Polls dev until it gives one completion (the fake completes at once). */
+static struct rdmx_dev_cqe efa_poll_one(struct rdmx_dev *dev)
+{
+	struct rdmx_dev_cqe cqe;
+
+	cr_assert_eq(dev->ops->poll_cq(dev, &cqe, 1), 1, "no completion");
+	return cqe;
+}
+
+static struct rdmx_ah *efa_ah_to(struct rdmx_dev *from, struct rdmx_dev *to)
+{
+	struct rdmx_ibv_addr addr;
+	struct rdmx_ah *ah;
+
+	to->ops->getname(to, &addr);
+	cr_assert_eq(from->ops->ah_create(from, &addr, &ah), 0);
+	return ah;
+}
+
+Test(efa, lists_one_domain_per_device)
+{
+	struct fake_ibv_dev_cfg devs[3];
+	struct rdmx_dev_domain dom[4];
+
+	fake_ibv_cfg(&devs[0], FAKE_IBV_EFA, "rdmap0s6", 1);
+	fake_ibv_cfg(&devs[1], FAKE_IBV_IB, "mlx5_0", 2);
+	fake_ibv_cfg(&devs[2], FAKE_IBV_EFA, "rdmap1s6", 3);
+	devs[2].port_down = true;
+	fake_ibv_install(devs, 3);
+	cr_assert_eq(rdmx_dev_efa_ops.domains(NULL, NULL, dom, 4), 1);
+	cr_assert_str_eq(dom[0].name, "rdmap0s6");
+	cr_assert_eq(dom[0].mtu, 8928);
+	cr_assert_eq(rdmx_dev_verbs_ops.domains(NULL, NULL, dom, 4), 1);
+	cr_assert_str_eq(dom[0].name, "mlx5_0");
+	g_rdmx_params.iface = "mlx5_0";
+	cr_assert_eq(rdmx_dev_efa_ops.domains(NULL, NULL, dom, 4), 0);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+Test(efa, open_reads_the_device_limits)
+{
+	struct rdmx_dev *dev = efa_open();
+	struct rdmx_ibv_addr addr;
+
+	cr_assert_eq(dev->caps.mtu, 8928);
+	cr_assert_eq(dev->caps.sq_size, 512, "max_sq_wr bounds the send queue");
+	cr_assert_eq(dev->caps.rq_size, 256);
+	cr_assert_eq(dev->caps.flags, RDMX_DEV_CAP_RELIABLE | RDMX_DEV_CAP_RDMA_READ);
+	dev->ops->getname(dev, &addr);
+	cr_assert_eq(fake_ibv_qp_rnr_retry(rdmx_ibv_addr_qpn(&addr)),
+		     g_rdmx_params.rnr_retry, "RNR retry comes from FI_RDMX_RNR_RETRY");
+	dev->ops->close(dev);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+Test(efa, device_without_read_does_not_offer_it)
+{
+	struct rdmx_dev *dev;
+
+	cfg.efa.device_caps = EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID;
+	fake_ibv_install(&cfg, 1);
+	dev = efa_open();
+	cr_assert_eq(dev->caps.flags, RDMX_DEV_CAP_RELIABLE);
+	dev->ops->close(dev);
+}
+
+/* Each failing rdma-core call makes open fail with its error, leak-free. */
+Test(efa, failed_open_releases_everything)
+{
+	static const struct {
+		enum fake_ibv_call	call;
+		int			err;
+	} fails[] = {
+		{ FAKE_IBV_OPEN_DEVICE, ENOMEM },
+		{ FAKE_IBV_ALLOC_PD, ENOMEM },
+		{ FAKE_IBV_CREATE_CQ, ENOMEM },
+		{ FAKE_IBV_CREATE_QP, ENOSPC },
+		{ FAKE_IBV_MODIFY_QP, EINVAL },
+		{ FAKE_IBV_REG_MR, EFAULT },
+	};
+	struct rdmx_dev_attr attr = { .sq_size = 64, .rq_size = 64 };
+
+	for (size_t i = 0; i < RDMX_ARRAY_SIZE(fails); i++) {
+		struct rdmx_dev *dev = NULL;
+		int ret;
+
+		fake_ibv_install(&cfg, 1);
+		fake_ibv_fail(fails[i].call, fails[i].err, 1);
+		ret = rdmx_dev_efa_ops.open(&attr, &dev);
+		cr_assert_lt(ret, 0, "open succeeded with call %zu failing", i);
+		cr_assert_null(dev);
+		cr_assert_eq(fake_ibv_live(), 0, "call %zu: objects leaked", i);
+	}
+}
+
+Test(efa, send_reaches_a_posted_receive)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ibv_addr a_addr;
+	uint8_t rx[2][8928], hdr[40], body[3000];
+	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { body, sizeof(body) } };
+	struct rdmx_ah *to_b = efa_ah_to(a, b), *to_a;
+	struct rdmx_dev_cqe cqe;
+
+	memset(hdr, 0x11, sizeof(hdr));
+	memset(body, 0x22, sizeof(body));
+	a->ops->getname(a, &a_addr);
+	cr_assert_eq(b->ops->rx_memory(b, rx, sizeof(rx)), 0);
+	cr_assert_eq(b->ops->post_recv(b, rx[0], sizeof(rx[0]), 7), 0);
+	cr_assert_eq(b->ops->post_recv(b, rx[1], sizeof(rx[1]), 8), 0);
+
+	/* Copied through a registered slot: the caller's buffers are free. */
+	cr_assert_eq(a->ops->post_send(a, to_b, iov, 2, 41, 0), 0);
+	memset(body, 0, sizeof(body));
+	cqe = efa_poll_one(b);
+	cr_assert_eq(cqe.op, RDMX_DEV_OP_RECV);
+	cr_assert_eq(cqe.status, RDMX_DEV_OK);
+	cr_assert_eq(cqe.wr_id, 7);
+	cr_assert_eq(cqe.len, sizeof(hdr) + sizeof(body));
+	cr_assert_eq(rx[0][0], 0x11);
+	cr_assert_eq(rx[0][sizeof(hdr) + sizeof(body) - 1], 0x22);
+	/* An unknown sender is named by the CQ's source GID and QPN. */
+	cr_assert_null(cqe.src_ah);
+	cr_assert_not_null(cqe.src_addr);
+	cr_assert_eq(memcmp(cqe.src_addr, &a_addr, sizeof(a_addr)), 0);
+	cqe = efa_poll_one(a);
+	cr_assert_eq(cqe.op, RDMX_DEV_OP_SEND);
+	cr_assert_eq(cqe.status, RDMX_DEV_OK);
+	cr_assert_eq(cqe.wr_id, 41);
+
+	/* Inline, and from a sender b has a handle for: named by AH number. */
+	to_a = efa_ah_to(b, a);
+	iov[0].iov_len = 16;
+	cr_assert_eq(a->ops->post_send(a, to_b, iov, 1, 42, 0), 0);
+	cqe = efa_poll_one(b);
+	cr_assert_eq(cqe.wr_id, 8);
+	cr_assert_eq(cqe.len, 16);
+	cr_assert_eq(cqe.src_ah, to_a);
+	cr_assert_eq(memcmp(cqe.src_addr, &a_addr, sizeof(a_addr)), 0);
+	cr_assert_eq(efa_poll_one(a).wr_id, 42);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+Test(efa, no_receive_posted_completes_with_rnr)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	uint8_t byte = 1;
+	struct iovec iov = { &byte, 1 };
+	struct rdmx_dev_cqe cqe;
+
+	cr_assert_eq(a->ops->post_send(a, efa_ah_to(a, b), &iov, 1, 5, 0), 0);
+	cqe = efa_poll_one(a);
+	cr_assert_eq(cqe.wr_id, 5);
+	cr_assert_eq(cqe.status, RDMX_DEV_RNR);
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
+Test(efa, statuses_map_through_one_table)
+{
+	static const struct {
+		enum ibv_wc_status	wc;
+		enum rdmx_dev_status	dev;
+	} map[] = {
+		{ IBV_WC_SUCCESS, RDMX_DEV_OK },
+		{ IBV_WC_RNR_RETRY_EXC_ERR, RDMX_DEV_RNR },
+		{ IBV_WC_RESP_TIMEOUT_ERR, RDMX_DEV_UNREACH },
+		{ IBV_WC_REM_INV_RD_REQ_ERR, RDMX_DEV_UNREACH },
+		{ IBV_WC_RETRY_EXC_ERR, RDMX_DEV_UNREACH },
+		{ IBV_WC_LOC_LEN_ERR, RDMX_DEV_MSGSIZE },
+		{ IBV_WC_REM_INV_REQ_ERR, RDMX_DEV_MSGSIZE },
+		{ IBV_WC_WR_FLUSH_ERR, RDMX_DEV_FLUSHED },
+		{ IBV_WC_LOC_PROT_ERR, RDMX_DEV_IO },
+		{ IBV_WC_GENERAL_ERR, RDMX_DEV_IO },
+	};
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ibv_addr addr;
+	uint8_t byte = 1;
+	struct iovec iov = { &byte, 1 };
+	struct rdmx_ah *ah = efa_ah_to(a, b);
+
+	a->ops->getname(a, &addr);
+	for (size_t i = 0; i < RDMX_ARRAY_SIZE(map); i++) {
+		struct rdmx_dev_cqe cqe;
+
+		fake_ibv_inject_send_status(rdmx_ibv_addr_qpn(&addr), map[i].wc, 0, 1);
+		cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, i, 0), 0);
+		cqe = efa_poll_one(a);
+		cr_assert_eq(cqe.wr_id, i);
+		cr_assert_eq(cqe.status, map[i].dev, "wc status %d gave %d, not %d",
+			     map[i].wc, cqe.status, map[i].dev);
+	}
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
+Test(efa, queue_that_does_not_exist_is_unreachable)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ibv_addr gone;
+	union ibv_gid gid;
+	uint8_t byte = 1;
+	struct iovec iov = { &byte, 1 };
+	struct rdmx_ah *ah;
+
+	memcpy(gid.raw, cfg.gid, sizeof(gid.raw));
+	rdmx_ibv_addr_make(&gone, &gid, 0x7777);
+	cr_assert_eq(a->ops->ah_create(a, &gone, &ah), 0);
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, 9, 0), 0);
+	cr_assert_eq(efa_poll_one(a).status, RDMX_DEV_UNREACH);
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
+Test(efa, one_hardware_handle_per_remote_gid)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open(), *c = efa_open();
+	struct rdmx_ah *to_b = efa_ah_to(a, b), *to_c = efa_ah_to(a, c);
+
+	cr_assert_neq(to_b, to_c);
+	cr_assert_eq(efa_ah_to(a, b), to_b, "the same address gives the same handle");
+	cr_assert_eq(fake_ibv_ahs(), 1, "b and c share a GID: one AH");
+	a->ops->ah_destroy(a, to_b);
+	a->ops->close(a);
+	cr_assert_eq(fake_ibv_ahs(), 0);
+	b->ops->close(b);
+	c->ops->close(c);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+Test(efa, full_send_queue_is_eagain)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ah *ah = efa_ah_to(a, b);
+	uint8_t byte = 1;
+	struct iovec iov = { &byte, 1 };
+	struct rdmx_dev_cqe cqe[64];
+	size_t n;
+
+	for (n = 0; a->ops->post_send(a, ah, &iov, 1, n, 0) == 0; n++)
+		cr_assert_lt(n, 4096);
+	cr_assert_eq(n, a->caps.sq_size);
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, n, 0), -FI_EAGAIN);
+	cr_assert_gt(a->ops->poll_cq(a, cqe, 64), 0);
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, n, 0), 0);
+	cr_assert_not(fake_ibv_cq_overrun());
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
+Test(efa, rdm_transfers_every_protocol)
+{
+	struct rdmx_test_pair tp;
+	static const size_t sizes[] = { 0, 8, 5000, 20000, 200000, 3 << 20 };
+
+	rdmx_test_pair_open(&tp, "efa");
+	cr_assert_eq(tp.info->addr_format, FI_ADDR_EFA);
+	cr_assert_str_eq(tp.info->domain_attr->name, "rdmap0s6");
+	for (size_t i = 0; i < RDMX_ARRAY_SIZE(sizes); i++)
+		rdmx_test_pair_transfer(&tp, sizes[i], i);
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+Test(efa, rdm_backs_off_on_rnr_then_delivers)
+{
+	struct rdmx_test_pair tp;
+	struct fi_rdmx_ep_stats stats;
+	struct rdmx_ibv_addr addr;
+	size_t len = sizeof(addr);
+
+	rdmx_test_pair_open(&tp, "efa");
+	rdmx_test_pair_transfer(&tp, 8, 1);
+	cr_assert_eq(fi_getname(&tp.ep[0]->fid, &addr, &len), 0);
+	fake_ibv_inject_send_status(rdmx_ibv_addr_qpn(&addr), IBV_WC_RNR_RETRY_EXC_ERR,
+				    FAKE_EFA_REMOTE_ERROR_RNR, 3);
+	rdmx_test_pair_transfer(&tp, 8, 2);
+	stats = rdmx_test_pair_stats(&tp, 0);
+	cr_assert_geq(stats.rnr_completions, 3);
+	cr_assert_geq(stats.rnr_backoffs, 1);
+	rdmx_test_pair_close(&tp);
+}
+
+Test(efa, rdm_unreachable_peer_fails_the_send)
+{
+	struct rdmx_test_pair tp;
+	struct fi_cq_tagged_entry comp;
+	struct fi_cq_err_entry err;
+	struct rdmx_ibv_addr addr;
+	size_t len = sizeof(addr);
+	/* Past inject_size: the send completes only when the device says. */
+	static uint8_t msg[8192];
+
+	rdmx_test_pair_open(&tp, "efa");
+	rdmx_test_pair_transfer(&tp, 8, 1);
+	cr_assert_eq(fi_getname(&tp.ep[0]->fid, &addr, &len), 0);
+	fake_ibv_inject_send_status(rdmx_ibv_addr_qpn(&addr), IBV_WC_RESP_TIMEOUT_ERR,
+				    FAKE_EFA_LOCAL_ERROR_UNRESP_REMOTE, 1);
+	cr_assert_eq(fi_tsend(tp.ep[0], msg, sizeof(msg), NULL, tp.peer[0], 3, msg), 0);
+	cr_assert_eq(rdmx_test_pair_wait(&tp, 0, &comp, &err), FI_EHOSTUNREACH);
+	cr_assert_eq(err.op_context, msg);
+	rdmx_test_pair_close(&tp);
+}

@@ -1,0 +1,186 @@
+/*
+ * The fake rdma-core itself (fake_ibv.c), held to what rdma-core's man
+ * pages document, so that the device tests built on it mean something:
+ * an empty CQ, queue pair state masks, full queues, Q_Key checks, UD
+ * silent drops and GRH, and PDs that refuse to go while in use.
+ */
+#include "fake_ibv.h"
+#include "rdmx_test.h"
+
+struct fake_side {
+	struct ibv_context	*ctx;
+	struct ibv_pd		*pd;
+	struct ibv_cq_ex	*cq;
+	struct ibv_qp		*qp;
+	struct ibv_mr		*mr;
+	struct ibv_ah		*ah;	/* to the other side */
+	uint8_t			buf[256];
+};
+
+/* Opens a UD queue pair (of max_wr entries each way) on the one device. */
+static void fake_side_open(struct fake_side *s, uint32_t max_wr)
+{
+	struct ibv_device **list = g_rdmx_ibv->get_device_list(NULL);
+	struct ibv_cq_init_attr_ex cq_attr = { .cqe = 16 };
+	struct ibv_qp_init_attr_ex qp_attr = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = max_wr, .max_recv_wr = max_wr,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+
+	cr_assert_not_null(list);
+	memset(s, 0, sizeof(*s));
+	s->ctx = g_rdmx_ibv->open_device(list[0]);
+	g_rdmx_ibv->free_device_list(list);
+	s->pd = g_rdmx_ibv->alloc_pd(s->ctx);
+	s->cq = g_rdmx_ibv->create_cq_ex(s->ctx, &cq_attr);
+	qp_attr.pd = s->pd;
+	qp_attr.send_cq = qp_attr.recv_cq = ibv_cq_ex_to_cq(s->cq);
+	s->qp = g_rdmx_ibv->create_qp_ex(s->ctx, &qp_attr);
+	s->mr = g_rdmx_ibv->reg_mr(s->pd, s->buf, sizeof(s->buf),
+				   IBV_ACCESS_LOCAL_WRITE);
+	cr_assert(s->ctx && s->pd && s->cq && s->qp && s->mr);
+}
+
+/* INIT, RTR and RTS, with Q_Key qkey. */
+static void fake_side_ready(struct fake_side *s, uint32_t qkey)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				    .qkey = qkey };
+
+	cr_assert_eq(g_rdmx_ibv->modify_qp(s->qp, &attr, IBV_QP_STATE |
+		     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY), 0);
+	attr.qp_state = IBV_QPS_RTR;
+	cr_assert_eq(g_rdmx_ibv->modify_qp(s->qp, &attr, IBV_QP_STATE), 0);
+	attr.qp_state = IBV_QPS_RTS;
+	cr_assert_eq(g_rdmx_ibv->modify_qp(s->qp, &attr,
+					   IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+}
+
+static void fake_side_close(struct fake_side *s)
+{
+	if (s->ah)
+		cr_assert_eq(g_rdmx_ibv->destroy_ah(s->ah), 0);
+	cr_assert_eq(g_rdmx_ibv->dereg_mr(s->mr), 0);
+	cr_assert_eq(g_rdmx_ibv->destroy_qp(s->qp), 0);
+	cr_assert_eq(g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(s->cq)), 0);
+	cr_assert_eq(g_rdmx_ibv->dealloc_pd(s->pd), 0);
+	cr_assert_eq(g_rdmx_ibv->close_device(s->ctx), 0);
+}
+
+static int side_post_recv(struct fake_side *s)
+{
+	struct ibv_sge sge = { (uintptr_t) s->buf, sizeof(s->buf), s->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return g_rdmx_ibv->post_recv(s->qp, &wr, &bad);
+}
+
+/* Sends 8 bytes of s's buffer to `to` with Q_Key qkey. */
+static int side_send(struct fake_side *s, struct fake_side *to, uint32_t qkey)
+{
+	struct ibv_qp_ex *qpx = g_rdmx_ibv->qp_to_qp_ex(s->qp);
+	struct ibv_sge sge = { (uintptr_t) s->buf, 8, s->mr->lkey };
+
+	if (!s->ah) {
+		struct ibv_ah_attr attr = { .is_global = 1, .port_num = 1 };
+		union ibv_gid gid;
+
+		cr_assert_eq(g_rdmx_ibv->query_gid(to->ctx, 1, 0, &gid), 0);
+		attr.grh.dgid = gid;
+		s->ah = g_rdmx_ibv->create_ah(s->pd, &attr);
+		cr_assert_not_null(s->ah);
+	}
+	g_rdmx_ibv->wr_start(qpx);
+	qpx->wr_id = 9;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	g_rdmx_ibv->wr_send(qpx);
+	g_rdmx_ibv->wr_set_ud_addr(qpx, s->ah, to->qp->qp_num, qkey);
+	g_rdmx_ibv->wr_set_sge_list(qpx, 1, &sge);
+	return g_rdmx_ibv->wr_complete(qpx);
+}
+
+static struct fake_ibv_dev_cfg cfg;
+
+static void fake_setup(void)
+{
+	fake_ibv_cfg(&cfg, FAKE_IBV_IB, "mlx5_0", 1);
+	fake_ibv_install(&cfg, 1);
+}
+
+TestSuite(fake_ibv, .init = fake_setup);
+
+Test(fake_ibv, empty_cq_polls_enoent)
+{
+	struct fake_side s;
+	struct ibv_poll_cq_attr attr = { 0 };
+
+	fake_side_open(&s, 4);
+	cr_assert_eq(g_rdmx_ibv->start_poll(s.cq, &attr), ENOENT);
+	fake_side_close(&s);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+Test(fake_ibv, qp_state_steps_need_their_masks)
+{
+	struct fake_side s;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	fake_side_open(&s, 4);
+	cr_assert_eq(side_send(&s, &s, 1), EINVAL, "a send before RTS");
+	cr_assert_eq(g_rdmx_ibv->modify_qp(s.qp, &attr, IBV_QP_STATE), EINVAL);
+	attr.qp_state = IBV_QPS_RTS;
+	cr_assert_eq(g_rdmx_ibv->modify_qp(s.qp, &attr, IBV_QP_STATE), EINVAL);
+	fake_side_close(&s);
+}
+
+Test(fake_ibv, full_queues_are_enomem)
+{
+	struct fake_side a, b;
+
+	fake_side_open(&a, 2);
+	fake_side_open(&b, 2);
+	fake_side_ready(&a, 5);
+	fake_side_ready(&b, 5);
+	cr_assert_eq(side_post_recv(&b), 0);
+	cr_assert_eq(side_post_recv(&b), 0);
+	cr_assert_eq(side_post_recv(&b), ENOMEM);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert_eq(side_send(&a, &b, 5), ENOMEM, "two completions not polled");
+	fake_side_close(&a);
+	fake_side_close(&b);
+}
+
+Test(fake_ibv, ud_receive_has_grh_and_wrong_qkey_is_dropped)
+{
+	struct fake_side a, b;
+	struct ibv_poll_cq_attr attr = { 0 };
+
+	fake_side_open(&a, 4);
+	fake_side_open(&b, 4);
+	fake_side_ready(&a, 5);
+	fake_side_ready(&b, 5);
+	memset(a.buf, 0x77, 8);
+	cr_assert_eq(side_post_recv(&b), 0);
+	cr_assert_eq(side_send(&a, &b, 6), 0, "a UD send with a wrong Q_Key");
+	cr_assert_eq(g_rdmx_ibv->start_poll(a.cq, &attr), 0);
+	cr_assert_eq(a.cq->status, IBV_WC_SUCCESS, "UD senders never learn");
+	g_rdmx_ibv->end_poll(a.cq);
+	cr_assert_eq(g_rdmx_ibv->start_poll(b.cq, &attr), ENOENT);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert_eq(g_rdmx_ibv->start_poll(b.cq, &attr), 0);
+	cr_assert_eq(b.cq->status, IBV_WC_SUCCESS);
+	cr_assert_eq(g_rdmx_ibv->wc_read_byte_len(b.cq), 40 + 8);
+	cr_assert(g_rdmx_ibv->wc_read_wc_flags(b.cq) & IBV_WC_GRH);
+	cr_assert_eq(g_rdmx_ibv->wc_read_src_qp(b.cq), a.qp->qp_num);
+	cr_assert_eq(memcmp(b.buf + 8, cfg.gid, 16), 0, "source GID at GRH byte 8");
+	cr_assert_eq(b.buf[40], 0x77);
+	g_rdmx_ibv->end_poll(b.cq);
+	cr_assert_eq(g_rdmx_ibv->dealloc_pd(a.pd), EBUSY, "a PD in use stays");
+	fake_side_close(&a);
+	fake_side_close(&b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}

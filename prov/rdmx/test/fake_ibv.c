@@ -47,7 +47,7 @@
 
 #define FAKE_DEVS_MAX	4
 #define FAKE_SGE_MAX	4
-#define FAKE_BATCH_MAX	64
+#define FAKE_BATCH_MAX	256
 #define FAKE_AH_UNKNOWN	0xffff
 
 struct fake_dev {

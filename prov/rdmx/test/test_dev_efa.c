@@ -298,6 +298,24 @@ Test(efa, rdm_transfers_every_protocol)
 	cr_assert_eq(fake_ibv_live(), 0);
 }
 
+/*
+ * 8 MiB in 64 KiB reads is 128 requests, more than a 64-entry send
+ * queue could ever hold at once: the device refuses the read and the
+ * message must go the credit path instead.
+ */
+Test(efa, rdm_read_too_large_for_the_queue_goes_by_credit)
+{
+	struct rdmx_test_pair tp;
+
+	cfg.efa.max_sq_wr = 64;
+	cfg.efa.max_rdma_size = 64 << 10;
+	fake_ibv_install(&cfg, 1);
+	rdmx_test_pair_open(&tp, "efa");
+	rdmx_test_pair_transfer(&tp, 8 << 20, 1);
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
 Test(efa, rdm_backs_off_on_rnr_then_delivers)
 {
 	struct rdmx_test_pair tp;

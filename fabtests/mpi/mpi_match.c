@@ -114,6 +114,12 @@ static void match_wildcard_round(int any_source, int any_tag, const char *name)
 		}
 	}
 	MPI_Waitall(nsends, reqs, MPI_STATUSES_IGNORE);
+	/*
+	 * No rank may start the next round while another still has wildcard
+	 * receives out: they would match the next round's messages, which
+	 * MPI allows.
+	 */
+	MPI_Barrier(MPI_COMM_WORLD);
 	for (s = 0; s < nsends; s++)
 		free(sbufs[s]);
 	free(sbufs);

@@ -110,7 +110,14 @@ static ssize_t rdmx_cq_take(struct rdmx_cq *cq, void *buf, size_t count,
 	size_t size = rdmx_cq_entry_size[cq->format];
 	size_t n = 0;
 
-	rdmx_cq_progress(cq);
+	/*
+	 * Progress when nothing is ready or nothing is asked for (a read of
+	 * no entries only drives progress), as libfabric's own CQs do: an
+	 * entry already queued (a send completed at posting, say) is handed
+	 * out without a device poll, a system call on the udp device.
+	 */
+	if (!count || (cq->head == cq->tail && rdmx_dlist_empty(&cq->errs)))
+		rdmx_cq_progress(cq);
 	if (!rdmx_dlist_empty(&cq->errs))
 		return -FI_EAVAIL;
 	for (; n < count && cq->head != cq->tail; n++) {

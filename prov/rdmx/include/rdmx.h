@@ -99,6 +99,8 @@ static inline int rdmx_ref_read(int *refs)
 #define RDMX_MAX(a, b)	((a) > (b) ? (a) : (b))
 
 #define RDMX_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+/* x rounded up to a multiple of 64 (a cache line). */
+#define RDMX_ALIGN64(x)		(((x) + 63) & ~(size_t) 63)
 
 /* Scrambles the bits of x (splitmix64's finalizer): hashes, tokens. */
 static inline uint64_t rdmx_mix64(uint64_t x)

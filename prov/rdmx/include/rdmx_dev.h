@@ -58,6 +58,12 @@ struct rdmx_dev_caps {
 	size_t		max_inline;	/* sends up to this may be reused at once */
 	size_t		sq_size;	/* sends outstanding at most */
 	size_t		rq_size;	/* receives posted at most */
+	/*
+	 * Bytes before every posted receive buffer that the device may fill
+	 * with its own header, so that a datagram lands whole with one copy
+	 * (udp: the swsrd header); the rdm layer leaves them free.
+	 */
+	size_t		rx_headroom;
 	uint64_t	flags;		/* RDMX_DEV_CAP_* */
 };
 

@@ -69,7 +69,8 @@ struct rdmx_ep {
 	struct rdmx_dlist	ctrl_pending;	/* of rdmx_pke the device had no room for */
 	uint8_t			*rx_bufs;	/* packet buffers for the device */
 	size_t			rx_buf_size;	/* bytes a packet may fill */
-	size_t			rx_buf_stride;	/* rx_buf_size, 64-byte aligned */
+	size_t			rx_buf_stride;	/* headroom + rx_buf_size, 64-byte aligned */
+	size_t			rx_buf_front;	/* the device's headroom, 64-byte aligned */
 	size_t			rx_buf_cnt;
 
 	struct rdmx_match_queue	msg_q;
@@ -105,7 +106,7 @@ static inline struct rdmx_ep *rdmx_ep(struct fid_ep *ep_fid)
 /* Packet buffer idx: aligned, so headers are read in place. */
 static inline uint8_t *rdmx_ep_rx_buf(const struct rdmx_ep *ep, size_t idx)
 {
-	return ep->rx_bufs + idx * ep->rx_buf_stride;
+	return ep->rx_bufs + idx * ep->rx_buf_stride + ep->rx_buf_front;
 }
 
 /* fi_endpoint. 0 or -FI_E*. */

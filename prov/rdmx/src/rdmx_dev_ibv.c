@@ -386,7 +386,7 @@ int rdmx_ibv_slab_construct(struct rdmx_ibv_slab *slab, struct ibv_pd *pd,
 	int ret;
 
 	/* Slots start 64-byte aligned, so headers inside them are aligned. */
-	slab->slot_size = (size + 63) & ~(size_t) 63;
+	slab->slot_size = RDMX_ALIGN64(size);
 	len = (slab->slot_size * cnt + 4095) & ~(size_t) 4095;
 	slab->mem = aligned_alloc(4096, len);
 	slab->free = calloc(cnt, sizeof(*slab->free));

@@ -170,7 +170,8 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 	if (ret)
 		goto err_destruct_pke;
 	ep->rx_buf_size = ep->dev->caps.mtu;
-	ep->rx_buf_stride = (ep->rx_buf_size + 63) & ~(size_t) 63;
+	ep->rx_buf_front = RDMX_ALIGN64(ep->dev->caps.rx_headroom);
+	ep->rx_buf_stride = ep->rx_buf_front + RDMX_ALIGN64(ep->rx_buf_size);
 	/* A device may take fewer receives than asked (efa: max_rq_wr). */
 	ep->rx_buf_cnt = RDMX_MIN(g_rdmx_params.rx_bufs, ep->dev->caps.rq_size);
 	/* Large and lazily touched: pages fault in only as packets land. */

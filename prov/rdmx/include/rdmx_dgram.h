@@ -72,6 +72,7 @@ struct rdmx_dgram {
 	struct rdmx_dev			dev;
 	const struct rdmx_dgram_ops	*ops;
 	struct rdmx_hash		ah_map;		/* canonical addr → ah */
+	struct rdmx_dgram_ah		*last_sender;	/* of the last datagram */
 	struct rdmx_dlist		ahs;		/* of rdmx_dgram_ah */
 	size_t				anon_cnt;
 	struct rdmx_swsrd		srd;

@@ -55,6 +55,8 @@ static const void *rdmx_dgram_ah_key(const struct rdmx_hash *hash, uint64_t val)
 /* Frees a handle already out of the map and the list. */
 static void rdmx_dgram_ah_free(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah)
 {
+	if (dg->last_sender == ah)
+		dg->last_sender = NULL;
 	rdmx_swsrd_peer_destruct(&dg->srd, &ah->srd);
 	if (dg->ops->raw_destroy)
 		dg->ops->raw_destroy(dg, ah);
@@ -150,22 +152,30 @@ static bool rdmx_dgram_evict_anon(struct rdmx_dgram *dg)
 	return false;
 }
 
-/* The handle of a datagram's sender, made if needed; NULL to drop it. */
+/*
+ * The handle of a datagram's sender, made if needed; NULL to drop it.
+ * Datagrams mostly come in runs from one sender: the last one is checked
+ * before the map.
+ */
 static struct rdmx_dgram_ah *rdmx_dgram_ah_sender(struct rdmx_dgram *dg,
 						  const void *src)
 {
-	struct rdmx_dgram_ah *ah = rdmx_dgram_ah_get(dg, src, false, NULL);
+	struct rdmx_dgram_ah *ah = dg->last_sender;
 	int ret;
 
-	if (ah)
+	if (ah && !memcmp(ah->addr, src, dg->dev.ops->addr_size))
 		return ah;
-	if (dg->anon_cnt >= RDMX_DGRAM_ANON_MAX && !rdmx_dgram_evict_anon(dg))
-		return NULL;
-	ah = rdmx_dgram_ah_get(dg, src, true, &ret);
-	if (ah) {
+	ah = rdmx_dgram_ah_get(dg, src, false, NULL);
+	if (!ah) {
+		if (dg->anon_cnt >= RDMX_DGRAM_ANON_MAX && !rdmx_dgram_evict_anon(dg))
+			return NULL;
+		ah = rdmx_dgram_ah_get(dg, src, true, &ret);
+		if (!ah)
+			return NULL;
 		ah->anon = true;
 		dg->anon_cnt++;
 	}
+	dg->last_sender = ah;
 	return ah;
 }
 

@@ -30,6 +30,8 @@
 #define RDMX_UDP_BATCH		32
 /* Datagrams an idle poll asks for: one, with recvfrom. */
 #define RDMX_UDP_RX_IDLE	1
+/* Datagrams the poll after one that found some asks for, at least. */
+#define RDMX_UDP_RX_MORE	4
 /* A single datagram up to this size is gathered and sent with sendto. */
 #define RDMX_UDP_GATHER_MAX	1024
 #define RDMX_UDP_HDR		sizeof(struct rdmx_wire_srd)
@@ -307,9 +309,14 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe
 			else
 				done++;
 		}
-		/* Ask for twice what came, so a stream soon reads whole batches. */
-		udp->rx_want = RDMX_MIN(RDMX_MAX(2 * (size_t) RDMX_MAX(got, 0),
-						 (size_t) RDMX_UDP_RX_IDLE), RDMX_UDP_BATCH);
+		/*
+		 * Ask for twice what came, at least RDMX_UDP_RX_MORE after a
+		 * datagram (it may start a stream), so a stream soon reads whole
+		 * batches; after nothing, for one.
+		 */
+		udp->rx_want = got <= 0 ? RDMX_UDP_RX_IDLE :
+			       RDMX_MIN(RDMX_MAX(2 * (size_t) got, RDMX_UDP_RX_MORE),
+					RDMX_UDP_BATCH);
 		/*
 		 * A single read hands its datagram up at once: whether more
 		 * follow, the next poll's batch of two finds out.

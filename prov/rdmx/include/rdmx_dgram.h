@@ -135,13 +135,13 @@ static inline void rdmx_dgram_buf_return(struct rdmx_dgram *dg,
  * Handles one received datagram of len bytes from the sender at src (a
  * canonical address): hdr is its swsrd header, and its payload is in
  * buf (taken with rdmx_dgram_buf_take; NULL when none was posted), cut
- * when truncated. Returns true when it became the receive completion
+ * when truncated, at time now. Returns true when it became the receive completion
  * *cqe (buf then belongs to the rdm layer again), false when the caller
  * gives buf back.
  */
 bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
 		   size_t len, const void *src, const struct rdmx_dgram_buf *buf,
-		   bool truncated, struct rdmx_dev_cqe *cqe);
+		   bool truncated, uint64_t now, struct rdmx_dev_cqe *cqe);
 
 /*
  * Of max completions a poll may return, how many to keep for sends

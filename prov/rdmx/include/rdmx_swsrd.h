@@ -22,7 +22,8 @@
  *
  * The engine does no I/O and reads time only through rdmx_clock_ns(): a
  * device gives it an xmit callback, feeds it received headers, and calls
- * rdmx_swsrd_progress() at the end of each poll, after the packets.
+ * rdmx_swsrd_progress() at the end of each poll, after the packets; both
+ * take the time the device read once when its poll began.
  */
 #ifndef RDMX_SWSRD_H
 #define RDMX_SWSRD_H
@@ -166,18 +167,18 @@ enum rdmx_srd_room {
 };
 
 /*
- * Handles a validated header received from peer with payload_len bytes
- * after it, the payload being where room says. Returns true when the
- * payload is new data for the upper layer.
+ * Handles a validated header received from peer at time now with
+ * payload_len bytes after it, the payload being where room says. Returns
+ * true when the payload is new data for the upper layer.
  */
 bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		     const struct rdmx_srd_hdr *hdr, size_t payload_len,
-		     enum rdmx_srd_room room);
+		     enum rdmx_srd_room room, uint64_t now);
 
 /*
  * Runs timers (retransmissions, unreachable peers) and sends the acks the
  * packets received since the last call owe.
  */
-void rdmx_swsrd_progress(struct rdmx_swsrd *srd);
+void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now);
 
 #endif /* RDMX_SWSRD_H */

@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_cma.h"
 #include "rdmx_dev.h"
 #include "rdmx_dev_udp.h"
@@ -273,7 +274,7 @@ static void rdmx_udp_rx_unuse(struct rdmx_udp_dev *udp, size_t i)
 }
 
 /* Handles one datagram of the batch; true when it became a completion. */
-static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i,
+static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i, uint64_t now,
 			    struct rdmx_dev_cqe *cqe)
 {
 	struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
@@ -285,12 +286,12 @@ static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i,
 	}
 	return rdmx_dgram_rx(&udp->dg, udp->rx_iov[i].iov_base, udp->rx_msgs[i].msg_len, src,
 			     udp->rx_slot[i].buf ? &udp->rx_slot[i] : NULL,
-			     m->msg_flags & MSG_TRUNC, cqe);
+			     m->msg_flags & MSG_TRUNC, now, cqe);
 }
 
 /* Reads datagrams into posted buffers; returns the receive completions. */
-static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe,
-			      int max)
+static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t now,
+			      struct rdmx_dev_cqe *cqe, int max)
 {
 	size_t reads = 0;
 	int done = 0;
@@ -304,7 +305,7 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe
 				   MSG_DONTWAIT | MSG_TRUNC, NULL);
 
 		for (size_t i = 0; i < n; i++) {
-			if ((int) i >= got || !rdmx_udp_rx_one(udp, i, &cqe[done]))
+			if ((int) i >= got || !rdmx_udp_rx_one(udp, i, now, &cqe[done]))
 				rdmx_udp_rx_unuse(udp, i);
 			else
 				done++;
@@ -319,7 +320,7 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe
 					RDMX_UDP_BATCH);
 		/*
 		 * A single read hands its datagram up at once: whether more
-		 * follow, the next poll's batch of two finds out.
+		 * follow, the next poll's batch finds out.
 		 */
 		if (got < (int) n || n == 1)
 			break;
@@ -331,14 +332,15 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, struct rdmx_dev_cqe *cqe
 static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
 {
 	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
+	uint64_t now = rdmx_clock_ns();
 	/* Reads first: a few at most, each holding a message back. */
 	int done = rdmx_cma_poll(&udp->cma, cqe, max);
 	/* Half the room at least stays for finished sends, if there are any. */
 	int keep = rdmx_dgram_done_keep(&udp->dg, max - done);
 
 	/* Packets next: their acks complete sends reported below. */
-	done += rdmx_udp_poll_recv(udp, cqe + done, max - done - keep);
-	rdmx_swsrd_progress(&udp->dg.srd);
+	done += rdmx_udp_poll_recv(udp, now, cqe + done, max - done - keep);
+	rdmx_swsrd_progress(&udp->dg.srd, now);
 	rdmx_udp_flush(udp);
 	return done + rdmx_dgram_report(&udp->dg, cqe + done, max - done);
 }

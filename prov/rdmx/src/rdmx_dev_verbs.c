@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_dev_ibv.h"
 #include "rdmx_dgram.h"
 
@@ -179,7 +180,7 @@ static void rdmx_verbs_rx_gid(const struct rdmx_verbs_dev *verbs,
  * rdm layer posted (if any); true when it made a completion.
  */
 static bool rdmx_verbs_rx_one(struct rdmx_verbs_dev *verbs, uint32_t idx,
-			      struct rdmx_dev_cqe *cqe)
+			      uint64_t now, struct rdmx_dev_cqe *cqe)
 {
 	const size_t hdr = sizeof(struct rdmx_wire_srd);
 	uint8_t *pkt = rdmx_ibv_slab_buf(&verbs->rx_slab, idx) + RDMX_VERBS_GRH;
@@ -203,7 +204,7 @@ static bool rdmx_verbs_rx_one(struct rdmx_verbs_dev *verbs, uint32_t idx,
 		memcpy(buf.buf, pkt + hdr, cut ? buf.len : len - hdr);
 	}
 	if (rdmx_dgram_rx(&verbs->dg, (const struct rdmx_wire_srd *) pkt, len, &src,
-			  have ? &buf : NULL, cut, cqe))
+			  have ? &buf : NULL, cut, now, cqe))
 		return true;
 	if (have)
 		rdmx_dgram_buf_return(&verbs->dg, &buf);
@@ -214,6 +215,7 @@ static int rdmx_verbs_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, in
 {
 	struct rdmx_verbs_dev *verbs = rdmx_verbs_dev(dev);
 	struct ibv_poll_cq_attr attr = { 0 };
+	uint64_t now = rdmx_clock_ns();
 	/* Receives first, leaving room for sends swsrd finished. */
 	int room = max - rdmx_dgram_done_keep(&verbs->dg, max);
 	int done = 0, polled = 0;
@@ -228,14 +230,14 @@ static int rdmx_verbs_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, in
 				rdmx_ibv_slab_release(&verbs->tx_slab, idx);
 				continue;
 			}
-			if (rdmx_verbs_rx_one(verbs, idx, &cqe[done]))
+			if (rdmx_verbs_rx_one(verbs, idx, now, &cqe[done]))
 				done++;
 			(void) rdmx_verbs_rx_post(verbs, idx);
 		} while (++polled < RDMX_VERBS_POLL_MAX && done < room &&
 			 !g_rdmx_ibv->next_poll(verbs->cq));
 		g_rdmx_ibv->end_poll(verbs->cq);
 	}
-	rdmx_swsrd_progress(&verbs->dg.srd);
+	rdmx_swsrd_progress(&verbs->dg.srd, now);
 	return done + rdmx_dgram_report(&verbs->dg, cqe + done, max - done);
 }
 

@@ -215,7 +215,7 @@ int rdmx_dgram_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
 
 bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
 		   size_t len, const void *src, const struct rdmx_dgram_buf *buf,
-		   bool truncated, struct rdmx_dev_cqe *cqe)
+		   bool truncated, uint64_t now, struct rdmx_dev_cqe *cqe)
 {
 	struct rdmx_srd_hdr srd_hdr;
 	struct rdmx_dgram_ah *ah;
@@ -233,7 +233,7 @@ bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
 	/* Buffers all have the device MTU: one too small means too big. */
 	room = !buf ? RDMX_SRD_ROOM_NONE :
 	       truncated ? RDMX_SRD_ROOM_SHORT : RDMX_SRD_ROOM_BUF;
-	if (!rdmx_swsrd_recv(&dg->srd, &ah->srd, &srd_hdr, len - sizeof(*hdr), room))
+	if (!rdmx_swsrd_recv(&dg->srd, &ah->srd, &srd_hdr, len - sizeof(*hdr), room, now))
 		return false;
 	if (!buf) {
 		/* Only an empty DATA gets here without a buffer: nothing to hand up. */

@@ -393,10 +393,8 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 
 bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		     const struct rdmx_srd_hdr *hdr, size_t payload_len,
-		     enum rdmx_srd_room room)
+		     enum rdmx_srd_room room, uint64_t now)
 {
-	uint64_t now = rdmx_clock_ns();
-
 	if (hdr->ack_epoch)
 		rdmx_srd_on_ack(srd, peer, hdr, now);
 	switch (hdr->type) {
@@ -479,9 +477,8 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 	return true;
 }
 
-void rdmx_swsrd_progress(struct rdmx_swsrd *srd)
+void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now)
 {
-	uint64_t now = rdmx_clock_ns();
 	struct rdmx_dlist *it, *next;
 
 	for (it = srd->active.next; it != &srd->active; it = next) {

@@ -447,7 +447,7 @@ static bool sim_deliver(struct sim *sim, int to, const uint8_t *buf, size_t len)
 
 	cr_assert_eq(rdmx_wire_srd_decode(buf, len, &hdr), 0);
 	sim_track_ack(&n->tx, &hdr);
-	if (!rdmx_swsrd_recv(&n->srd, &n->peer, &hdr, len - SRD_HDR, n->room))
+	if (!rdmx_swsrd_recv(&n->srd, &n->peer, &hdr, len - SRD_HDR, n->room, sim_now))
 		return false;
 	cr_assert(hdr.type == RDMX_SRD_DATA && !(hdr.flags & RDMX_SRD_SKIP),
 		  "node %d took a packet of type %d flags %#x", to, hdr.type, hdr.flags);
@@ -487,8 +487,8 @@ static bool sim_run(struct sim *sim, uint64_t until, bool (*stop)(const struct s
 		} else {
 			sim_now = sim->next_tick;
 			sim->next_tick += SIM_TICK_NS;
-			rdmx_swsrd_progress(&sim->node[A].srd);
-			rdmx_swsrd_progress(&sim->node[B].srd);
+			rdmx_swsrd_progress(&sim->node[A].srd, sim_now);
+			rdmx_swsrd_progress(&sim->node[B].srd, sim_now);
 		}
 	}
 	return true;

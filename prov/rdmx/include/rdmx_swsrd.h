@@ -6,11 +6,14 @@
  * Per peer and direction a session (epoch) numbers packets (psn) from 0.
  * The receiver tracks a 64-packet window (first psn not seen + bitmap),
  * suppresses duplicates, and acknowledges cumulatively and selectively:
- * piggy-backed on its own DATA, else at the next progress pass (so a
- * reply the application sends meanwhile carries it), at once after a gap,
- * a duplicate or 16 unacknowledged packets, and by the end of the pass
- * for a packet marked ACK_NOW (its sender waits for the ack to complete
- * a send, and the application may not call again for a long time). The sender keeps
+ * piggy-backed on its own DATA, else once the peer was silent for
+ * ack_idle_ns or ack_delay_ns after the oldest packet it covers (so a
+ * reply the application sends meanwhile carries it, and a stream is
+ * acknowledged in batches), at once after a gap, a duplicate or 16
+ * unacknowledged packets, and by the end
+ * of the pass for a packet marked ACK_NOW (its sender waits for the ack
+ * to complete a send, and the application may not call again for a long
+ * time). The sender keeps
  * at most min(cwnd, 64) packets in flight, retransmits on a timeout from
  * an SRTT/RTTVAR estimate (doubling per retry) and at once when three
  * later packets were acknowledged past a hole (fast retransmit), halves
@@ -90,7 +93,8 @@ struct rdmx_swsrd_peer {
 	uint32_t		unacked;	/* packets seen since the last ack */
 	bool			ack_pending;
 	bool			ack_now;	/* owed by the end of this pass */
-	uint64_t		ack_pass;	/* else owed from the next pass */
+	uint64_t		ack_since;	/* arrival of the oldest one unacked */
+	uint64_t		ack_last;	/* arrival of the latest one */
 	struct rdmx_wire_srd	ack_hdr;	/* storage for a queued ACK/RNR */
 };
 
@@ -99,6 +103,8 @@ struct rdmx_swsrd_cfg {
 	uint64_t	rto_min_ns;
 	uint64_t	rto_max_ns;
 	uint64_t	rnr_delay_ns;	/* wait before re-sending a refused psn */
+	uint64_t	ack_delay_ns;	/* an ack waits for more packets this long */
+	uint64_t	ack_idle_ns;	/* or until the peer is silent this long */
 	uint64_t	unreach_ns;	/* silence after which a peer fails */
 	unsigned	unreach_retries; /* and retransmissions it takes */
 	unsigned	rnr_retry;	/* refusals before an RNR completion */

@@ -28,6 +28,10 @@ void rdmx_swsrd_cfg_default(struct rdmx_swsrd_cfg *cfg)
 	cfg->rto_init_ns = RDMX_MAX(cfg->rto_min_ns, 2000000ULL);
 	cfg->rto_max_ns = RDMX_MAX(cfg->rto_init_ns, 250000000ULL);
 	cfg->rnr_delay_ns = 50000;
+	/* Well inside the smallest retransmission timeout. */
+	cfg->ack_delay_ns = RDMX_MIN(50000ULL, cfg->rto_min_ns / 4);
+	/* Longer than the gap between packets of a stream. */
+	cfg->ack_idle_ns = RDMX_MIN(5000ULL, cfg->ack_delay_ns);
 	cfg->unreach_ns = g_rdmx_params.unreach_ms * 1000000ULL;
 	/*
 	 * Retransmissions happen only while we progress: a process that
@@ -349,7 +353,7 @@ static bool rdmx_srd_rx_session(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 
 static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			     const struct rdmx_srd_hdr *hdr, size_t payload_len,
-			     enum rdmx_srd_room room)
+			     enum rdmx_srd_room room, uint64_t now)
 {
 	uint32_t off;
 
@@ -383,7 +387,8 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 	} else {
 		/* One ack per batch; a reply may carry it before it is due. */
 		if (!peer->ack_pending)
-			peer->ack_pass = srd->pass;
+			peer->ack_since = now;
+		peer->ack_last = now;
 		peer->ack_pending = true;
 		peer->ack_now |= !!(hdr->flags & RDMX_SRD_ACK_NOW);
 		rdmx_srd_activate(srd, peer);
@@ -399,7 +404,7 @@ bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		rdmx_srd_on_ack(srd, peer, hdr, now);
 	switch (hdr->type) {
 	case RDMX_SRD_DATA:
-		return rdmx_srd_on_data(srd, peer, hdr, payload_len, room);
+		return rdmx_srd_on_data(srd, peer, hdr, payload_len, room, now);
 	case RDMX_SRD_RNR:
 		rdmx_srd_on_rnr(srd, peer, hdr, now);
 		return false;
@@ -486,7 +491,9 @@ void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now)
 			rdmx_container_of(it, struct rdmx_swsrd_peer, active_link);
 
 		next = it->next;
-		if (peer->ack_pending && (peer->ack_now || peer->ack_pass != srd->pass))
+		if (peer->ack_pending && (peer->ack_now ||
+					  now - peer->ack_last >= srd->cfg.ack_idle_ns ||
+					  now - peer->ack_since >= srd->cfg.ack_delay_ns))
 			rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
 		if (peer->slots && rdmx_srd_timers(srd, peer, now))
 			rdmx_srd_pump(srd, peer, now);

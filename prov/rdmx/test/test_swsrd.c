@@ -126,6 +126,8 @@ static const struct rdmx_swsrd_cfg sim_cfg = {
 	.rto_min_ns	= 100 * US,
 	.rto_max_ns	= 5 * MS,
 	.rnr_delay_ns	= 20 * US,
+	.ack_delay_ns	= 25 * US,
+	.ack_idle_ns	= 5 * US,
 	.unreach_ns	= 100 * MS,
 	.rnr_retry	= 3,
 };
@@ -578,6 +580,43 @@ Test(swsrd, clean_link_delivers_each_once_without_resending)
 		     (unsigned long) sb->acks_sent, n_ab);
 	/* The window was used in full. */
 	cr_assert_eq(sim->node[A].tx.max_inflight, RDMX_SRD_WINDOW);
+}
+
+/*
+ * 1b. Acknowledgements without data to ride on: a stream whose packets
+ * come closer together than ack_idle_ns is acknowledged once per 16, and
+ * a lone packet once its sender fell silent for ack_idle_ns.
+ */
+Test(swsrd, acks_wait_for_the_sender_to_pause)
+{
+	struct rdmx_swsrd_cfg cfg = sim_cfg;
+	const size_t n = 32;
+	struct sim *sim;
+	struct rdmx_dev_stats *sb;
+	struct sim_msg *lone;
+
+	/* Longer than the tick, so every pass of the stream finds it busy. */
+	cfg.ack_idle_ns = 3 * SIM_TICK_NS;
+	cfg.ack_delay_ns = 100 * SIM_TICK_NS;
+	sim = sim_open(&cfg, n + 1, 0x5eed);
+	sb = &sim->node[B].stats;
+	for (size_t i = 0; i < n; i++) {
+		sim_post(sim, A);
+		sim_run(sim, sim_now + SIM_TICK_NS, NULL);
+	}
+	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
+	sim_expect(sim, 0, n, RDMX_DEV_OK, 1);
+	/* One per 16 packets; a pass-by-pass ack would send one per packet. */
+	cr_assert_leq(sb->acks_sent, n / 16 + 1, "B sent %lu acks for %zu packets",
+		      (unsigned long) sb->acks_sent, n);
+
+	lone = sim_post(sim, A);
+	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
+	/* Acknowledged at the first pass after the silence, not at the delay. */
+	cr_assert_lt(lone->done_ns - lone->first_xmit_ns,
+		     2 * (SIM_LATENCY_NS + SIM_JITTER_NS) + cfg.ack_idle_ns +
+		     SIM_TICK_NS + 1);
+	sim_settle(sim);
 }
 
 /* 2. A lossy link, parameterised by loss, duplication and reordering. */

@@ -5,6 +5,10 @@
  * read, never the reader. The tests read this process itself, which the
  * kernel allows whenever CMA works at all.
  */
+#include <endian.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "rdmx_test.h"
 #include "rdmx_cma.h"
 
@@ -89,11 +93,29 @@ Test(cma, refuses_what_is_not_exposed)
 	cr_assert_eq(rdmx_cma_poll(&cma, cqe_sink, 1), 0, "a refusal completes nothing");
 }
 
+/* The pid of a process that has just ended: no process has it. */
+static uint32_t gone_pid(void)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(0);
+	cr_assert_gt(pid, 0);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	return (uint32_t) pid;
+}
+
 Test(cma, refuses_forged_and_revoked_keys)
 {
 	uint8_t bad[RDMX_DEV_RKEY_LEN];
 	char dst[64] = { 0 };
-	static const size_t fields[] = { 0, 16, 24, 32, 40 };	/* host, pidns, pid, record, token */
+	/*
+	 * host, pidns, record, token. The pid is not flipped like these: a
+	 * neighbouring pid may be a thread of this very process, whose memory
+	 * process_vm_readv reads as rightly as ours.
+	 */
+	static const size_t fields[] = { 0, 16, 32, 40 };
+	uint32_t pid = htole32(gone_pid());	/* keys are little-endian */
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		memcpy(bad, rkey.wire, sizeof(bad));
@@ -101,6 +123,10 @@ Test(cma, refuses_forged_and_revoked_keys)
 		cr_assert_eq(read_with(bad, dst, src, sizeof(src)), -FI_EOPNOTSUPP,
 			     "key byte %zu changed", fields[i]);
 	}
+	memcpy(bad, rkey.wire, sizeof(bad));
+	memcpy(bad + 24, &pid, sizeof(pid));
+	cr_assert_eq(read_with(bad, dst, src, sizeof(src)), -FI_EOPNOTSUPP,
+		     "a key naming a process that has ended");
 	memset(bad, 0, sizeof(bad));
 	cr_assert_eq(read_with(bad, dst, src, sizeof(src)), -FI_EOPNOTSUPP);
 	rdmx_cma_revoke(&rkey);

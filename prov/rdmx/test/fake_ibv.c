@@ -1,6 +1,7 @@
 /*
- * rdmx unit tests: the fake rdma-core (see fake_ibv.h). What it models,
- * and where the behaviour is documented:
+ * rdmx unit tests: the fake rdma-core (see fake_ibv.h; its work requests
+ * and their delivery are in fake_ibv_wr.c). What it models, and where the
+ * behaviour is documented:
  * - ibv_get_device_list(3): a NULL-terminated list, freed with
  *   ibv_free_device_list; ibv_open_device returns NULL with errno set.
  * - ibv_query_port(3), ibv_query_gid(3), ibv_query_device(3): 0 or errno.
@@ -42,109 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdmx.h"
-#include "fake_ibv.h"
+#include "fake_ibv_int.h"
 
-#define FAKE_DEVS_MAX	4
-#define FAKE_SGE_MAX	4
-#define FAKE_BATCH_MAX	256
-#define FAKE_AH_UNKNOWN	0xffff
-
-struct fake_dev {
-	struct ibv_device	dev;
-	struct fake_ibv_dev_cfg	cfg;
-};
-
-struct fake_pd {
-	struct ibv_pd		pd;
-	size_t			children;	/* MRs, QPs and AHs */
-};
-
-struct fake_mr {
-	struct ibv_mr		mr;
-	int			access;
-	struct fake_mr		*next;		/* on g_fake.mrs */
-};
-
-struct fake_wc {
-	uint64_t		wr_id;
-	enum ibv_wc_status	status;
-	enum ibv_wc_opcode	opcode;
-	uint32_t		vendor_err, byte_len, src_qp, wc_flags;
-	uint16_t		slid;
-	union ibv_gid		sgid;
-	uint32_t		sq_qpn;		/* a send's QP: frees its entry */
-};
-
-struct fake_cq {
-	struct ibv_cq_ex	cq;		/* first: the devices cast it */
-	struct efadv_cq		efa_cq;
-	bool			with_sgid;
-	struct fake_wc		*wc;
-	size_t			cap, head, cnt;
-	struct fake_wc		cur;
-	size_t			qps;
-};
-
-struct fake_recv {
-	uint64_t		wr_id;
-	struct ibv_sge		sge[FAKE_SGE_MAX];
-	int			num_sge;
-};
-
-struct fake_wr {
-	uint64_t		wr_id;
-	unsigned		flags;
-	bool			read;
-	uint32_t		rkey;
-	uint64_t		raddr;
-	struct ibv_ah		*ah;
-	uint32_t		qpn, qkey;
-	struct ibv_sge		sge[FAKE_SGE_MAX];
-	size_t			num_sge;
-	uint8_t			*inl;		/* inline data, copied */
-	size_t			inl_len;
-};
-
-struct fake_qp {
-	struct ibv_qp_ex	qpx;		/* first: qp_base is the ibv_qp */
-	bool			srd;
-	struct fake_dev		*fd;
-	uint32_t		qkey;
-	unsigned		rnr_retry;
-	struct ibv_qp_cap	cap;
-	struct fake_recv	*rq;		/* FIFO of cap.max_recv_wr */
-	size_t			rq_head, rq_cnt;
-	size_t			sq_out;		/* signaled sends not polled */
-	struct fake_wr		batch[FAKE_BATCH_MAX];
-	size_t			batch_cnt;
-	int			batch_err;
-	struct fake_qp		*next;		/* on g_fake.qps */
-};
-
-struct fake_ah {
-	struct ibv_ah		ah;
-	union ibv_gid		dgid;
-	uint16_t		ahn;
-	struct fake_ah		*next;		/* on g_fake.ah_list */
-};
-
-static struct {
-	struct fake_dev		devs[FAKE_DEVS_MAX];
-	size_t			ndevs;
-	int			fail_err[FAKE_IBV_CALLS];
-	unsigned		fail_cnt[FAKE_IBV_CALLS];
-	uint32_t		inject_qpn;
-	enum ibv_wc_status	inject_status;
-	uint32_t		inject_vendor;
-	unsigned		inject_cnt;
-	struct fake_mr		*mrs;
-	struct fake_qp		*qps;
-	struct fake_ah		*ah_list;
-	size_t			live, ahs;
-	uint32_t		next_qpn, next_key;
-	bool			overrun;
-} g_fake;
+struct fake_ibv_state g_fake;
 
 void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
 		  const char *name, uint8_t gid_last)
@@ -183,8 +84,7 @@ void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count)
 	g_fake.fail_cnt[call] = count;
 }
 
-/* Whether this call fails now (errno set); counts the failure down. */
-static int fake_fails(enum fake_ibv_call call)
+int fake_fails(enum fake_ibv_call call)
 {
 	if (!g_fake.fail_cnt[call])
 		return 0;
@@ -407,9 +307,8 @@ static int fake_dereg_mr(struct ibv_mr *ibv_mr)
 	return EINVAL;
 }
 
-/* The MR of pd with this key covering [addr, addr + len), or NULL. */
-static struct fake_mr *fake_mr_find(struct ibv_pd *pd, uint32_t key,
-				    uint64_t addr, size_t len, int access)
+struct fake_mr *fake_mr_find(struct ibv_pd *pd, uint32_t key,
+			     uint64_t addr, size_t len, int access)
 {
 	for (struct fake_mr *mr = g_fake.mrs; mr; mr = mr->next) {
 		uintptr_t base = (uintptr_t) mr->mr.addr;
@@ -496,7 +395,7 @@ static int fake_destroy_cq(struct ibv_cq *ibv_cq)
 	return 0;
 }
 
-static void fake_cq_push(struct ibv_cq *ibv_cq, const struct fake_wc *wc)
+void fake_cq_push(struct ibv_cq *ibv_cq, const struct fake_wc *wc)
 {
 	struct fake_cq *cq = (struct fake_cq *) ibv_cq;
 
@@ -751,310 +650,16 @@ static int fake_post_recv(struct ibv_qp *ibv_qp, struct ibv_recv_wr *wr,
 	return 0;
 }
 
-/* Work requests. */
-
-static struct fake_wr *fake_wr_cur(struct ibv_qp_ex *qpx)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-
-	return qp->batch_cnt ? &qp->batch[qp->batch_cnt - 1] : NULL;
-}
-
-static void fake_wr_start(struct ibv_qp_ex *qpx)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-
-	qp->batch_cnt = 0;
-	qp->batch_err = 0;
-}
-
-/* Opens the next work request of the batch with the QP's wr_id/flags. */
-static struct fake_wr *fake_wr_new(struct ibv_qp_ex *qpx)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	struct fake_wr *wr;
-
-	if (qp->batch_cnt == FAKE_BATCH_MAX) {
-		qp->batch_err = ENOMEM;
-		return NULL;
-	}
-	wr = &qp->batch[qp->batch_cnt++];
-	memset(wr, 0, sizeof(*wr));
-	wr->wr_id = qpx->wr_id;
-	wr->flags = qpx->wr_flags;
-	return wr;
-}
-
-static void fake_wr_send(struct ibv_qp_ex *qpx)
-{
-	(void) fake_wr_new(qpx);
-}
-
-static void fake_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t raddr)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	struct fake_wr *wr = fake_wr_new(qpx);
-
-	if (!wr)
-		return;
-	if (!(qp->fd->cfg.efa.device_caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ))
-		qp->batch_err = EOPNOTSUPP;
-	wr->read = true;
-	wr->rkey = rkey;
-	wr->raddr = raddr;
-}
-
-static void fake_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
-				uint32_t qpn, uint32_t qkey)
-{
-	struct fake_wr *wr = fake_wr_cur(qpx);
-
-	if (!wr)
-		return;
-	wr->ah = ah;
-	wr->qpn = qpn;
-	wr->qkey = qkey;
-}
-
-static void fake_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
-				 const struct ibv_sge *sge)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	struct fake_wr *wr = fake_wr_cur(qpx);
-
-	if (!wr)
-		return;
-	if (n > qp->cap.max_send_sge || n > FAKE_SGE_MAX) {
-		qp->batch_err = EINVAL;
-		return;
-	}
-	memcpy(wr->sge, sge, n * sizeof(*sge));
-	wr->num_sge = n;
-}
-
-static void fake_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n,
-					 const struct ibv_data_buf *buf)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	struct fake_wr *wr = fake_wr_cur(qpx);
-	size_t len = 0;
-
-	if (!wr)
-		return;
-	for (size_t i = 0; i < n; i++)
-		len += buf[i].length;
-	if (len > qp->cap.max_inline_data) {
-		qp->batch_err = EINVAL;
-		return;
-	}
-	wr->inl = malloc(len ? len : 1);
-	wr->inl_len = 0;
-	for (size_t i = 0; i < n; i++) {
-		memcpy(wr->inl + wr->inl_len, buf[i].addr, buf[i].length);
-		wr->inl_len += buf[i].length;
-	}
-}
-
-/* The queue pair a work request goes to, or NULL. */
-static struct fake_qp *fake_dest(const struct fake_wr *wr)
-{
-	const struct fake_ah *ah = (const struct fake_ah *) wr->ah;
-
-	for (struct fake_qp *q = g_fake.qps; q; q = q->next)
-		if (q->qpx.qp_base.qp_num == wr->qpn &&
-		    !memcmp(q->fd->cfg.gid, ah->dgid.raw, 16) &&
-		    q->qpx.qp_base.state >= IBV_QPS_RTR)
-			return q;
-	return NULL;
-}
-
-/* Gathers a send's bytes (NULL with a status when an SGE is bad). */
-static uint8_t *fake_gather(struct fake_qp *qp, const struct fake_wr *wr,
-			    size_t *len, enum ibv_wc_status *status)
-{
-	uint8_t *data;
-
-	if (wr->inl) {
-		*len = wr->inl_len;
-		data = malloc(*len ? *len : 1);
-		memcpy(data, wr->inl, *len);
-		return data;
-	}
-	*len = 0;
-	for (size_t i = 0; i < wr->num_sge; i++) {
-		if (!fake_mr_find(qp->qpx.qp_base.pd, wr->sge[i].lkey,
-				  wr->sge[i].addr, wr->sge[i].length, 0)) {
-			*status = IBV_WC_LOC_PROT_ERR;
-			return NULL;
-		}
-		*len += wr->sge[i].length;
-	}
-	data = malloc(*len ? *len : 1);
-	*len = 0;
-	for (size_t i = 0; i < wr->num_sge; i++) {
-		memcpy(data + *len, (void *) (uintptr_t) wr->sge[i].addr,
-		       wr->sge[i].length);
-		*len += wr->sge[i].length;
-	}
-	return data;
-}
+/* Address handles. */
 
 /* A live AH of protection domain pd to gid, or NULL. */
-static struct fake_ah *fake_ah_find(const struct ibv_pd *pd, const uint8_t *gid)
+struct fake_ah *fake_ah_find(const struct ibv_pd *pd, const uint8_t *gid)
 {
 	for (struct fake_ah *ah = g_fake.ah_list; ah; ah = ah->next)
 		if (ah->ah.pd == pd && !memcmp(ah->dgid.raw, gid, 16))
 			return ah;
 	return NULL;
 }
-
-/* The AH number dst's PD has for gid (one per GID), or unknown. */
-static uint16_t fake_ahn_of(struct fake_qp *dst, const uint8_t *gid)
-{
-	struct fake_ah *ah = fake_ah_find(dst->qpx.qp_base.pd, gid);
-
-	return ah ? ah->ahn : FAKE_AH_UNKNOWN;
-}
-
-/* Delivers a send to dst's oldest receive; the receiver's status. */
-static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
-			 const uint8_t *data, size_t len, enum ibv_wc_status *status,
-			 uint32_t *vendor)
-{
-	struct fake_recv *r = &dst->rq[dst->rq_head];
-	struct fake_wc wc = { .opcode = IBV_WC_RECV, .src_qp = src->qpx.qp_base.qp_num };
-	uint8_t grh[40] = { 0 };
-	size_t off = 0, room = 0, grh_len = src->srd ? 0 : sizeof(grh);
-	size_t total = grh_len + len;
-
-	dst->rq_head = (dst->rq_head + 1) % dst->cap.max_recv_wr;
-	dst->rq_cnt--;
-	memcpy(wc.sgid.raw, src->fd->cfg.gid, 16);
-	if (src->fd->cfg.kind == FAKE_IBV_ROCE)
-		memcpy(grh + 32, src->fd->cfg.gid + 12, 4);
-	else
-		memcpy(grh + 8, src->fd->cfg.gid, 16);
-	wc.wr_id = r->wr_id;
-	wc.slid = dst->srd ? fake_ahn_of(dst, src->fd->cfg.gid) : 0;
-	wc.wc_flags = src->srd ? 0 : IBV_WC_GRH;
-	for (int i = 0; i < r->num_sge; i++) {
-		if (!fake_mr_find(dst->qpx.qp_base.pd, r->sge[i].lkey, r->sge[i].addr,
-				  r->sge[i].length, IBV_ACCESS_LOCAL_WRITE)) {
-			wc.status = IBV_WC_LOC_PROT_ERR;
-			fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
-			return;
-		}
-		room += r->sge[i].length;
-	}
-	if (total > room) {
-		/* SRD reports the short receive to the sender too. */
-		wc.status = IBV_WC_LOC_LEN_ERR;
-		fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
-		if (src->srd) {
-			*status = IBV_WC_REM_INV_REQ_ERR;
-			*vendor = 11;	/* REMOTE_ERROR_BAD_LENGTH */
-		}
-		return;
-	}
-	for (int i = 0; i < r->num_sge && off < total; i++) {
-		uint8_t *to = (uint8_t *) (uintptr_t) r->sge[i].addr;
-
-		for (size_t j = 0; j < r->sge[i].length && off < total; j++, off++)
-			to[j] = off < grh_len ? grh[off] : data[off - grh_len];
-	}
-	wc.byte_len = (uint32_t) total;
-	fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
-}
-
-/* An RDMA read of wr from dst's memory; the completion status. */
-static enum ibv_wc_status fake_read(struct fake_qp *src, struct fake_qp *dst,
-				    const struct fake_wr *wr, size_t *len)
-{
-	size_t off = 0;
-
-	*len = 0;
-	for (size_t i = 0; i < wr->num_sge; i++)
-		*len += wr->sge[i].length;
-	if (!fake_mr_find(dst->qpx.qp_base.pd, wr->rkey, wr->raddr, *len,
-			  IBV_ACCESS_REMOTE_READ))
-		return IBV_WC_REM_ACCESS_ERR;
-	for (size_t i = 0; i < wr->num_sge; i++) {
-		if (!fake_mr_find(src->qpx.qp_base.pd, wr->sge[i].lkey, wr->sge[i].addr,
-				  wr->sge[i].length, IBV_ACCESS_LOCAL_WRITE))
-			return IBV_WC_LOC_PROT_ERR;
-	}
-	for (size_t i = 0; i < wr->num_sge; i++) {
-		memcpy((void *) (uintptr_t) wr->sge[i].addr,
-		       (const uint8_t *) (uintptr_t) wr->raddr + off, wr->sge[i].length);
-		off += wr->sge[i].length;
-	}
-	return IBV_WC_SUCCESS;
-}
-
-/* Carries out one work request and writes the sender's completion. */
-static void fake_execute(struct fake_qp *qp, const struct fake_wr *wr)
-{
-	struct fake_wc wc = {
-		.wr_id = wr->wr_id,
-		.opcode = wr->read ? IBV_WC_RDMA_READ : IBV_WC_SEND,
-	};
-	struct fake_qp *dst = fake_dest(wr);
-	uint8_t *data = NULL;
-	size_t len = 0;
-
-	if (g_fake.inject_cnt && g_fake.inject_qpn == qp->qpx.qp_base.qp_num) {
-		g_fake.inject_cnt--;
-		wc.status = g_fake.inject_status;
-		wc.vendor_err = g_fake.inject_vendor;
-	} else if (!dst || dst->qkey != wr->qkey) {
-		/* UD drops it unseen; SRD reports the bad destination. */
-		if (qp->srd) {
-			wc.status = IBV_WC_REM_INV_RD_REQ_ERR;
-			wc.vendor_err = FAKE_EFA_REMOTE_ERROR_BAD_DEST_QPN;
-		}
-	} else if (wr->read) {
-		wc.status = fake_read(qp, dst, wr, &len);
-		wc.byte_len = (uint32_t) len;
-	} else if ((data = fake_gather(qp, wr, &len, &wc.status))) {
-		if (!qp->srd && len > (size_t) 128 << qp->fd->cfg.active_mtu)
-			wc.status = IBV_WC_LOC_LEN_ERR;
-		else if (dst->rq_cnt)
-			fake_deliver(qp, dst, data, len, &wc.status, &wc.vendor_err);
-		else if (qp->srd) {
-			wc.status = IBV_WC_RNR_RETRY_EXC_ERR;
-			wc.vendor_err = FAKE_EFA_REMOTE_ERROR_RNR;
-		}
-	}
-	free(data);
-	if ((wr->flags & IBV_SEND_SIGNALED) || wc.status != IBV_WC_SUCCESS) {
-		qp->sq_out++;
-		wc.sq_qpn = qp->qpx.qp_base.qp_num;
-		fake_cq_push(qp->qpx.qp_base.send_cq, &wc);
-	}
-}
-
-static int fake_wr_complete(struct ibv_qp_ex *qpx)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	int err = fake_fails(FAKE_IBV_WR_COMPLETE);
-
-	if (!err && qpx->qp_base.state != IBV_QPS_RTS)
-		err = EINVAL;
-	if (!err)
-		err = qp->batch_err;
-	/* Completions not yet polled hold their send queue entries. */
-	if (!err && qp->sq_out + qp->batch_cnt > qp->cap.max_send_wr)
-		err = ENOMEM;
-	for (size_t i = 0; i < qp->batch_cnt; i++) {
-		if (!err)
-			fake_execute(qp, &qp->batch[i]);
-		free(qp->batch[i].inl);
-	}
-	qp->batch_cnt = 0;
-	return err;
-}
-
-/* Address handles. */
 
 static struct ibv_ah *fake_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {

@@ -1,0 +1,305 @@
+/*
+ * rdmx unit tests: the fake rdma-core's work requests (see fake_ibv.h and
+ * the list of what it models at the top of fake_ibv.c): the batch between
+ * ibv_wr_start and ibv_wr_complete, and carrying each request out on the
+ * one fake fabric, delivery to the destination's receive queue and RDMA
+ * read included.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_ibv_int.h"
+
+static struct fake_wr *fake_wr_cur(struct ibv_qp_ex *qpx)
+{
+	struct fake_qp *qp = (struct fake_qp *) qpx;
+
+	return qp->batch_cnt ? &qp->batch[qp->batch_cnt - 1] : NULL;
+}
+
+void fake_wr_start(struct ibv_qp_ex *qpx)
+{
+	struct fake_qp *qp = (struct fake_qp *) qpx;
+
+	qp->batch_cnt = 0;
+	qp->batch_err = 0;
+}
+
+/* Opens the next work request of the batch with the QP's wr_id/flags. */
+static struct fake_wr *fake_wr_new(struct ibv_qp_ex *qpx)
+{
+	struct fake_qp *qp = (struct fake_qp *) qpx;
+	struct fake_wr *wr;
+
+	if (qp->batch_cnt == FAKE_BATCH_MAX) {
+		qp->batch_err = ENOMEM;
+		return NULL;
+	}
+	wr = &qp->batch[qp->batch_cnt++];
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = qpx->wr_id;
+	wr->flags = qpx->wr_flags;
+	return wr;
+}
+
+void fake_wr_send(struct ibv_qp_ex *qpx)
+{
+	(void) fake_wr_new(qpx);
+}
+
+void fake_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t raddr)
+{
+	struct fake_qp *qp = (struct fake_qp *) qpx;
+	struct fake_wr *wr = fake_wr_new(qpx);
+
+	if (!wr)
+		return;
+	if (!(qp->fd->cfg.efa.device_caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ))
+		qp->batch_err = EOPNOTSUPP;
+	wr->read = true;
+	wr->rkey = rkey;
+	wr->raddr = raddr;
+}
+
+void fake_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+			 uint32_t qpn, uint32_t qkey)
+{
+	struct fake_wr *wr = fake_wr_cur(qpx);
+
+	if (!wr)
+		return;
+	wr->ah = ah;
+	wr->qpn = qpn;
+	wr->qkey = qkey;
+}
+
+void fake_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
+			  const struct ibv_sge *sge)
+{
+	struct fake_qp *qp = (struct fake_qp *) qpx;
+	struct fake_wr *wr = fake_wr_cur(qpx);
+
+	if (!wr)
+		return;
+	if (n > qp->cap.max_send_sge || n > FAKE_SGE_MAX) {
+		qp->batch_err = EINVAL;
+		return;
+	}
+	memcpy(wr->sge, sge, n * sizeof(*sge));
+	wr->num_sge = n;
+}
+
+void fake_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n,
+				  const struct ibv_data_buf *buf)
+{
+	struct fake_qp *qp = (struct fake_qp *) qpx;
+	struct fake_wr *wr = fake_wr_cur(qpx);
+	size_t len = 0;
+
+	if (!wr)
+		return;
+	for (size_t i = 0; i < n; i++)
+		len += buf[i].length;
+	if (len > qp->cap.max_inline_data) {
+		qp->batch_err = EINVAL;
+		return;
+	}
+	wr->inl = malloc(len ? len : 1);
+	wr->inl_len = 0;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(wr->inl + wr->inl_len, buf[i].addr, buf[i].length);
+		wr->inl_len += buf[i].length;
+	}
+}
+
+/* The queue pair a work request goes to, or NULL. */
+static struct fake_qp *fake_dest(const struct fake_wr *wr)
+{
+	const struct fake_ah *ah = (const struct fake_ah *) wr->ah;
+
+	for (struct fake_qp *q = g_fake.qps; q; q = q->next)
+		if (q->qpx.qp_base.qp_num == wr->qpn &&
+		    !memcmp(q->fd->cfg.gid, ah->dgid.raw, 16) &&
+		    q->qpx.qp_base.state >= IBV_QPS_RTR)
+			return q;
+	return NULL;
+}
+
+/* Gathers a send's bytes (NULL with a status when an SGE is bad). */
+static uint8_t *fake_gather(struct fake_qp *qp, const struct fake_wr *wr,
+			    size_t *len, enum ibv_wc_status *status)
+{
+	uint8_t *data;
+
+	if (wr->inl) {
+		*len = wr->inl_len;
+		data = malloc(*len ? *len : 1);
+		memcpy(data, wr->inl, *len);
+		return data;
+	}
+	*len = 0;
+	for (size_t i = 0; i < wr->num_sge; i++) {
+		if (!fake_mr_find(qp->qpx.qp_base.pd, wr->sge[i].lkey,
+				  wr->sge[i].addr, wr->sge[i].length, 0)) {
+			*status = IBV_WC_LOC_PROT_ERR;
+			return NULL;
+		}
+		*len += wr->sge[i].length;
+	}
+	data = malloc(*len ? *len : 1);
+	*len = 0;
+	for (size_t i = 0; i < wr->num_sge; i++) {
+		memcpy(data + *len, (void *) (uintptr_t) wr->sge[i].addr,
+		       wr->sge[i].length);
+		*len += wr->sge[i].length;
+	}
+	return data;
+}
+
+/* The AH number dst's PD has for gid (one per GID), or unknown. */
+static uint16_t fake_ahn_of(struct fake_qp *dst, const uint8_t *gid)
+{
+	struct fake_ah *ah = fake_ah_find(dst->qpx.qp_base.pd, gid);
+
+	return ah ? ah->ahn : FAKE_AH_UNKNOWN;
+}
+
+/* Delivers a send to dst's oldest receive; the receiver's status. */
+static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
+			 const uint8_t *data, size_t len, enum ibv_wc_status *status,
+			 uint32_t *vendor)
+{
+	struct fake_recv *r = &dst->rq[dst->rq_head];
+	struct fake_wc wc = { .opcode = IBV_WC_RECV, .src_qp = src->qpx.qp_base.qp_num };
+	uint8_t grh[40] = { 0 };
+	size_t off = 0, room = 0, grh_len = src->srd ? 0 : sizeof(grh);
+	size_t total = grh_len + len;
+
+	dst->rq_head = (dst->rq_head + 1) % dst->cap.max_recv_wr;
+	dst->rq_cnt--;
+	memcpy(wc.sgid.raw, src->fd->cfg.gid, 16);
+	if (src->fd->cfg.kind == FAKE_IBV_ROCE)
+		memcpy(grh + 32, src->fd->cfg.gid + 12, 4);
+	else
+		memcpy(grh + 8, src->fd->cfg.gid, 16);
+	wc.wr_id = r->wr_id;
+	wc.slid = dst->srd ? fake_ahn_of(dst, src->fd->cfg.gid) : 0;
+	wc.wc_flags = src->srd ? 0 : IBV_WC_GRH;
+	for (int i = 0; i < r->num_sge; i++) {
+		if (!fake_mr_find(dst->qpx.qp_base.pd, r->sge[i].lkey, r->sge[i].addr,
+				  r->sge[i].length, IBV_ACCESS_LOCAL_WRITE)) {
+			wc.status = IBV_WC_LOC_PROT_ERR;
+			fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
+			return;
+		}
+		room += r->sge[i].length;
+	}
+	if (total > room) {
+		/* SRD reports the short receive to the sender too. */
+		wc.status = IBV_WC_LOC_LEN_ERR;
+		fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
+		if (src->srd) {
+			*status = IBV_WC_REM_INV_REQ_ERR;
+			*vendor = 11;	/* REMOTE_ERROR_BAD_LENGTH */
+		}
+		return;
+	}
+	for (int i = 0; i < r->num_sge && off < total; i++) {
+		uint8_t *to = (uint8_t *) (uintptr_t) r->sge[i].addr;
+
+		for (size_t j = 0; j < r->sge[i].length && off < total; j++, off++)
+			to[j] = off < grh_len ? grh[off] : data[off - grh_len];
+	}
+	wc.byte_len = (uint32_t) total;
+	fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
+}
+
+/* An RDMA read of wr from dst's memory; the completion status. */
+static enum ibv_wc_status fake_read(struct fake_qp *src, struct fake_qp *dst,
+				    const struct fake_wr *wr, size_t *len)
+{
+	size_t off = 0;
+
+	*len = 0;
+	for (size_t i = 0; i < wr->num_sge; i++)
+		*len += wr->sge[i].length;
+	if (!fake_mr_find(dst->qpx.qp_base.pd, wr->rkey, wr->raddr, *len,
+			  IBV_ACCESS_REMOTE_READ))
+		return IBV_WC_REM_ACCESS_ERR;
+	for (size_t i = 0; i < wr->num_sge; i++) {
+		if (!fake_mr_find(src->qpx.qp_base.pd, wr->sge[i].lkey, wr->sge[i].addr,
+				  wr->sge[i].length, IBV_ACCESS_LOCAL_WRITE))
+			return IBV_WC_LOC_PROT_ERR;
+	}
+	for (size_t i = 0; i < wr->num_sge; i++) {
+		memcpy((void *) (uintptr_t) wr->sge[i].addr,
+		       (const uint8_t *) (uintptr_t) wr->raddr + off, wr->sge[i].length);
+		off += wr->sge[i].length;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+/* Carries out one work request and writes the sender's completion. */
+static void fake_execute(struct fake_qp *qp, const struct fake_wr *wr)
+{
+	struct fake_wc wc = {
+		.wr_id = wr->wr_id,
+		.opcode = wr->read ? IBV_WC_RDMA_READ : IBV_WC_SEND,
+	};
+	struct fake_qp *dst = fake_dest(wr);
+	uint8_t *data = NULL;
+	size_t len = 0;
+
+	if (g_fake.inject_cnt && g_fake.inject_qpn == qp->qpx.qp_base.qp_num) {
+		g_fake.inject_cnt--;
+		wc.status = g_fake.inject_status;
+		wc.vendor_err = g_fake.inject_vendor;
+	} else if (!dst || dst->qkey != wr->qkey) {
+		/* UD drops it unseen; SRD reports the bad destination. */
+		if (qp->srd) {
+			wc.status = IBV_WC_REM_INV_RD_REQ_ERR;
+			wc.vendor_err = FAKE_EFA_REMOTE_ERROR_BAD_DEST_QPN;
+		}
+	} else if (wr->read) {
+		wc.status = fake_read(qp, dst, wr, &len);
+		wc.byte_len = (uint32_t) len;
+	} else if ((data = fake_gather(qp, wr, &len, &wc.status))) {
+		if (!qp->srd && len > (size_t) 128 << qp->fd->cfg.active_mtu)
+			wc.status = IBV_WC_LOC_LEN_ERR;
+		else if (dst->rq_cnt)
+			fake_deliver(qp, dst, data, len, &wc.status, &wc.vendor_err);
+		else if (qp->srd) {
+			wc.status = IBV_WC_RNR_RETRY_EXC_ERR;
+			wc.vendor_err = FAKE_EFA_REMOTE_ERROR_RNR;
+		}
+	}
+	free(data);
+	if ((wr->flags & IBV_SEND_SIGNALED) || wc.status != IBV_WC_SUCCESS) {
+		qp->sq_out++;
+		wc.sq_qpn = qp->qpx.qp_base.qp_num;
+		fake_cq_push(qp->qpx.qp_base.send_cq, &wc);
+	}
+}
+
+int fake_wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct fake_qp *qp = (struct fake_qp *) qpx;
+	int err = fake_fails(FAKE_IBV_WR_COMPLETE);
+
+	if (!err && qpx->qp_base.state != IBV_QPS_RTS)
+		err = EINVAL;
+	if (!err)
+		err = qp->batch_err;
+	/* Completions not yet polled hold their send queue entries. */
+	if (!err && qp->sq_out + qp->batch_cnt > qp->cap.max_send_wr)
+		err = ENOMEM;
+	for (size_t i = 0; i < qp->batch_cnt; i++) {
+		if (!err)
+			fake_execute(qp, &qp->batch[i]);
+		free(qp->batch[i].inl);
+	}
+	qp->batch_cnt = 0;
+	return err;
+}
+

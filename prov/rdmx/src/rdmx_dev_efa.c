@@ -9,10 +9,14 @@
  *   the device's inline buffer;
  * - receives land in the rdm layer's buffers, registered once through
  *   rx_memory;
+ * - every send carries the sender's connection id as immediate data
+ *   (ibv_wr_send_imm), so that a new queue pair on a reused QPN is
+ *   another sender;
  * - completions come from an extended CQ; a receive names its sender by
  *   the AH number the device knows it by ("slid") or, for a sender we
  *   have no handle for, by the source GID the CQ reports
- *   (EFADV_WC_EX_WITH_SGID); either way plus the source QPN;
+ *   (EFADV_WC_EX_WITH_SGID); either way plus the source QPN and the
+ *   connection id; a receive without one is malformed and dropped;
  * - RDMA read (EFADV_DEVICE_ATTR_CAPS_RDMA_READ) registers the memory a
  *   long message is read from or into for the time of that message.
  * Every rdma-core call goes through g_rdmx_ibv (rdmx_ibv.h).
@@ -70,6 +74,7 @@ struct rdmx_efa_dev {
 	struct ibv_qp		*qp;
 	struct ibv_qp_ex	*qpx;
 	struct rdmx_ibv_addr	addr;
+	__be32			imm;		/* our connection id, as sent */
 	size_t			inline_size;
 	size_t			max_rdma;	/* bytes per read request */
 	size_t			sq_cnt;		/* work requests in the send queue */
@@ -213,7 +218,7 @@ static int rdmx_efa_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	g_rdmx_ibv->wr_start(efa->qpx);
 	efa->qpx->wr_id = rdmx_efa_wr_id(RDMX_EFA_WR_SEND, slot);
 	efa->qpx->wr_flags = IBV_SEND_SIGNALED;
-	g_rdmx_ibv->wr_send(efa->qpx);
+	g_rdmx_ibv->wr_send_imm(efa->qpx, efa->imm);
 	g_rdmx_ibv->wr_set_ud_addr(efa->qpx, eah->gah->ah, eah->qpn, RDMX_IBV_QKEY);
 	if (len <= efa->inline_size) {
 		for (size_t i = 0; i < iov_cnt; i++) {
@@ -284,12 +289,12 @@ static int rdmx_efa_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
 }
 
 /*
- * Names the sender of the current receive completion: its handle when
- * we have one, and its address (written to *src) when the device says
- * enough. False when it does not.
+ * Names the sender (connection connid) of the current receive
+ * completion: its handle when we have one, and its address (written to
+ * *src) when the device says enough. False when it does not.
  */
-static bool rdmx_efa_rx_sender(struct rdmx_efa_dev *efa, struct rdmx_ibv_addr *src,
-			       struct rdmx_efa_ah **ah_p)
+static bool rdmx_efa_rx_sender(struct rdmx_efa_dev *efa, uint32_t connid,
+			       struct rdmx_ibv_addr *src, struct rdmx_efa_ah **ah_p)
 {
 	uint32_t qpn = g_rdmx_ibv->wc_read_src_qp(efa->cq);
 	struct rdmx_ibv_gid_ah *gah;
@@ -301,16 +306,17 @@ static bool rdmx_efa_rx_sender(struct rdmx_efa_dev *efa, struct rdmx_ibv_addr *s
 		memcpy(gid.raw, gah->gid, sizeof(gid.raw));
 	else if (!efa->efa_cq || g_rdmx_ibv->efadv_wc_read_sgid(efa->efa_cq, &gid))
 		return false;
-	rdmx_ibv_addr_make(src, &gid, qpn);
+	rdmx_ibv_addr_make(src, &gid, qpn, connid);
 	*ah_p = rdmx_efa_ah_find(efa, src);
 	return true;
 }
 
-/* Fills cqe from the current receive completion; false to drop it. */
-static bool rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *recv,
+/* Fills cqe from the current receive completion. */
+static void rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *recv,
 			       struct rdmx_dev_cqe *cqe, struct rdmx_ibv_addr *src)
 {
 	struct rdmx_efa_ah *ah = NULL;
+	uint32_t connid;
 
 	cqe->wr_id = recv->wr_id;
 	rdmx_pool_release(&efa->recv_pool, recv);
@@ -320,15 +326,23 @@ static bool rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *r
 	cqe->src_ah = NULL;
 	cqe->src_addr = NULL;
 	if (cqe->status != RDMX_DEV_OK)
-		return true;
+		return;
+	if (!rdmx_ibv_rx_connid(efa->cq, &connid)) {
+		/*
+		 * No rdmx queue pair sent it. A failed receive hands the
+		 * buffer back to the rdm layer, which reposts it unread.
+		 */
+		efa->dev.stats.rx_malformed++;
+		cqe->status = RDMX_DEV_IO;
+		return;
+	}
 	cqe->len = g_rdmx_ibv->wc_read_byte_len(efa->cq);
-	if (rdmx_efa_rx_sender(efa, src, &ah)) {
+	if (rdmx_efa_rx_sender(efa, connid, src, &ah)) {
 		cqe->src_addr = src;
 		cqe->src_ah = ah ? &ah->ah : NULL;
 	} else {
 		efa->dev.stats.rx_dropped++;
 	}
-	return true;
 }
 
 /* Counts down a read's chunks; true when the last one completed. */
@@ -366,7 +380,8 @@ static bool rdmx_efa_poll_one(struct rdmx_efa_dev *efa, struct rdmx_dev_cqe *cqe
 			 g_rdmx_ibv->wc_read_vendor_err(efa->cq));
 	switch ((enum rdmx_efa_wr) (wr_id & ((1 << RDMX_EFA_WR_BITS) - 1))) {
 	case RDMX_EFA_WR_RECV:
-		return rdmx_efa_poll_recv(efa, (void *) (uintptr_t) val, cqe, src);
+		rdmx_efa_poll_recv(efa, (void *) (uintptr_t) val, cqe, src);
+		return true;
 	case RDMX_EFA_WR_READ:
 		efa->sq_cnt--;
 		return rdmx_efa_poll_read(efa, (void *) (uintptr_t) val, cqe);
@@ -509,7 +524,7 @@ static int rdmx_efa_cq_open(struct rdmx_efa_dev *efa,
 	struct ibv_cq_init_attr_ex attr = {
 		.cqe = (uint32_t) cqe,
 		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP |
-			    IBV_WC_EX_WITH_SLID,
+			    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_IMM,
 	};
 	struct efadv_cq_init_attr efa_attr = {
 		.wc_flags = EFADV_WC_EX_WITH_SGID,
@@ -548,7 +563,7 @@ static int rdmx_efa_qp_open(struct rdmx_efa_dev *efa,
 		},
 		.pd = efa->core.pd,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+		.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_IMM |
 			(efa->dev.caps.flags & RDMX_DEV_CAP_RDMA_READ ?
 			 IBV_QP_EX_WITH_RDMA_READ : 0),
 	};
@@ -652,9 +667,10 @@ static int rdmx_efa_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 				  rdmx_efa_ah_key);
 	if (ret)
 		goto err_destruct_ahc;
-	rdmx_ibv_addr_make(&efa->addr, &efa->core.gid, efa->qp->qp_num);
-	RDMX_INFO(FI_LOG_EP_CTRL, "efa: qp 0x%x on %s, mtu %zu, inline %zu%s\n",
-		  efa->qp->qp_num, g_rdmx_ibv->get_device_name(efa->core.ctx->device),
+	efa->imm = rdmx_ibv_qp_name(&efa->core, efa->qp, &efa->addr);
+	RDMX_INFO(FI_LOG_EP_CTRL, "efa: qp 0x%x (connection 0x%x) on %s, mtu %zu, inline %zu%s\n",
+		  efa->qp->qp_num, be32toh(efa->imm),
+		  g_rdmx_ibv->get_device_name(efa->core.ctx->device),
 		  efa->dev.caps.mtu, efa->inline_size,
 		  efa->dev.caps.flags & RDMX_DEV_CAP_RDMA_READ ? ", rdma read" : "");
 	*dev_p = &efa->dev;

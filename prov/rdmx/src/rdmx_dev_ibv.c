@@ -1,42 +1,66 @@
 /*
  * rdmx: what the efa and verbs devices share (see rdmx_dev_ibv.h).
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/random.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_dev_ibv.h"
 
 void rdmx_ibv_addr_make(struct rdmx_ibv_addr *addr, const union ibv_gid *gid,
-			uint32_t qpn)
+			uint32_t qpn, uint32_t connid)
 {
 	uint32_t be_qpn = htonl(qpn), be_qkey = htonl(RDMX_IBV_QKEY);
+	uint32_t be_connid = htonl(connid);
 
 	memcpy(addr->gid, gid->raw, sizeof(addr->gid));
 	memcpy(addr->qpn, &be_qpn, sizeof(addr->qpn));
 	memcpy(addr->qkey, &be_qkey, sizeof(addr->qkey));
+	memcpy(addr->connid, &be_connid, sizeof(addr->connid));
+}
+
+/* A big-endian 32-bit field of an address. */
+static uint32_t rdmx_ibv_addr_field(const uint8_t *field)
+{
+	uint32_t be;
+
+	memcpy(&be, field, sizeof(be));
+	return ntohl(be);
 }
 
 uint32_t rdmx_ibv_addr_qpn(const struct rdmx_ibv_addr *addr)
 {
-	uint32_t be_qpn;
+	return rdmx_ibv_addr_field(addr->qpn);
+}
 
-	memcpy(&be_qpn, addr->qpn, sizeof(be_qpn));
-	return ntohl(be_qpn);
+uint32_t rdmx_ibv_addr_connid(const struct rdmx_ibv_addr *addr)
+{
+	return rdmx_ibv_addr_field(addr->connid);
+}
+
+bool rdmx_ibv_rx_connid(struct ibv_cq_ex *cq, uint32_t *connid)
+{
+	if (!(g_rdmx_ibv->wc_read_wc_flags(cq) & IBV_WC_WITH_IMM))
+		return false;
+	*connid = be32toh(g_rdmx_ibv->wc_read_imm_data(cq));
+	return *connid != 0;
 }
 
 int rdmx_ibv_addr_check(const void *addr, size_t len, void *canon)
 {
 	const struct rdmx_ibv_addr *in = addr;
-	uint32_t be_qkey;
 
 	if (len != sizeof(*in))
 		return -FI_EINVAL;
-	memcpy(&be_qkey, in->qkey, sizeof(be_qkey));
 	/* Only rdmx queues can be reached: they all use RDMX_IBV_QKEY. */
-	if (ntohl(be_qkey) != RDMX_IBV_QKEY || rdmx_ibv_addr_qpn(in) > 0xffffff)
+	if (rdmx_ibv_addr_field(in->qkey) != RDMX_IBV_QKEY ||
+	    rdmx_ibv_addr_qpn(in) > 0xffffff)
 		return -FI_EINVAL;
 	memmove(canon, in, sizeof(*in));
 	return 0;
@@ -63,8 +87,9 @@ void rdmx_ibv_addr_print(const char *scheme, const void *canon, char *buf,
 
 	if (!inet_ntop(AF_INET6, addr->gid, gid, sizeof(gid)))
 		gid[0] = '\0';
-	snprintf(buf, len, "%s://[%s]:0x%x:0x%x", scheme, gid,
-		 rdmx_ibv_addr_qpn(addr), RDMX_IBV_QKEY);
+	snprintf(buf, len, "%s://[%s]:0x%x:0x%x:0x%x", scheme, gid,
+		 rdmx_ibv_addr_qpn(addr), rdmx_ibv_addr_field(addr->qkey),
+		 rdmx_ibv_addr_connid(addr));
 }
 
 /*
@@ -118,7 +143,7 @@ int rdmx_ibv_domains(const struct rdmx_ibv_kind *kind, const void *src,
 		ctx = rdmx_ibv_try(kind, list[i], src, &gid, &mtu);
 		if (!ctx)
 			continue;
-		rdmx_ibv_addr_make(&addr, &gid, 0);
+		rdmx_ibv_addr_make(&addr, &gid, 0, 0);
 		snprintf(out[found].name, sizeof(out[found].name), "%s",
 			 g_rdmx_ibv->get_device_name(list[i]));
 		memset(out[found].addr, 0, sizeof(out[found].addr));
@@ -164,6 +189,19 @@ void rdmx_ibv_core_close(struct rdmx_ibv_core *core)
 {
 	g_rdmx_ibv->dealloc_pd(core->pd);
 	g_rdmx_ibv->close_device(core->ctx);
+}
+
+__be32 rdmx_ibv_qp_name(const struct rdmx_ibv_core *core, const struct ibv_qp *qp,
+			struct rdmx_ibv_addr *addr)
+{
+	uint32_t connid = 0;
+
+	/* Before the kernel has entropy (early boot), time and pid differ. */
+	if (getrandom(&connid, sizeof(connid), GRND_NONBLOCK) != sizeof(connid))
+		connid = (uint32_t) rdmx_mix64(rdmx_clock_ns() ^ (uint64_t) getpid());
+	connid = connid ? connid : 1;
+	rdmx_ibv_addr_make(addr, &core->gid, qp->qp_num, connid);
+	return htobe32(connid);
 }
 
 /* One step of a queue pair towards RTS; 0 or -errno, logged. */

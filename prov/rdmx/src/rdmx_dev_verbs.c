@@ -9,9 +9,13 @@
  * refuses it with an RNR packet, which needs the sender's header). So
  * the device keeps its own registered ring posted to the QP, one slot per
  * receive (GRH + swsrd header + MTU), and copies each payload into the
- * buffer the rdm layer posted. Sends are copied into registered slots too.
+ * buffer the rdm layer posted. Sends are copied into registered slots too,
+ * and carry the sender's connection id as immediate data
+ * (ibv_wr_send_imm), which with the GRH's source GID and the source QPN
+ * names the sender; a receive without one is malformed and dropped.
  * Every rdma-core call goes through g_rdmx_ibv (rdmx_ibv.h).
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <netinet/in.h>
@@ -39,6 +43,7 @@ struct rdmx_verbs_dev {
 	struct ibv_qp		*qp;
 	struct ibv_qp_ex	*qpx;
 	struct rdmx_ibv_addr	addr;
+	__be32			imm;		/* our connection id, as sent */
 	bool			ipv4_grh;	/* RoCE v2 with an IPv4 GID */
 	size_t			sq_cnt;		/* sends in the QP's send queue */
 	struct rdmx_ibv_ahc	ahc;
@@ -126,7 +131,7 @@ static int rdmx_verbs_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
 	g_rdmx_ibv->wr_start(verbs->qpx);
 	verbs->qpx->wr_id = (uint64_t) slot << 1;
 	verbs->qpx->wr_flags = IBV_SEND_SIGNALED;
-	g_rdmx_ibv->wr_send(verbs->qpx);
+	g_rdmx_ibv->wr_send_imm(verbs->qpx, verbs->imm);
 	g_rdmx_ibv->wr_set_ud_addr(verbs->qpx, gah->ah,
 				   rdmx_ibv_addr_qpn((const void *) ah->addr),
 				   RDMX_IBV_QKEY);
@@ -188,15 +193,17 @@ static bool rdmx_verbs_rx_one(struct rdmx_verbs_dev *verbs, uint32_t idx,
 	struct rdmx_ibv_addr src;
 	bool have, cut = false;
 	union ibv_gid gid;
+	uint32_t connid;
 
 	if (verbs->cq->status != IBV_WC_SUCCESS || len < RDMX_VERBS_GRH ||
-	    !(g_rdmx_ibv->wc_read_wc_flags(verbs->cq) & IBV_WC_GRH)) {
+	    !(g_rdmx_ibv->wc_read_wc_flags(verbs->cq) & IBV_WC_GRH) ||
+	    !rdmx_ibv_rx_connid(verbs->cq, &connid)) {
 		verbs->dg.dev.stats.rx_malformed++;
 		return false;
 	}
 	len -= RDMX_VERBS_GRH;
 	rdmx_verbs_rx_gid(verbs, pkt - RDMX_VERBS_GRH, &gid);
-	rdmx_ibv_addr_make(&src, &gid, g_rdmx_ibv->wc_read_src_qp(verbs->cq));
+	rdmx_ibv_addr_make(&src, &gid, g_rdmx_ibv->wc_read_src_qp(verbs->cq), connid);
 	have = rdmx_dgram_buf_take(&verbs->dg, &buf);
 	if (have && len > hdr) {
 		cut = len - hdr > buf.len;
@@ -244,7 +251,8 @@ static int rdmx_verbs_qp_open(struct rdmx_verbs_dev *verbs)
 {
 	struct ibv_cq_init_attr_ex cq_attr = {
 		.cqe = (uint32_t) (verbs->dg.dev.caps.sq_size + verbs->dg.dev.caps.rq_size),
-		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP |
+			    IBV_WC_EX_WITH_IMM,
 	};
 	struct ibv_qp_init_attr_ex attr = {
 		.qp_type = IBV_QPT_UD,
@@ -256,7 +264,7 @@ static int rdmx_verbs_qp_open(struct rdmx_verbs_dev *verbs)
 		},
 		.pd = verbs->core.pd,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_IMM,
 	};
 	int ret;
 
@@ -376,9 +384,9 @@ static int rdmx_verbs_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **d
 				   &rdmx_verbs_dgram_ops, attr);
 	if (ret)
 		goto err_close_slabs;
-	rdmx_ibv_addr_make(&verbs->addr, &verbs->core.gid, verbs->qp->qp_num);
-	RDMX_INFO(FI_LOG_EP_CTRL, "verbs: ud qp 0x%x on %s, mtu %zu\n",
-		  verbs->qp->qp_num,
+	verbs->imm = rdmx_ibv_qp_name(&verbs->core, verbs->qp, &verbs->addr);
+	RDMX_INFO(FI_LOG_EP_CTRL, "verbs: ud qp 0x%x (connection 0x%x) on %s, mtu %zu\n",
+		  verbs->qp->qp_num, be32toh(verbs->imm),
 		  g_rdmx_ibv->get_device_name(verbs->core.ctx->device),
 		  verbs->dg.dev.caps.mtu);
 	*dev_p = &verbs->dg.dev;

@@ -38,8 +38,15 @@
  *   IBV_ACCESS_REMOTE_READ and that rkey; AH numbers are per GID.
  * - An SGE must lie in an MR of the QP's PD with that lkey, else the
  *   completion is IBV_WC_LOC_PROT_ERR.
+ * - ibv_wr_send_imm(3): the receive completion has IBV_WC_WITH_IMM in
+ *   ibv_wc_read_wc_flags and ibv_wc_read_imm_data gives the __be32 the
+ *   sender passed; a send without it has neither. A queue pair only
+ *   offers the ibv_wr_* operations its send_ops_flags asked for (libefa
+ *   and mlx5 leave the others NULL: calling one crashes, as the fake
+ *   does); UD offers send and send with immediate, SRD RDMA read too.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +91,12 @@ void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count)
 	g_fake.fail_cnt[call] = count;
 }
 
+void fake_misuse(const char *what)
+{
+	fprintf(stderr, "fake rdma-core: %s\n", what);
+	abort();
+}
+
 int fake_fails(enum fake_ibv_call call)
 {
 	if (!g_fake.fail_cnt[call])
@@ -91,6 +104,17 @@ int fake_fails(enum fake_ibv_call call)
 	g_fake.fail_cnt[call]--;
 	errno = g_fake.fail_err[call];
 	return g_fake.fail_err[call];
+}
+
+void fake_ibv_inject_no_imm(uint32_t qpn, unsigned count)
+{
+	g_fake.no_imm_qpn = qpn;
+	g_fake.no_imm_cnt = count;
+}
+
+void fake_ibv_next_qpn(uint32_t qpn)
+{
+	g_fake.next_qpn = qpn;
 }
 
 void fake_ibv_inject_send_status(uint32_t qpn, enum ibv_wc_status status,
@@ -475,6 +499,11 @@ static unsigned int fake_wc_read_wc_flags(struct ibv_cq_ex *cq)
 	return fake_cur(cq)->wc_flags;
 }
 
+static __be32 fake_wc_read_imm_data(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq)->imm_data;
+}
+
 static int fake_efadv_wc_read_sgid(struct efadv_cq *efa_cq, union ibv_gid *sgid)
 {
 	struct fake_cq *cq = rdmx_container_of(efa_cq, struct fake_cq, efa_cq);
@@ -494,10 +523,17 @@ static struct fake_qp *fake_qp_new(struct ibv_context *ctx,
 	const struct fake_ibv_dev_cfg *cfg = &fake_dev_of(ctx)->cfg;
 	uint32_t max_wr = srd ? cfg->efa.max_sq_wr : (uint32_t) cfg->max_qp_wr;
 	uint32_t max_rwr = srd ? cfg->efa.max_rq_wr : (uint32_t) cfg->max_qp_wr;
+	/* What libefa and a UD queue pair of any verbs device can post. */
+	uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+		       (srd ? IBV_QP_EX_WITH_RDMA_READ : 0);
 	struct fake_qp *qp;
 
 	if (fake_fails(FAKE_IBV_CREATE_QP))
 		return NULL;
+	if (attr->send_ops_flags & ~ops) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    !attr->send_cq || !attr->recv_cq || attr->cap.max_send_wr > max_wr ||
 	    attr->cap.max_recv_wr > max_rwr || attr->cap.max_send_sge > FAKE_SGE_MAX ||
@@ -515,6 +551,7 @@ static struct fake_qp *fake_qp_new(struct ibv_context *ctx,
 		return NULL;
 	}
 	qp->srd = srd;
+	qp->send_ops = attr->send_ops_flags;
 	qp->fd = fake_dev_of(ctx);
 	qp->cap = attr->cap;
 	qp->qpx.qp_base.context = ctx;
@@ -523,7 +560,7 @@ static struct fake_qp *fake_qp_new(struct ibv_context *ctx,
 	qp->qpx.qp_base.recv_cq = attr->recv_cq;
 	qp->qpx.qp_base.qp_type = attr->qp_type;
 	qp->qpx.qp_base.state = IBV_QPS_RESET;
-	qp->qpx.qp_base.qp_num = 0x100 + g_fake.next_qpn++;
+	qp->qpx.qp_base.qp_num = g_fake.next_qpn++;
 	((struct fake_cq *) attr->send_cq)->qps++;
 	((struct fake_cq *) attr->recv_cq)->qps++;
 	((struct fake_pd *) attr->pd)->children++;
@@ -739,13 +776,14 @@ static const struct rdmx_ibv_api fake_ibv_api = {
 	.wc_read_src_qp = fake_wc_read_src_qp,
 	.wc_read_slid = fake_wc_read_slid,
 	.wc_read_wc_flags = fake_wc_read_wc_flags,
+	.wc_read_imm_data = fake_wc_read_imm_data,
 	.create_qp_ex = fake_create_qp_ex,
 	.modify_qp = fake_modify_qp,
 	.destroy_qp = fake_destroy_qp,
 	.qp_to_qp_ex = fake_qp_to_qp_ex,
 	.post_recv = fake_post_recv,
 	.wr_start = fake_wr_start,
-	.wr_send = fake_wr_send,
+	.wr_send_imm = fake_wr_send_imm,
 	.wr_rdma_read = fake_wr_rdma_read,
 	.wr_set_ud_addr = fake_wr_set_ud_addr,
 	.wr_set_sge_list = fake_wr_set_sge_list,
@@ -764,6 +802,7 @@ static const struct rdmx_ibv_api fake_ibv_api = {
 void fake_ibv_install(const struct fake_ibv_dev_cfg *devs, size_t n)
 {
 	memset(&g_fake, 0, sizeof(g_fake));
+	g_fake.next_qpn = 0x100;
 	for (size_t i = 0; i < n && i < FAKE_DEVS_MAX; i++) {
 		struct fake_dev *fd = &g_fake.devs[g_fake.ndevs++];
 

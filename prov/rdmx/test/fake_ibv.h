@@ -62,6 +62,15 @@ void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count);
 void fake_ibv_inject_send_status(uint32_t qpn, enum ibv_wc_status status,
 				 uint32_t vendor_err, unsigned count);
 
+/*
+ * The next count sends of queue pair qpn arrive without their immediate
+ * data, as from a sender that posted them with ibv_wr_send.
+ */
+void fake_ibv_inject_no_imm(uint32_t qpn, unsigned count);
+
+/* The next queue pair created gets QPN qpn, as a reused QPN would. */
+void fake_ibv_next_qpn(uint32_t qpn);
+
 /* Objects not destroyed: contexts, PDs, MRs, CQs, QPs and AHs. */
 size_t fake_ibv_live(void);
 

@@ -35,6 +35,7 @@ struct fake_wc {
 	enum ibv_wc_status	status;
 	enum ibv_wc_opcode	opcode;
 	uint32_t		vendor_err, byte_len, src_qp, wc_flags;
+	__be32			imm_data;	/* with IBV_WC_WITH_IMM */
 	uint16_t		slid;
 	union ibv_gid		sgid;
 	uint32_t		sq_qpn;		/* a send's QP: frees its entry */
@@ -60,6 +61,8 @@ struct fake_wr {
 	uint64_t		wr_id;
 	unsigned		flags;
 	bool			read;
+	bool			imm;		/* ibv_wr_send_imm */
+	__be32			imm_data;
 	uint32_t		rkey;
 	uint64_t		raddr;
 	struct ibv_ah		*ah;
@@ -73,6 +76,7 @@ struct fake_wr {
 struct fake_qp {
 	struct ibv_qp_ex	qpx;		/* first: qp_base is the ibv_qp */
 	bool			srd;
+	uint64_t		send_ops;	/* IBV_QP_EX_WITH_* asked for */
 	struct fake_dev		*fd;
 	uint32_t		qkey;
 	unsigned		rnr_retry;
@@ -103,6 +107,8 @@ struct fake_ibv_state {
 	enum ibv_wc_status	inject_status;
 	uint32_t		inject_vendor;
 	unsigned		inject_cnt;
+	uint32_t		no_imm_qpn;
+	unsigned		no_imm_cnt;
 	struct fake_mr		*mrs;
 	struct fake_qp		*qps;
 	struct fake_ah		*ah_list;
@@ -113,6 +119,13 @@ struct fake_ibv_state {
 
 /* The whole fake: its devices, live objects and injected failures. */
 extern struct fake_ibv_state g_fake;
+
+/*
+ * rdma-core leaves the function of an operation nobody asked for at
+ * creation NULL, and calling it crashes: the fake crashes too, saying
+ * what was misused.
+ */
+void fake_misuse(const char *what) __attribute__((noreturn));
 
 /* Whether this call fails now (errno set); counts the failure down. */
 int fake_fails(enum fake_ibv_call call);
@@ -129,7 +142,7 @@ struct fake_ah *fake_ah_find(const struct ibv_pd *pd, const uint8_t *gid);
 
 /* ibv_wr_post(3), in fake_ibv_wr.c. */
 void fake_wr_start(struct ibv_qp_ex *qpx);
-void fake_wr_send(struct ibv_qp_ex *qpx);
+void fake_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data);
 void fake_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t raddr);
 void fake_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 			 uint32_t qpn, uint32_t qkey);

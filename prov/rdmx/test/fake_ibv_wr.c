@@ -43,16 +43,27 @@ static struct fake_wr *fake_wr_new(struct ibv_qp_ex *qpx)
 	return wr;
 }
 
-void fake_wr_send(struct ibv_qp_ex *qpx)
+void fake_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 {
-	(void) fake_wr_new(qpx);
+	struct fake_wr *wr;
+
+	if (!(((struct fake_qp *) qpx)->send_ops & IBV_QP_EX_WITH_SEND_WITH_IMM))
+		fake_misuse("ibv_wr_send_imm without IBV_QP_EX_WITH_SEND_WITH_IMM");
+	wr = fake_wr_new(qpx);
+	if (!wr)
+		return;
+	wr->imm = true;
+	wr->imm_data = imm_data;
 }
 
 void fake_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t raddr)
 {
 	struct fake_qp *qp = (struct fake_qp *) qpx;
-	struct fake_wr *wr = fake_wr_new(qpx);
+	struct fake_wr *wr;
 
+	if (!(qp->send_ops & IBV_QP_EX_WITH_RDMA_READ))
+		fake_misuse("ibv_wr_rdma_read without IBV_QP_EX_WITH_RDMA_READ");
+	wr = fake_wr_new(qpx);
 	if (!wr)
 		return;
 	if (!(qp->fd->cfg.efa.device_caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ))
@@ -165,10 +176,22 @@ static uint16_t fake_ahn_of(struct fake_qp *dst, const uint8_t *gid)
 	return ah ? ah->ahn : FAKE_AH_UNKNOWN;
 }
 
-/* Delivers a send to dst's oldest receive; the receiver's status. */
+/* Whether fake_ibv_inject_no_imm strips this send's immediate data. */
+static bool fake_imm_stripped(const struct fake_qp *src)
+{
+	if (!g_fake.no_imm_cnt || g_fake.no_imm_qpn != src->qpx.qp_base.qp_num)
+		return false;
+	g_fake.no_imm_cnt--;
+	return true;
+}
+
+/*
+ * Delivers send wr of data to dst's oldest receive; a failure the sender
+ * hears of goes to its completion swc.
+ */
 static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
-			 const uint8_t *data, size_t len, enum ibv_wc_status *status,
-			 uint32_t *vendor)
+			 const struct fake_wr *wr, const uint8_t *data, size_t len,
+			 struct fake_wc *swc)
 {
 	struct fake_recv *r = &dst->rq[dst->rq_head];
 	struct fake_wc wc = { .opcode = IBV_WC_RECV, .src_qp = src->qpx.qp_base.qp_num };
@@ -186,6 +209,10 @@ static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
 	wc.wr_id = r->wr_id;
 	wc.slid = dst->srd ? fake_ahn_of(dst, src->fd->cfg.gid) : 0;
 	wc.wc_flags = src->srd ? 0 : IBV_WC_GRH;
+	if (wr->imm && !fake_imm_stripped(src)) {
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = wr->imm_data;
+	}
 	for (int i = 0; i < r->num_sge; i++) {
 		if (!fake_mr_find(dst->qpx.qp_base.pd, r->sge[i].lkey, r->sge[i].addr,
 				  r->sge[i].length, IBV_ACCESS_LOCAL_WRITE)) {
@@ -200,8 +227,8 @@ static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
 		wc.status = IBV_WC_LOC_LEN_ERR;
 		fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
 		if (src->srd) {
-			*status = IBV_WC_REM_INV_REQ_ERR;
-			*vendor = 11;	/* REMOTE_ERROR_BAD_LENGTH */
+			swc->status = IBV_WC_REM_INV_REQ_ERR;
+			swc->vendor_err = 11;	/* REMOTE_ERROR_BAD_LENGTH */
 		}
 		return;
 	}
@@ -268,7 +295,7 @@ static void fake_execute(struct fake_qp *qp, const struct fake_wr *wr)
 		if (!qp->srd && len > (size_t) 128 << qp->fd->cfg.active_mtu)
 			wc.status = IBV_WC_LOC_LEN_ERR;
 		else if (dst->rq_cnt)
-			fake_deliver(qp, dst, data, len, &wc.status, &wc.vendor_err);
+			fake_deliver(qp, dst, wr, data, len, &wc);
 		else if (qp->srd) {
 			wc.status = IBV_WC_RNR_RETRY_EXC_ERR;
 			wc.vendor_err = FAKE_EFA_REMOTE_ERROR_RNR;

@@ -4,6 +4,7 @@
  * status table, the address handle cache, a full send queue, and whole
  * tagged transfers of the rdm layer over it, RNR backoff included.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "fake_ibv.h"
@@ -39,6 +40,23 @@ static struct rdmx_dev_cqe efa_poll_one(struct rdmx_dev *dev)
 
 	cr_assert_eq(dev->ops->poll_cq(dev, &cqe, 1), 1, "no completion");
 	return cqe;
+}
+
+/* Posts a one-byte send; post_send's return. */
+static int efa_send_byte(struct rdmx_dev *from, struct rdmx_ah *ah, uint64_t wr_id)
+{
+	static uint8_t byte = 1;
+	struct iovec iov = { &byte, 1 };
+
+	return from->ops->post_send(from, ah, &iov, 1, wr_id, 0);
+}
+
+/* Registers rx and posts its n receive buffers, wr_id 1 to n. */
+static void efa_post_recvs(struct rdmx_dev *dev, uint8_t (*rx)[64], size_t n)
+{
+	cr_assert_eq(dev->ops->rx_memory(dev, rx, n * sizeof(*rx)), 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(dev->ops->post_recv(dev, rx[i], sizeof(*rx), i + 1), 0);
 }
 
 static struct rdmx_ah *efa_ah_to(struct rdmx_dev *from, struct rdmx_dev *to)
@@ -177,6 +195,91 @@ Test(efa, send_reaches_a_posted_receive)
 	cr_assert_eq(fake_ibv_live(), 0);
 }
 
+Test(efa, each_queue_pair_draws_a_connection_id)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ibv_addr a_addr, b_addr;
+	char str[128], want[32];
+
+	a->ops->getname(a, &a_addr);
+	b->ops->getname(b, &b_addr);
+	cr_assert_neq(rdmx_ibv_addr_connid(&a_addr), 0);
+	cr_assert_neq(rdmx_ibv_addr_connid(&a_addr), rdmx_ibv_addr_connid(&b_addr));
+	rdmx_dev_efa_ops.addr_str(&a_addr, str, sizeof(str));
+	snprintf(want, sizeof(want), ":0x%x:0x%x", RDMX_IBV_QKEY,
+		 rdmx_ibv_addr_connid(&a_addr));
+	cr_assert_not_null(strstr(str, want), "%s does not end in %s", str, want);
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
+/*
+ * A queue pair opened on the QPN of a closed one, on the same GID, has
+ * another connection id: its packets come from another address, never
+ * from the handle of the queue pair that had the QPN before.
+ */
+Test(efa, reused_qpn_is_another_sender)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open(), *a2;
+	struct rdmx_ibv_addr a_addr, a2_addr;
+	uint8_t rx[2][64];
+	struct rdmx_ah *to_a = efa_ah_to(b, a);
+	struct rdmx_dev_cqe cqe;
+
+	a->ops->getname(a, &a_addr);
+	efa_post_recvs(b, rx, 2);
+	cr_assert_eq(efa_send_byte(a, efa_ah_to(a, b), 5), 0);
+	cqe = efa_poll_one(b);
+	cr_assert_eq(cqe.src_ah, to_a);
+	a->ops->close(a);
+
+	fake_ibv_next_qpn(rdmx_ibv_addr_qpn(&a_addr));
+	a2 = efa_open();
+	a2->ops->getname(a2, &a2_addr);
+	cr_assert_eq(rdmx_ibv_addr_qpn(&a2_addr), rdmx_ibv_addr_qpn(&a_addr));
+	cr_assert_eq(memcmp(a2_addr.gid, a_addr.gid, sizeof(a_addr.gid)), 0);
+	cr_assert_neq(rdmx_ibv_addr_connid(&a2_addr), rdmx_ibv_addr_connid(&a_addr));
+	cr_assert_eq(efa_send_byte(a2, efa_ah_to(a2, b), 6), 0);
+	cqe = efa_poll_one(b);
+	cr_assert_eq(cqe.status, RDMX_DEV_OK);
+	cr_assert_eq(cqe.wr_id, 2);
+	cr_assert_null(cqe.src_ah, "the old queue pair's handle named the new one");
+	cr_assert_eq(memcmp(cqe.src_addr, &a2_addr, sizeof(a2_addr)), 0);
+	a2->ops->close(a2);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* No rdmx queue pair sends without immediate data: such a packet is dropped. */
+Test(efa, receive_without_immediate_is_malformed)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ibv_addr a_addr;
+	uint8_t rx[2][64];
+	struct rdmx_ah *to_b = efa_ah_to(a, b);
+	struct rdmx_dev_cqe cqe;
+
+	a->ops->getname(a, &a_addr);
+	efa_post_recvs(b, rx, 2);
+	fake_ibv_inject_no_imm(rdmx_ibv_addr_qpn(&a_addr), 1);
+	cr_assert_eq(efa_send_byte(a, to_b, 5), 0);
+	/* The buffer comes back failed, for the rdm layer to post again. */
+	cqe = efa_poll_one(b);
+	cr_assert_eq(cqe.op, RDMX_DEV_OP_RECV);
+	cr_assert_eq(cqe.wr_id, 1);
+	cr_assert_neq(cqe.status, RDMX_DEV_OK);
+	cr_assert_null(cqe.src_addr);
+	cr_assert_eq(b->stats.rx_malformed, 1);
+	cr_assert_eq(efa_send_byte(a, to_b, 6), 0);
+	cqe = efa_poll_one(b);
+	cr_assert_eq(cqe.status, RDMX_DEV_OK);
+	cr_assert_eq(cqe.wr_id, 2);
+	cr_assert_eq(memcmp(cqe.src_addr, &a_addr, sizeof(a_addr)), 0);
+	cr_assert_eq(b->stats.rx_malformed, 1);
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
 Test(efa, no_receive_posted_completes_with_rnr)
 {
 	struct rdmx_dev *a = efa_open(), *b = efa_open();
@@ -240,7 +343,7 @@ Test(efa, queue_that_does_not_exist_is_unreachable)
 	struct rdmx_ah *ah;
 
 	memcpy(gid.raw, cfg.gid, sizeof(gid.raw));
-	rdmx_ibv_addr_make(&gone, &gid, 0x7777);
+	rdmx_ibv_addr_make(&gone, &gid, 0x7777, 1);
 	cr_assert_eq(a->ops->ah_create(a, &gone, &ah), 0);
 	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, 9, 0), 0);
 	cr_assert_eq(efa_poll_one(a).status, RDMX_DEV_UNREACH);

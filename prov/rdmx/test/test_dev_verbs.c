@@ -131,19 +131,44 @@ Test(verbs, roce_ipv4_senders_are_named_from_the_grh)
 	rdmx_test_pair_close(&tp);
 }
 
-/* UD loses what the fake fails; swsrd resends it. */
-Test(verbs, lost_datagrams_are_sent_again)
+/*
+ * Opens a pair that retransmits quickly and has connected once; returns
+ * the QPN of endpoint 0, for failures to be injected on.
+ */
+static uint32_t verbs_pair_open_quick(struct rdmx_test_pair *tp)
 {
-	struct rdmx_test_pair tp;
 	struct rdmx_ibv_addr addr;
 	size_t len = sizeof(addr);
 
 	g_rdmx_params.rto_min_us = 100;
-	rdmx_test_pair_open(&tp, "verbs");
-	rdmx_test_pair_transfer(&tp, 8, 1);
-	cr_assert_eq(fi_getname(&tp.ep[0]->fid, &addr, &len), 0);
-	fake_ibv_inject_send_status(rdmx_ibv_addr_qpn(&addr), IBV_WC_GENERAL_ERR, 0, 5);
+	rdmx_test_pair_open(tp, "verbs");
+	rdmx_test_pair_transfer(tp, 8, 1);
+	cr_assert_eq(fi_getname(&tp->ep[0]->fid, &addr, &len), 0);
+	return rdmx_ibv_addr_qpn(&addr);
+}
+
+/* UD loses what the fake fails; swsrd resends it. */
+Test(verbs, lost_datagrams_are_sent_again)
+{
+	struct rdmx_test_pair tp;
+	uint32_t qpn = verbs_pair_open_quick(&tp);
+
+	fake_ibv_inject_send_status(qpn, IBV_WC_GENERAL_ERR, 0, 5);
 	rdmx_test_pair_transfer(&tp, 20000, 2);
+	cr_assert_geq(rdmx_test_pair_stats(&tp, 0).retransmits, 1);
+	rdmx_test_pair_close(&tp);
+}
+
+/* A datagram without immediate data is no rdmx packet: dropped, counted. */
+Test(verbs, receive_without_immediate_is_malformed)
+{
+	struct rdmx_test_pair tp;
+	uint32_t qpn = verbs_pair_open_quick(&tp);
+
+	cr_assert_eq(rdmx_test_pair_stats(&tp, 1).rx_malformed, 0);
+	fake_ibv_inject_no_imm(qpn, 1);
+	rdmx_test_pair_transfer(&tp, 100, 2);
+	cr_assert_eq(rdmx_test_pair_stats(&tp, 1).rx_malformed, 1);
 	cr_assert_geq(rdmx_test_pair_stats(&tp, 0).retransmits, 1);
 	rdmx_test_pair_close(&tp);
 }

@@ -17,6 +17,8 @@
  *   have no handle for, by the source GID the CQ reports
  *   (EFADV_WC_EX_WITH_SGID); either way plus the source QPN and the
  *   connection id; a receive without one is malformed and dropped;
+ * - a failed completion is translated by its EFA status code
+ *   (rdmx_dev_efa_status.c);
  * - RDMA read (EFADV_DEVICE_ATTR_CAPS_RDMA_READ) registers the memory a
  *   long message is read from or into for the time of that message.
  * Every rdma-core call goes through g_rdmx_ibv (rdmx_ibv.h).
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 
 #include "rdmx.h"
+#include "rdmx_dev_efa.h"
 #include "rdmx_dev_ibv.h"
 #include "rdmx_hash.h"
 #include "rdmx_pool.h"
@@ -311,9 +314,10 @@ static bool rdmx_efa_rx_sender(struct rdmx_efa_dev *efa, uint32_t connid,
 	return true;
 }
 
-/* Fills cqe from the current receive completion. */
+/* Fills cqe from the current receive completion, of this status. */
 static void rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *recv,
-			       struct rdmx_dev_cqe *cqe, struct rdmx_ibv_addr *src)
+			       enum rdmx_dev_status status, struct rdmx_dev_cqe *cqe,
+			       struct rdmx_ibv_addr *src)
 {
 	struct rdmx_efa_ah *ah = NULL;
 	uint32_t connid;
@@ -321,7 +325,7 @@ static void rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *r
 	cqe->wr_id = recv->wr_id;
 	rdmx_pool_release(&efa->recv_pool, recv);
 	cqe->op = RDMX_DEV_OP_RECV;
-	cqe->status = rdmx_ibv_status(efa->cq->status);
+	cqe->status = status;
 	cqe->len = 0;
 	cqe->src_ah = NULL;
 	cqe->src_addr = NULL;
@@ -345,12 +349,13 @@ static void rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *r
 	}
 }
 
-/* Counts down a read's chunks; true when the last one completed. */
+/*
+ * Counts down a read's chunks, the first failure (status) its status;
+ * true when the last one completed.
+ */
 static bool rdmx_efa_poll_read(struct rdmx_efa_dev *efa, struct rdmx_efa_read *rd,
-			       struct rdmx_dev_cqe *cqe)
+			       enum rdmx_dev_status status, struct rdmx_dev_cqe *cqe)
 {
-	enum rdmx_dev_status status = rdmx_ibv_status(efa->cq->status);
-
 	if (rd->status == RDMX_DEV_OK)
 		rd->status = status;
 	if (--rd->chunks)
@@ -367,30 +372,43 @@ static bool rdmx_efa_poll_read(struct rdmx_efa_dev *efa, struct rdmx_efa_read *r
 	return true;
 }
 
+/*
+ * The contract's status of the current completion, by its EFA code
+ * (rdmx_dev_efa_status.c).
+ */
+static enum rdmx_dev_status rdmx_efa_wc_status(struct rdmx_efa_dev *efa)
+{
+	uint32_t vendor;
+
+	if (efa->cq->status == IBV_WC_SUCCESS)
+		return RDMX_DEV_OK;
+	vendor = g_rdmx_ibv->wc_read_vendor_err(efa->cq);
+	RDMX_DBG(FI_LOG_EP_DATA, "efa completion: status %d, efa status %u (%s)\n",
+		 (int) efa->cq->status, vendor, rdmx_efa_status_str(vendor));
+	return rdmx_efa_status(efa->cq->status, vendor);
+}
+
 /* Turns the current work completion into cqe; false when it makes none. */
 static bool rdmx_efa_poll_one(struct rdmx_efa_dev *efa, struct rdmx_dev_cqe *cqe,
 			      struct rdmx_ibv_addr *src)
 {
+	enum rdmx_dev_status status = rdmx_efa_wc_status(efa);
 	uint64_t wr_id = efa->cq->wr_id;
 	uint64_t val = wr_id >> RDMX_EFA_WR_BITS;
 
-	if (efa->cq->status != IBV_WC_SUCCESS)
-		RDMX_DBG(FI_LOG_EP_DATA, "efa completion: status %d, vendor error %u\n",
-			 (int) efa->cq->status,
-			 g_rdmx_ibv->wc_read_vendor_err(efa->cq));
 	switch ((enum rdmx_efa_wr) (wr_id & ((1 << RDMX_EFA_WR_BITS) - 1))) {
 	case RDMX_EFA_WR_RECV:
-		rdmx_efa_poll_recv(efa, (void *) (uintptr_t) val, cqe, src);
+		rdmx_efa_poll_recv(efa, (void *) (uintptr_t) val, status, cqe, src);
 		return true;
 	case RDMX_EFA_WR_READ:
 		efa->sq_cnt--;
-		return rdmx_efa_poll_read(efa, (void *) (uintptr_t) val, cqe);
+		return rdmx_efa_poll_read(efa, (void *) (uintptr_t) val, status, cqe);
 	default:
 		efa->sq_cnt--;
 		rdmx_ibv_slab_release(&efa->tx_slab, (uint32_t) val);
 		cqe->wr_id = efa->tx_wr_id[val];
 		cqe->op = RDMX_DEV_OP_SEND;
-		cqe->status = rdmx_ibv_status(efa->cq->status);
+		cqe->status = status;
 		cqe->len = 0;
 		cqe->src_ah = NULL;
 		cqe->src_addr = NULL;

@@ -389,32 +389,60 @@ struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_by_ahn(struct rdmx_ibv_ahc *ahc,
 }
 
 /*
- * Work completion statuses and what they mean to the rdm layer. A send
- * that exhausted its RNR retries is RNR; one whose peer never answered
- * (retries exhausted, response timeout, a destination QPN that does not
- * exist: libefa reports these as RETRY_EXC, RESP_TIMEOUT and
- * REM_INV_RD_REQ) is UNREACH; length errors are MSGSIZE; flushes are
- * FLUSHED; anything else is a device error.
+ * Every work completion status (verbs.h) and what it means to the rdm
+ * layer. A send that exhausted its RNR retries is RNR; one whose peer
+ * never answered, or whose queue pair is gone (retries exhausted,
+ * response timeout, an aborted remote, a destination QPN that does not
+ * exist: libefa folds its codes for these into RETRY_EXC, RESP_TIMEOUT,
+ * REM_ABORT and REM_INV_RD_REQ) is UNREACH; length errors are MSGSIZE
+ * (libefa's remote BAD_LENGTH is REM_INV_REQ); a remote key or range
+ * refused is ACCESS; flushes are FLUSHED; the rest are errors of this
+ * side or the device (IO), extended reliable connections and tag
+ * matching included, which rdmx never uses.
  */
 #define RDMX_IBV_STATUSES(X)				\
 	X(IBV_WC_SUCCESS,		OK)		\
-	X(IBV_WC_RNR_RETRY_EXC_ERR,	RNR)		\
-	X(IBV_WC_RETRY_EXC_ERR,		UNREACH)	\
-	X(IBV_WC_RESP_TIMEOUT_ERR,	UNREACH)	\
-	X(IBV_WC_REM_INV_RD_REQ_ERR,	UNREACH)	\
 	X(IBV_WC_LOC_LEN_ERR,		MSGSIZE)	\
+	X(IBV_WC_LOC_QP_OP_ERR,		IO)		\
+	X(IBV_WC_LOC_EEC_OP_ERR,	IO)		\
+	X(IBV_WC_LOC_PROT_ERR,		IO)		\
+	X(IBV_WC_WR_FLUSH_ERR,		FLUSHED)	\
+	X(IBV_WC_MW_BIND_ERR,		IO)		\
+	X(IBV_WC_BAD_RESP_ERR,		IO)		\
+	X(IBV_WC_LOC_ACCESS_ERR,	IO)		\
 	X(IBV_WC_REM_INV_REQ_ERR,	MSGSIZE)	\
-	X(IBV_WC_WR_FLUSH_ERR,		FLUSHED)
+	X(IBV_WC_REM_ACCESS_ERR,	ACCESS)		\
+	X(IBV_WC_REM_OP_ERR,		IO)		\
+	X(IBV_WC_RETRY_EXC_ERR,		UNREACH)	\
+	X(IBV_WC_RNR_RETRY_EXC_ERR,	RNR)		\
+	X(IBV_WC_LOC_RDD_VIOL_ERR,	IO)		\
+	X(IBV_WC_REM_INV_RD_REQ_ERR,	UNREACH)	\
+	X(IBV_WC_REM_ABORT_ERR,		UNREACH)	\
+	X(IBV_WC_INV_EECN_ERR,		IO)		\
+	X(IBV_WC_INV_EEC_STATE_ERR,	IO)		\
+	X(IBV_WC_FATAL_ERR,		IO)		\
+	X(IBV_WC_RESP_TIMEOUT_ERR,	UNREACH)	\
+	X(IBV_WC_GENERAL_ERR,		IO)		\
+	X(IBV_WC_TM_ERR,		IO)		\
+	X(IBV_WC_TM_RNDV_INCOMPLETE,	IO)
+
+static const enum rdmx_dev_status rdmx_ibv_statuses[] = {
+#define RDMX_IBV_STATUS_ROW(wc, dev) [wc] = RDMX_DEV_##dev,
+	RDMX_IBV_STATUSES(RDMX_IBV_STATUS_ROW)
+#undef RDMX_IBV_STATUS_ROW
+};
+
+#define RDMX_IBV_STATUS_ONE(wc, dev) + 1
+_Static_assert(0 RDMX_IBV_STATUSES(RDMX_IBV_STATUS_ONE) == IBV_WC_TM_RNDV_INCOMPLETE + 1 &&
+	       RDMX_ARRAY_SIZE(rdmx_ibv_statuses) == IBV_WC_TM_RNDV_INCOMPLETE + 1,
+	       "RDMX_IBV_STATUSES must list every ibv_wc_status once");
+#undef RDMX_IBV_STATUS_ONE
 
 enum rdmx_dev_status rdmx_ibv_status(enum ibv_wc_status status)
 {
-	switch (status) {
-#define RDMX_IBV_STATUS_CASE(wc, dev) case wc: return RDMX_DEV_##dev;
-	RDMX_IBV_STATUSES(RDMX_IBV_STATUS_CASE)
-#undef RDMX_IBV_STATUS_CASE
-	default:
-		return RDMX_DEV_IO;
-	}
+	/* A status newer than this table is an error all the same. */
+	return (size_t) status < RDMX_ARRAY_SIZE(rdmx_ibv_statuses) ?
+	       rdmx_ibv_statuses[status] : RDMX_DEV_IO;
 }
 
 int rdmx_ibv_slab_construct(struct rdmx_ibv_slab *slab, struct ibv_pd *pd,

@@ -28,10 +28,14 @@
  *   address at 32..35); a datagram that finds no receive is dropped and
  *   the send still succeeds; one larger than the receive gives the
  *   receiver IBV_WC_LOC_LEN_ERR.
- * - EFA SRD (libefa providers/efa/verbs.c, efa_io_defs.h): reliable; no
- *   receive posted is EFA_IO_COMP_STATUS_REMOTE_ERROR_RNR (10) reported
- *   as IBV_WC_RNR_RETRY_EXC_ERR; a QPN that does not exist (or a wrong
- *   Q_Key) is REMOTE_ERROR_BAD_DEST_QPN (9), IBV_WC_REM_INV_RD_REQ_ERR; a
+ * - EFA SRD (libefa providers/efa/verbs.c, efa_io_defs.h): reliable; a
+ *   failed completion has the EFA status code as vendor error and the
+ *   ibv_wc_status libefa folds it into (fake_efa_fold); no receive
+ *   posted is REMOTE_ERROR_RNR (10), IBV_WC_RNR_RETRY_EXC_ERR; a QPN that
+ *   does not exist (or a wrong Q_Key) is REMOTE_ERROR_BAD_DEST_QPN (9),
+ *   IBV_WC_REM_INV_RD_REQ_ERR; a short receive buffer is
+ *   REMOTE_ERROR_BAD_LENGTH (11) to the sender; a read of memory not
+ *   exposed REMOTE_ERROR_BAD_ADDRESS (7), a bad lkey INVALID_LKEY (5); a
  *   receive's slid is the AH number the receiving QP's protection domain
  *   has for the sender's GID, 0xffff when it has none, and efadv_wc_read_sgid gives
  *   the GID only then (else -ENOENT); RDMA read needs a remote MR with
@@ -104,6 +108,19 @@ int fake_fails(enum fake_ibv_call call)
 	g_fake.fail_cnt[call]--;
 	errno = g_fake.fail_err[call];
 	return g_fake.fail_err[call];
+}
+
+void fake_ibv_inject_efa_status(uint32_t qpn, uint32_t code, unsigned count)
+{
+	fake_ibv_inject_send_status(qpn, fake_efa_fold(code), code, count);
+}
+
+void fake_ibv_inject_recv_status(uint32_t qpn, enum ibv_wc_status status,
+				 unsigned count)
+{
+	g_fake.rx_fail_qpn = qpn;
+	g_fake.rx_fail_status = status;
+	g_fake.rx_fail_cnt = count;
 }
 
 void fake_ibv_inject_no_imm(uint32_t qpn, unsigned count)

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rdmx_dev_efa.h"
 #include "rdmx_ibv.h"
 
 enum fake_ibv_kind {
@@ -63,6 +64,22 @@ void fake_ibv_inject_send_status(uint32_t qpn, enum ibv_wc_status status,
 				 uint32_t vendor_err, unsigned count);
 
 /*
+ * The same, as an EFA device reports EFA status code `code`
+ * (RDMX_EFA_IO_*): the code as vendor error, libefa's ibv_wc_status.
+ */
+void fake_ibv_inject_efa_status(uint32_t qpn, uint32_t code, unsigned count);
+
+/* The ibv_wc_status libefa reports for EFA status code `code`. */
+enum ibv_wc_status fake_efa_fold(uint32_t code);
+
+/*
+ * The next count datagrams that arrive at queue pair qpn take a receive
+ * and complete it with status (no data lands).
+ */
+void fake_ibv_inject_recv_status(uint32_t qpn, enum ibv_wc_status status,
+				 unsigned count);
+
+/*
  * The next count sends of queue pair qpn arrive without their immediate
  * data, as from a sender that posted them with ibv_wr_send.
  */
@@ -82,10 +99,5 @@ unsigned fake_ibv_qp_rnr_retry(uint32_t qpn);
 
 /* Whether any CQ had more completions than it can hold. */
 bool fake_ibv_cq_overrun(void);
-
-/* EFA vendor errors the fake reports (libefa's efa_io_comp_status). */
-#define FAKE_EFA_REMOTE_ERROR_RNR		10
-#define FAKE_EFA_REMOTE_ERROR_BAD_DEST_QPN	9
-#define FAKE_EFA_LOCAL_ERROR_UNRESP_REMOTE	13
 
 #endif /* FAKE_IBV_H */

@@ -7,6 +7,7 @@
 #define FAKE_IBV_INT_H
 
 #include "rdmx.h"
+#include "rdmx_dev_efa.h"
 #include "fake_ibv.h"
 
 #define FAKE_DEVS_MAX	4
@@ -109,6 +110,9 @@ struct fake_ibv_state {
 	unsigned		inject_cnt;
 	uint32_t		no_imm_qpn;
 	unsigned		no_imm_cnt;
+	uint32_t		rx_fail_qpn;
+	enum ibv_wc_status	rx_fail_status;
+	unsigned		rx_fail_cnt;
 	struct fake_mr		*mrs;
 	struct fake_qp		*qps;
 	struct fake_ah		*ah_list;

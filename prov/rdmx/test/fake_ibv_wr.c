@@ -11,6 +11,51 @@
 
 #include "fake_ibv_int.h"
 
+/*
+ * The ibv_wc_status libefa reports for each EFA status code (providers/
+ * efa/verbs.c, to_ibv_status); a code it does not list is GENERAL_ERR.
+ */
+static const enum ibv_wc_status fake_efa_folds[] = {
+	[RDMX_EFA_IO_FLUSHED] = IBV_WC_WR_FLUSH_ERR,
+	[RDMX_EFA_IO_LOCAL_ERROR_QP_INTERNAL_ERROR] = IBV_WC_LOC_QP_OP_ERR,
+	[RDMX_EFA_IO_LOCAL_ERROR_UNSUPPORTED_OP] = IBV_WC_LOC_QP_OP_ERR,
+	[RDMX_EFA_IO_LOCAL_ERROR_INVALID_AH] = IBV_WC_LOC_QP_OP_ERR,
+	[RDMX_EFA_IO_LOCAL_ERROR_INVALID_LKEY] = IBV_WC_LOC_PROT_ERR,
+	[RDMX_EFA_IO_LOCAL_ERROR_BAD_LENGTH] = IBV_WC_LOC_LEN_ERR,
+	[RDMX_EFA_IO_REMOTE_ERROR_BAD_ADDRESS] = IBV_WC_REM_ACCESS_ERR,
+	[RDMX_EFA_IO_REMOTE_ERROR_ABORT] = IBV_WC_REM_ABORT_ERR,
+	[RDMX_EFA_IO_REMOTE_ERROR_BAD_DEST_QPN] = IBV_WC_REM_INV_RD_REQ_ERR,
+	[RDMX_EFA_IO_REMOTE_ERROR_RNR] = IBV_WC_RNR_RETRY_EXC_ERR,
+	[RDMX_EFA_IO_REMOTE_ERROR_BAD_LENGTH] = IBV_WC_REM_INV_REQ_ERR,
+	[RDMX_EFA_IO_REMOTE_ERROR_BAD_STATUS] = IBV_WC_BAD_RESP_ERR,
+	[RDMX_EFA_IO_LOCAL_ERROR_UNRESP_REMOTE] = IBV_WC_RESP_TIMEOUT_ERR,
+	[RDMX_EFA_IO_REMOTE_ERROR_UNKNOWN_PEER] = IBV_WC_REM_OP_ERR,
+	[RDMX_EFA_IO_LOCAL_ERROR_UNREACH_REMOTE] = IBV_WC_RESP_TIMEOUT_ERR,
+	[RDMX_EFA_IO_REMOTE_ERROR_FEATURE_MISMATCH] = IBV_WC_REM_INV_REQ_ERR,
+};
+
+enum ibv_wc_status fake_efa_fold(uint32_t code)
+{
+	if (code == RDMX_EFA_IO_OK)
+		return IBV_WC_SUCCESS;
+	/* IBV_WC_SUCCESS is 0: the codes not listed above. */
+	if (code < RDMX_ARRAY_SIZE(fake_efa_folds) && fake_efa_folds[code])
+		return fake_efa_folds[code];
+	return IBV_WC_GENERAL_ERR;
+}
+
+/*
+ * Fails completion wc of a queue pair as its device reports it: an SRD
+ * queue pair with EFA status code efa (libefa's folded ibv_wc_status,
+ * the code as vendor error), a UD one with status ud.
+ */
+static void fake_wc_fail(const struct fake_qp *qp, struct fake_wc *wc,
+			 enum ibv_wc_status ud, uint32_t efa)
+{
+	wc->status = qp->srd ? fake_efa_fold(efa) : ud;
+	wc->vendor_err = qp->srd ? efa : 0;
+}
+
 static struct fake_wr *fake_wr_cur(struct ibv_qp_ex *qpx)
 {
 	struct fake_qp *qp = (struct fake_qp *) qpx;
@@ -137,9 +182,9 @@ static struct fake_qp *fake_dest(const struct fake_wr *wr)
 	return NULL;
 }
 
-/* Gathers a send's bytes (NULL with a status when an SGE is bad). */
+/* Gathers a send's bytes (NULL, wc failed, when an SGE is bad). */
 static uint8_t *fake_gather(struct fake_qp *qp, const struct fake_wr *wr,
-			    size_t *len, enum ibv_wc_status *status)
+			    size_t *len, struct fake_wc *wc)
 {
 	uint8_t *data;
 
@@ -153,7 +198,8 @@ static uint8_t *fake_gather(struct fake_qp *qp, const struct fake_wr *wr,
 	for (size_t i = 0; i < wr->num_sge; i++) {
 		if (!fake_mr_find(qp->qpx.qp_base.pd, wr->sge[i].lkey,
 				  wr->sge[i].addr, wr->sge[i].length, 0)) {
-			*status = IBV_WC_LOC_PROT_ERR;
+			fake_wc_fail(qp, wc, IBV_WC_LOC_PROT_ERR,
+				     RDMX_EFA_IO_LOCAL_ERROR_INVALID_LKEY);
 			return NULL;
 		}
 		*len += wr->sge[i].length;
@@ -207,6 +253,12 @@ static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
 	else
 		memcpy(grh + 8, src->fd->cfg.gid, 16);
 	wc.wr_id = r->wr_id;
+	if (g_fake.rx_fail_cnt && g_fake.rx_fail_qpn == dst->qpx.qp_base.qp_num) {
+		g_fake.rx_fail_cnt--;
+		wc.status = g_fake.rx_fail_status;
+		fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
+		return;
+	}
 	wc.slid = dst->srd ? fake_ahn_of(dst, src->fd->cfg.gid) : 0;
 	wc.wc_flags = src->srd ? 0 : IBV_WC_GRH;
 	if (wr->imm && !fake_imm_stripped(src)) {
@@ -216,7 +268,8 @@ static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
 	for (int i = 0; i < r->num_sge; i++) {
 		if (!fake_mr_find(dst->qpx.qp_base.pd, r->sge[i].lkey, r->sge[i].addr,
 				  r->sge[i].length, IBV_ACCESS_LOCAL_WRITE)) {
-			wc.status = IBV_WC_LOC_PROT_ERR;
+			fake_wc_fail(dst, &wc, IBV_WC_LOC_PROT_ERR,
+				     RDMX_EFA_IO_LOCAL_ERROR_INVALID_LKEY);
 			fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
 			return;
 		}
@@ -224,12 +277,12 @@ static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
 	}
 	if (total > room) {
 		/* SRD reports the short receive to the sender too. */
-		wc.status = IBV_WC_LOC_LEN_ERR;
+		fake_wc_fail(dst, &wc, IBV_WC_LOC_LEN_ERR,
+			     RDMX_EFA_IO_LOCAL_ERROR_BAD_LENGTH);
 		fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
-		if (src->srd) {
-			swc->status = IBV_WC_REM_INV_REQ_ERR;
-			swc->vendor_err = 11;	/* REMOTE_ERROR_BAD_LENGTH */
-		}
+		if (src->srd)
+			fake_wc_fail(src, swc, IBV_WC_SUCCESS,
+				     RDMX_EFA_IO_REMOTE_ERROR_BAD_LENGTH);
 		return;
 	}
 	for (int i = 0; i < r->num_sge && off < total; i++) {
@@ -242,29 +295,34 @@ static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
 	fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
 }
 
-/* An RDMA read of wr from dst's memory; the completion status. */
-static enum ibv_wc_status fake_read(struct fake_qp *src, struct fake_qp *dst,
-				    const struct fake_wr *wr, size_t *len)
+/* An RDMA read of wr from dst's memory, failing wc when it cannot. */
+static void fake_read(struct fake_qp *src, struct fake_qp *dst,
+		      const struct fake_wr *wr, struct fake_wc *wc)
 {
-	size_t off = 0;
+	size_t off = 0, len = 0;
 
-	*len = 0;
 	for (size_t i = 0; i < wr->num_sge; i++)
-		*len += wr->sge[i].length;
-	if (!fake_mr_find(dst->qpx.qp_base.pd, wr->rkey, wr->raddr, *len,
-			  IBV_ACCESS_REMOTE_READ))
-		return IBV_WC_REM_ACCESS_ERR;
+		len += wr->sge[i].length;
+	if (!fake_mr_find(dst->qpx.qp_base.pd, wr->rkey, wr->raddr, len,
+			  IBV_ACCESS_REMOTE_READ)) {
+		fake_wc_fail(src, wc, IBV_WC_REM_ACCESS_ERR,
+			     RDMX_EFA_IO_REMOTE_ERROR_BAD_ADDRESS);
+		return;
+	}
 	for (size_t i = 0; i < wr->num_sge; i++) {
 		if (!fake_mr_find(src->qpx.qp_base.pd, wr->sge[i].lkey, wr->sge[i].addr,
-				  wr->sge[i].length, IBV_ACCESS_LOCAL_WRITE))
-			return IBV_WC_LOC_PROT_ERR;
+				  wr->sge[i].length, IBV_ACCESS_LOCAL_WRITE)) {
+			fake_wc_fail(src, wc, IBV_WC_LOC_PROT_ERR,
+				     RDMX_EFA_IO_LOCAL_ERROR_INVALID_LKEY);
+			return;
+		}
 	}
 	for (size_t i = 0; i < wr->num_sge; i++) {
 		memcpy((void *) (uintptr_t) wr->sge[i].addr,
 		       (const uint8_t *) (uintptr_t) wr->raddr + off, wr->sge[i].length);
 		off += wr->sge[i].length;
 	}
-	return IBV_WC_SUCCESS;
+	wc->byte_len = (uint32_t) len;
 }
 
 /* Carries out one work request and writes the sender's completion. */
@@ -284,22 +342,19 @@ static void fake_execute(struct fake_qp *qp, const struct fake_wr *wr)
 		wc.vendor_err = g_fake.inject_vendor;
 	} else if (!dst || dst->qkey != wr->qkey) {
 		/* UD drops it unseen; SRD reports the bad destination. */
-		if (qp->srd) {
-			wc.status = IBV_WC_REM_INV_RD_REQ_ERR;
-			wc.vendor_err = FAKE_EFA_REMOTE_ERROR_BAD_DEST_QPN;
-		}
+		if (qp->srd)
+			fake_wc_fail(qp, &wc, IBV_WC_SUCCESS,
+				     RDMX_EFA_IO_REMOTE_ERROR_BAD_DEST_QPN);
 	} else if (wr->read) {
-		wc.status = fake_read(qp, dst, wr, &len);
-		wc.byte_len = (uint32_t) len;
-	} else if ((data = fake_gather(qp, wr, &len, &wc.status))) {
+		fake_read(qp, dst, wr, &wc);
+	} else if ((data = fake_gather(qp, wr, &len, &wc))) {
 		if (!qp->srd && len > (size_t) 128 << qp->fd->cfg.active_mtu)
 			wc.status = IBV_WC_LOC_LEN_ERR;
 		else if (dst->rq_cnt)
 			fake_deliver(qp, dst, wr, data, len, &wc);
-		else if (qp->srd) {
-			wc.status = IBV_WC_RNR_RETRY_EXC_ERR;
-			wc.vendor_err = FAKE_EFA_REMOTE_ERROR_RNR;
-		}
+		else if (qp->srd)
+			fake_wc_fail(qp, &wc, IBV_WC_SUCCESS,
+				     RDMX_EFA_IO_REMOTE_ERROR_RNR);
 	}
 	free(data);
 	if ((wr->flags & IBV_SEND_SIGNALED) || wc.status != IBV_WC_SUCCESS) {

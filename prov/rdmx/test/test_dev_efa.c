@@ -333,6 +333,125 @@ Test(efa, statuses_map_through_one_table)
 	b->ops->close(b);
 }
 
+/*
+ * Every EFA status code, with the contract status it must give. The
+ * values are written out (the kernel's efa_io_defs.h), so that a wrong
+ * value in rdmx_dev_efa.h fails as a wrong mapping does.
+ */
+static const struct {
+	uint32_t		code;
+	enum rdmx_dev_status	dev;
+} efa_codes[] = {
+	{ 0, RDMX_DEV_OK },		/* OK */
+	{ 1, RDMX_DEV_FLUSHED },	/* FLUSHED */
+	{ 2, RDMX_DEV_IO },		/* LOCAL_ERROR_QP_INTERNAL_ERROR */
+	{ 3, RDMX_DEV_IO },		/* LOCAL_ERROR_UNSUPPORTED_OP */
+	{ 4, RDMX_DEV_IO },		/* LOCAL_ERROR_INVALID_AH */
+	{ 5, RDMX_DEV_IO },		/* LOCAL_ERROR_INVALID_LKEY */
+	{ 6, RDMX_DEV_MSGSIZE },	/* LOCAL_ERROR_BAD_LENGTH */
+	{ 7, RDMX_DEV_ACCESS },		/* REMOTE_ERROR_BAD_ADDRESS */
+	{ 8, RDMX_DEV_UNREACH },	/* REMOTE_ERROR_ABORT */
+	{ 9, RDMX_DEV_UNREACH },	/* REMOTE_ERROR_BAD_DEST_QPN */
+	{ 10, RDMX_DEV_RNR },		/* REMOTE_ERROR_RNR */
+	{ 11, RDMX_DEV_MSGSIZE },	/* REMOTE_ERROR_BAD_LENGTH */
+	{ 12, RDMX_DEV_IO },		/* REMOTE_ERROR_BAD_STATUS */
+	{ 13, RDMX_DEV_UNREACH },	/* LOCAL_ERROR_UNRESP_REMOTE */
+	{ 14, RDMX_DEV_NOTCONN },	/* REMOTE_ERROR_UNKNOWN_PEER */
+	{ 15, RDMX_DEV_UNREACH },	/* LOCAL_ERROR_UNREACH_REMOTE */
+	{ 18, RDMX_DEV_IO },		/* REMOTE_ERROR_FEATURE_MISMATCH */
+};
+
+/*
+ * Every ibv_wc_status, with the contract status it must give: what
+ * verbs devices report, and what the efa device falls back to for an EFA
+ * code it does not know.
+ */
+static const struct {
+	enum ibv_wc_status	wc;
+	enum rdmx_dev_status	dev;
+} wc_statuses[] = {
+	{ IBV_WC_SUCCESS, RDMX_DEV_OK },
+	{ IBV_WC_LOC_LEN_ERR, RDMX_DEV_MSGSIZE },
+	{ IBV_WC_LOC_QP_OP_ERR, RDMX_DEV_IO },
+	{ IBV_WC_LOC_EEC_OP_ERR, RDMX_DEV_IO },
+	{ IBV_WC_LOC_PROT_ERR, RDMX_DEV_IO },
+	{ IBV_WC_WR_FLUSH_ERR, RDMX_DEV_FLUSHED },
+	{ IBV_WC_MW_BIND_ERR, RDMX_DEV_IO },
+	{ IBV_WC_BAD_RESP_ERR, RDMX_DEV_IO },
+	{ IBV_WC_LOC_ACCESS_ERR, RDMX_DEV_IO },
+	{ IBV_WC_REM_INV_REQ_ERR, RDMX_DEV_MSGSIZE },
+	{ IBV_WC_REM_ACCESS_ERR, RDMX_DEV_ACCESS },
+	{ IBV_WC_REM_OP_ERR, RDMX_DEV_IO },
+	{ IBV_WC_RETRY_EXC_ERR, RDMX_DEV_UNREACH },
+	{ IBV_WC_RNR_RETRY_EXC_ERR, RDMX_DEV_RNR },
+	{ IBV_WC_LOC_RDD_VIOL_ERR, RDMX_DEV_IO },
+	{ IBV_WC_REM_INV_RD_REQ_ERR, RDMX_DEV_UNREACH },
+	{ IBV_WC_REM_ABORT_ERR, RDMX_DEV_UNREACH },
+	{ IBV_WC_INV_EECN_ERR, RDMX_DEV_IO },
+	{ IBV_WC_INV_EEC_STATE_ERR, RDMX_DEV_IO },
+	{ IBV_WC_FATAL_ERR, RDMX_DEV_IO },
+	{ IBV_WC_RESP_TIMEOUT_ERR, RDMX_DEV_UNREACH },
+	{ IBV_WC_GENERAL_ERR, RDMX_DEV_IO },
+	{ IBV_WC_TM_ERR, RDMX_DEV_IO },
+	{ IBV_WC_TM_RNDV_INCOMPLETE, RDMX_DEV_IO },
+};
+
+/* Sends a byte from a to b with the fake failing it with status/vendor. */
+static enum rdmx_dev_status efa_send_failing(struct rdmx_dev *a, struct rdmx_ah *to_b,
+					     enum ibv_wc_status status, uint32_t vendor)
+{
+	struct rdmx_ibv_addr addr;
+	struct rdmx_dev_cqe cqe;
+
+	a->ops->getname(a, &addr);
+	fake_ibv_inject_send_status(rdmx_ibv_addr_qpn(&addr), status, vendor, 1);
+	cr_assert_eq(efa_send_byte(a, to_b, 77), 0);
+	cqe = efa_poll_one(a);
+	cr_assert_eq(cqe.wr_id, 77);
+	return cqe.status;
+}
+
+/* The fake reports each code as libefa does: code and folded status. */
+Test(efa, every_efa_status_code_maps_through_one_table)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ah *to_b = efa_ah_to(a, b);
+
+	cr_assert_eq(RDMX_ARRAY_SIZE(efa_codes), 17, "efa_io_defs.h has 17 codes");
+	for (size_t i = 0; i < RDMX_ARRAY_SIZE(efa_codes); i++) {
+		enum rdmx_dev_status got = efa_send_failing(a, to_b,
+			fake_efa_fold(efa_codes[i].code), efa_codes[i].code);
+
+		cr_assert_eq(got, efa_codes[i].dev, "efa status %u gave %s, not %s",
+			     efa_codes[i].code, rdmx_dev_status_str(got),
+			     rdmx_dev_status_str(efa_codes[i].dev));
+	}
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
+/* An EFA code the table does not know: its ibv_wc_status decides. */
+Test(efa, every_wc_status_maps_through_one_table)
+{
+	static const uint32_t unknown[] = { 16, 17, 19, 4096 };
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ah *to_b = efa_ah_to(a, b);
+
+	cr_assert_eq(RDMX_ARRAY_SIZE(wc_statuses), IBV_WC_TM_RNDV_INCOMPLETE + 1);
+	for (size_t i = 0; i < RDMX_ARRAY_SIZE(wc_statuses); i++) {
+		uint32_t vendor = unknown[i % RDMX_ARRAY_SIZE(unknown)];
+		enum rdmx_dev_status got = efa_send_failing(a, to_b, wc_statuses[i].wc,
+							    vendor);
+
+		cr_assert_eq(got, wc_statuses[i].dev, "%s gave %s, not %s",
+			     ibv_wc_status_str(wc_statuses[i].wc),
+			     rdmx_dev_status_str(got),
+			     rdmx_dev_status_str(wc_statuses[i].dev));
+	}
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
 Test(efa, queue_that_does_not_exist_is_unreachable)
 {
 	struct rdmx_dev *a = efa_open(), *b = efa_open();
@@ -429,8 +548,8 @@ Test(efa, rdm_backs_off_on_rnr_then_delivers)
 	rdmx_test_pair_open(&tp, "efa");
 	rdmx_test_pair_transfer(&tp, 8, 1);
 	cr_assert_eq(fi_getname(&tp.ep[0]->fid, &addr, &len), 0);
-	fake_ibv_inject_send_status(rdmx_ibv_addr_qpn(&addr), IBV_WC_RNR_RETRY_EXC_ERR,
-				    FAKE_EFA_REMOTE_ERROR_RNR, 3);
+	fake_ibv_inject_efa_status(rdmx_ibv_addr_qpn(&addr),
+				   RDMX_EFA_IO_REMOTE_ERROR_RNR, 3);
 	rdmx_test_pair_transfer(&tp, 8, 2);
 	stats = rdmx_test_pair_stats(&tp, 0);
 	cr_assert_geq(stats.rnr_completions, 3);
@@ -438,23 +557,68 @@ Test(efa, rdm_backs_off_on_rnr_then_delivers)
 	rdmx_test_pair_close(&tp);
 }
 
-Test(efa, rdm_unreachable_peer_fails_the_send)
+/*
+ * Sends a message from endpoint 0 that the device fails with EFA status
+ * code `code`; returns the error its completion carries.
+ */
+static int efa_pair_send_failing(struct rdmx_test_pair *tp, uint32_t code,
+				 uint64_t tag)
 {
-	struct rdmx_test_pair tp;
 	struct fi_cq_tagged_entry comp;
 	struct fi_cq_err_entry err;
 	struct rdmx_ibv_addr addr;
 	size_t len = sizeof(addr);
 	/* Past inject_size: the send completes only when the device says. */
 	static uint8_t msg[8192];
+	int ret;
+
+	cr_assert_eq(fi_getname(&tp->ep[0]->fid, &addr, &len), 0);
+	fake_ibv_inject_efa_status(rdmx_ibv_addr_qpn(&addr), code, 1);
+	cr_assert_eq(fi_tsend(tp->ep[0], msg, sizeof(msg), NULL, tp->peer[0], tag, msg), 0);
+	ret = rdmx_test_pair_wait(tp, 0, &comp, &err);
+	cr_assert_eq(err.op_context, msg);
+	return ret;
+}
+
+Test(efa, rdm_unreachable_peer_fails_the_send)
+{
+	struct rdmx_test_pair tp;
 
 	rdmx_test_pair_open(&tp, "efa");
 	rdmx_test_pair_transfer(&tp, 8, 1);
-	cr_assert_eq(fi_getname(&tp.ep[0]->fid, &addr, &len), 0);
-	fake_ibv_inject_send_status(rdmx_ibv_addr_qpn(&addr), IBV_WC_RESP_TIMEOUT_ERR,
-				    FAKE_EFA_LOCAL_ERROR_UNRESP_REMOTE, 1);
-	cr_assert_eq(fi_tsend(tp.ep[0], msg, sizeof(msg), NULL, tp.peer[0], 3, msg), 0);
-	cr_assert_eq(rdmx_test_pair_wait(&tp, 0, &comp, &err), FI_EHOSTUNREACH);
-	cr_assert_eq(err.op_context, msg);
+	cr_assert_eq(efa_pair_send_failing(&tp, RDMX_EFA_IO_LOCAL_ERROR_UNRESP_REMOTE, 3),
+		     FI_EHOSTUNREACH);
+	rdmx_test_pair_close(&tp);
+}
+
+/*
+ * A send the device fails completes with the code of its status, every
+ * status of the contract, and the endpoint goes on working: nothing
+ * waits for a completion that will not come.
+ */
+Test(efa, rdm_failed_send_carries_its_status_code)
+{
+	static const struct {
+		uint32_t	code;
+		int		err;
+	} fails[] = {
+		{ 7, FI_EACCES },	/* REMOTE_ERROR_BAD_ADDRESS */
+		{ 14, FI_ENOTCONN },	/* REMOTE_ERROR_UNKNOWN_PEER */
+		{ 11, FI_EMSGSIZE },	/* REMOTE_ERROR_BAD_LENGTH */
+		{ 1, FI_ECANCELED },	/* FLUSHED */
+		{ 9, FI_EHOSTUNREACH },	/* REMOTE_ERROR_BAD_DEST_QPN */
+		{ 12, FI_EIO },		/* REMOTE_ERROR_BAD_STATUS */
+	};
+	struct rdmx_test_pair tp;
+
+	rdmx_test_pair_open(&tp, "efa");
+	rdmx_test_pair_transfer(&tp, 8, 1);
+	for (size_t i = 0; i < RDMX_ARRAY_SIZE(fails); i++) {
+		int err = efa_pair_send_failing(&tp, fails[i].code, 10 + i);
+
+		cr_assert_eq(err, fails[i].err, "efa status %u failed the send with %s",
+			     fails[i].code, fi_strerror(err));
+	}
+	rdmx_test_pair_transfer(&tp, 5000, 2);
 	rdmx_test_pair_close(&tp);
 }

@@ -20,14 +20,19 @@ static void verbs_setup(void)
 
 TestSuite(verbs, .init = verbs_setup);
 
-static struct rdmx_dev *verbs_open(void)
+static struct rdmx_dev *verbs_open_sized(size_t sq_size, size_t rq_size)
 {
-	struct rdmx_dev_attr attr = { .sq_size = 256, .rq_size = 64 };
+	struct rdmx_dev_attr attr = { .sq_size = sq_size, .rq_size = rq_size };
 	struct rdmx_dev *dev;
 	int ret = rdmx_dev_verbs_ops.open(&attr, &dev);
 
 	cr_assert_eq(ret, 0, "verbs open: %s", fi_strerror(-ret));
 	return dev;
+}
+
+static struct rdmx_dev *verbs_open(void)
+{
+	return verbs_open_sized(256, 64);
 }
 
 Test(verbs, mtu_is_the_active_mtu_less_swsrd)
@@ -171,4 +176,57 @@ Test(verbs, receive_without_immediate_is_malformed)
 	cr_assert_eq(rdmx_test_pair_stats(&tp, 1).rx_malformed, 1);
 	cr_assert_geq(rdmx_test_pair_stats(&tp, 0).retransmits, 1);
 	rdmx_test_pair_close(&tp);
+}
+
+/* Every status a UD send can fail with is a loss, which swsrd resends. */
+Test(verbs, every_failed_send_is_a_loss)
+{
+	struct rdmx_test_pair tp;
+	uint32_t qpn = verbs_pair_open_quick(&tp);
+	uint64_t tag = 2;
+
+	for (int wc = IBV_WC_LOC_LEN_ERR; wc <= IBV_WC_TM_RNDV_INCOMPLETE; wc++) {
+		fake_ibv_inject_send_status(qpn, (enum ibv_wc_status) wc, 0, 1);
+		rdmx_test_pair_transfer(&tp, 100, tag++);
+	}
+	cr_assert_geq(rdmx_test_pair_stats(&tp, 0).retransmits, tag - 2);
+	rdmx_test_pair_close(&tp);
+}
+
+/*
+ * A failed receive is dropped and counted, and its ring slot goes back
+ * to the queue pair: 4 failures fill a 4-slot ring, and 2 more failures
+ * and a good datagram still find slots after the next poll.
+ */
+Test(verbs, failed_receives_are_dropped_and_reposted)
+{
+	struct rdmx_dev *a = verbs_open(), *b = verbs_open_sized(256, 4);
+	struct rdmx_ibv_addr b_addr;
+	static uint8_t rx[4096], byte = 7;
+	struct iovec iov = { &byte, 1 };
+	struct rdmx_dev_cqe cqe[4];
+	struct rdmx_ah *ah;
+	int n = 0;
+
+	b->ops->getname(b, &b_addr);
+	cr_assert_eq(b->caps.rq_size, 4);
+	cr_assert_eq(a->ops->ah_create(a, &b_addr, &ah), 0);
+	cr_assert_eq(b->ops->post_recv(b, rx, sizeof(rx), 3), 0);
+	fake_ibv_inject_recv_status(rdmx_ibv_addr_qpn(&b_addr), IBV_WC_LOC_PROT_ERR, 6);
+	for (uint64_t i = 0; i < 4; i++)
+		cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, i, RDMX_DEV_SEND_AWAITED), 0);
+	cr_assert_eq(b->ops->poll_cq(b, cqe, 4), 0);
+	cr_assert_eq(b->stats.rx_malformed, 4);
+	for (uint64_t i = 4; i < 7; i++)
+		cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, i, RDMX_DEV_SEND_AWAITED), 0);
+	n = b->ops->poll_cq(b, cqe, 4);
+	cr_assert_eq(n, 1, "%d completions, %lu malformed", n,
+		     (unsigned long) b->stats.rx_malformed);
+	cr_assert_eq(cqe[0].wr_id, 3);
+	cr_assert_eq(cqe[0].status, RDMX_DEV_OK);
+	cr_assert_eq(rx[0], 7);
+	cr_assert_eq(b->stats.rx_malformed, 6);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
 }

@@ -109,8 +109,11 @@ static struct ibv_context *rdmx_ibv_try(const struct rdmx_ibv_kind *kind,
 	if (!name || (g_rdmx_params.iface && strcmp(g_rdmx_params.iface, name)))
 		return NULL;
 	ctx = g_rdmx_ibv->open_device(dev);
-	if (!ctx)
+	if (!ctx) {
+		RDMX_INFO(FI_LOG_CORE, "%s: ibv_open_device(%s): %s\n", kind->name, name,
+			  strerror(errno));
 		return NULL;
+	}
 	if (g_rdmx_ibv->query_port(ctx, RDMX_IBV_PORT, &port) ||
 	    port.state != IBV_PORT_ACTIVE || !kind->probe(ctx, &port, mtu) ||
 	    g_rdmx_ibv->query_gid(ctx, RDMX_IBV_PORT, RDMX_IBV_GID_INDEX, gid) ||

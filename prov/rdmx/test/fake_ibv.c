@@ -89,10 +89,22 @@ void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
 	cfg->efa.max_rdma_size = 1 << 20;
 }
 
-void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count)
+void fake_ibv_fail_after(enum fake_ibv_call call, unsigned skip, int err,
+			 unsigned count)
 {
 	g_fake.fail_err[call] = err;
+	g_fake.fail_skip[call] = skip;
 	g_fake.fail_cnt[call] = count;
+}
+
+void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count)
+{
+	fake_ibv_fail_after(call, 0, err, count);
+}
+
+unsigned fake_ibv_fail_left(enum fake_ibv_call call)
+{
+	return g_fake.fail_cnt[call];
 }
 
 void fake_misuse(const char *what)
@@ -105,6 +117,10 @@ int fake_fails(enum fake_ibv_call call)
 {
 	if (!g_fake.fail_cnt[call])
 		return 0;
+	if (g_fake.fail_skip[call]) {
+		g_fake.fail_skip[call]--;
+		return 0;
+	}
 	g_fake.fail_cnt[call]--;
 	errno = g_fake.fail_err[call];
 	return g_fake.fail_err[call];
@@ -229,7 +245,10 @@ static int fake_close_device(struct ibv_context *ctx)
 static int fake_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 {
 	const struct fake_ibv_dev_cfg *cfg = &fake_dev_of(ctx)->cfg;
+	int err = fake_fails(FAKE_IBV_QUERY_DEVICE);
 
+	if (err)
+		return err;
 	memset(attr, 0, sizeof(*attr));
 	attr->max_qp_wr = cfg->max_qp_wr;
 	attr->max_sge = FAKE_SGE_MAX;
@@ -242,7 +261,10 @@ static int fake_query_port(struct ibv_context *ctx, uint8_t port,
 			   struct ibv_port_attr *attr)
 {
 	const struct fake_ibv_dev_cfg *cfg = &fake_dev_of(ctx)->cfg;
+	int err = fake_fails(FAKE_IBV_QUERY_PORT);
 
+	if (err)
+		return err;
 	if (port != 1)
 		return EINVAL;
 	memset(attr, 0, sizeof(*attr));
@@ -268,7 +290,10 @@ static int fake_efadv_query_device(struct ibv_context *ctx,
 				   struct efadv_device_attr *attr, uint32_t inlen)
 {
 	const struct fake_ibv_dev_cfg *cfg = &fake_dev_of(ctx)->cfg;
+	int err = fake_fails(FAKE_IBV_EFADV_QUERY_DEVICE);
 
+	if (err)
+		return err;
 	if (cfg->kind != FAKE_IBV_EFA)
 		return EOPNOTSUPP;
 	memset(attr, 0, inlen);

@@ -42,6 +42,9 @@ void fake_ibv_install(const struct fake_ibv_dev_cfg *devs, size_t n);
 /* Calls that failure injection can make fail. */
 enum fake_ibv_call {
 	FAKE_IBV_OPEN_DEVICE,
+	FAKE_IBV_QUERY_DEVICE,
+	FAKE_IBV_QUERY_PORT,
+	FAKE_IBV_EFADV_QUERY_DEVICE,
 	FAKE_IBV_ALLOC_PD,
 	FAKE_IBV_REG_MR,
 	FAKE_IBV_CREATE_CQ,		/* ibv_create_cq_ex and efadv_create_cq */
@@ -55,6 +58,13 @@ enum fake_ibv_call {
 
 /* The next count calls fail the documented way with errno err. */
 void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count);
+
+/* The same after skip calls succeeded. */
+void fake_ibv_fail_after(enum fake_ibv_call call, unsigned skip, int err,
+			 unsigned count);
+
+/* Failures of call still to come (0: the injected ones happened). */
+unsigned fake_ibv_fail_left(enum fake_ibv_call call);
 
 /*
  * The next count work requests posted on queue pair qpn complete with

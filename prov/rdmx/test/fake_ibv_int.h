@@ -103,6 +103,7 @@ struct fake_ibv_state {
 	struct fake_dev		devs[FAKE_DEVS_MAX];
 	size_t			ndevs;
 	int			fail_err[FAKE_IBV_CALLS];
+	unsigned		fail_skip[FAKE_IBV_CALLS];
 	unsigned		fail_cnt[FAKE_IBV_CALLS];
 	uint32_t		inject_qpn;
 	enum ibv_wc_status	inject_status;

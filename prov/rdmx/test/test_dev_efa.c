@@ -9,6 +9,7 @@
 
 #include "fake_ibv.h"
 #include "rdmx_dev_ibv.h"
+#include "rdmx_test_dev.h"
 #include "rdmx_test_pair.h"
 
 static struct fake_ibv_dev_cfg cfg;
@@ -116,33 +117,27 @@ Test(efa, device_without_read_does_not_offer_it)
 	dev->ops->close(dev);
 }
 
-/* Each failing rdma-core call makes open fail with its error, leak-free. */
+/*
+ * Each failing rdma-core call makes open fail with its error, leak-free;
+ * a device that cannot be opened or probed is no usable device.
+ */
 Test(efa, failed_open_releases_everything)
 {
-	static const struct {
-		enum fake_ibv_call	call;
-		int			err;
-	} fails[] = {
-		{ FAKE_IBV_OPEN_DEVICE, ENOMEM },
-		{ FAKE_IBV_ALLOC_PD, ENOMEM },
-		{ FAKE_IBV_CREATE_CQ, ENOMEM },
-		{ FAKE_IBV_CREATE_QP, ENOSPC },
-		{ FAKE_IBV_MODIFY_QP, EINVAL },
-		{ FAKE_IBV_REG_MR, EFAULT },
+	static const struct rdmx_test_open_fail fails[] = {
+		{ FAKE_IBV_OPEN_DEVICE, 0, ENOMEM, -FI_ENODEV },
+		{ FAKE_IBV_QUERY_PORT, 0, EIO, -FI_ENODEV },
+		/* The first efadv_query_device probes, the second reads limits. */
+		{ FAKE_IBV_EFADV_QUERY_DEVICE, 0, EIO, -FI_ENODEV },
+		{ FAKE_IBV_EFADV_QUERY_DEVICE, 1, EIO, -FI_EIO },
+		{ FAKE_IBV_ALLOC_PD, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_CREATE_CQ, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_CREATE_QP, 0, ENOSPC, -FI_ENOSPC },
+		{ FAKE_IBV_MODIFY_QP, 0, EINVAL, -FI_EINVAL },
+		{ FAKE_IBV_MODIFY_QP, 2, EINVAL, -FI_EINVAL },	/* RTR to RTS */
+		{ FAKE_IBV_REG_MR, 0, EFAULT, -FI_EFAULT },
 	};
-	struct rdmx_dev_attr attr = { .sq_size = 64, .rq_size = 64 };
 
-	for (size_t i = 0; i < RDMX_ARRAY_SIZE(fails); i++) {
-		struct rdmx_dev *dev = NULL;
-		int ret;
-
-		fake_ibv_install(&cfg, 1);
-		fake_ibv_fail(fails[i].call, fails[i].err, 1);
-		ret = rdmx_dev_efa_ops.open(&attr, &dev);
-		cr_assert_lt(ret, 0, "open succeeded with call %zu failing", i);
-		cr_assert_null(dev);
-		cr_assert_eq(fake_ibv_live(), 0, "call %zu: objects leaked", i);
-	}
+	rdmx_test_failed_opens(&rdmx_dev_efa_ops, &cfg, fails, RDMX_ARRAY_SIZE(fails));
 }
 
 Test(efa, send_reaches_a_posted_receive)
@@ -504,6 +499,133 @@ Test(efa, full_send_queue_is_eagain)
 	cr_assert_not(fake_ibv_cq_overrun());
 	a->ops->close(a);
 	b->ops->close(b);
+}
+
+/*
+ * A receive queue that takes no more says -FI_EAGAIN (ENOMEM from
+ * ibv_post_recv too), another failure its code, and a failed post keeps
+ * no entry: every entry can still be posted afterwards.
+ */
+Test(efa, full_receive_queue_is_eagain)
+{
+	struct rdmx_dev *b = efa_open();
+	static uint8_t rx[256][64];
+	size_t n;
+
+	cr_assert_eq(b->caps.rq_size, 256);
+	cr_assert_eq(b->ops->rx_memory(b, rx, sizeof(rx)), 0);
+	fake_ibv_fail(FAKE_IBV_POST_RECV, ENOMEM, 1);
+	cr_assert_eq(b->ops->post_recv(b, rx[0], sizeof(rx[0]), 0), -FI_EAGAIN);
+	fake_ibv_fail(FAKE_IBV_POST_RECV, EINVAL, 1);
+	cr_assert_eq(b->ops->post_recv(b, rx[0], sizeof(rx[0]), 0), -FI_EINVAL);
+	for (n = 0; n < 256; n++)
+		cr_assert_eq(b->ops->post_recv(b, rx[n], sizeof(rx[n]), n), 0,
+			     "receive %zu refused", n);
+	cr_assert_eq(b->ops->post_recv(b, rx[0], sizeof(rx[0]), n), -FI_EAGAIN);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/*
+ * A send ibv_wr_complete refuses is -FI_EAGAIN (ENOMEM) or its code,
+ * and leaves nothing behind: no slot taken, no completion to come.
+ */
+Test(efa, refused_send_loses_and_leaks_nothing)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ah *ah = efa_ah_to(a, b);
+	struct rdmx_dev_cqe cqe[64];
+	size_t n, done = 0;
+	int got;
+
+	fake_ibv_fail(FAKE_IBV_WR_COMPLETE, ENOMEM, 1);
+	cr_assert_eq(efa_send_byte(a, ah, 1000), -FI_EAGAIN);
+	fake_ibv_fail(FAKE_IBV_WR_COMPLETE, EINVAL, 1);
+	cr_assert_eq(efa_send_byte(a, ah, 1001), -FI_EINVAL);
+	for (n = 0; efa_send_byte(a, ah, n) == 0; n++)
+		cr_assert_lt(n, 4096);
+	cr_assert_eq(n, a->caps.sq_size, "a refused send kept its slot");
+	while ((got = a->ops->poll_cq(a, cqe, 64)) > 0) {
+		for (int i = 0; i < got; i++)
+			cr_assert_lt(cqe[i].wr_id, n, "a refused send completed");
+		done += (size_t) got;
+	}
+	cr_assert_eq(done, n);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/*
+ * Registration failures in the read path: read_expose undoes what it
+ * registered and says why; post_read says -FI_EOPNOTSUPP (the caller
+ * does without) or -FI_EAGAIN, keeping no registration either way.
+ */
+Test(efa, failed_read_registrations_leave_nothing)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ah *to_b = efa_ah_to(a, b);
+	static uint8_t src[2][4096], dst[4096];
+	struct iovec two[2] = { { src[0], 4096 }, { src[1], 4096 } };
+	struct iovec local = { dst, sizeof(dst) };
+	struct rdmx_dev_rkey rkey;
+	size_t live;
+
+	live = fake_ibv_live();
+	fake_ibv_fail_after(FAKE_IBV_REG_MR, 1, ENOMEM, 1);
+	cr_assert_eq(b->ops->read_expose(b, two, 2, &rkey), -FI_ENOMEM);
+	cr_assert_eq(fake_ibv_live(), live, "the first segment stayed registered");
+	cr_assert_eq(b->ops->read_expose(b, two, 1, &rkey), 0);
+	live = fake_ibv_live();
+	fake_ibv_fail(FAKE_IBV_REG_MR, ENOMEM, 1);
+	cr_assert_eq(a->ops->post_read(a, to_b, &local, 1, two, 1, rkey.wire, 9),
+		     -FI_EOPNOTSUPP);
+	fake_ibv_fail(FAKE_IBV_WR_COMPLETE, ENOMEM, 1);
+	cr_assert_eq(a->ops->post_read(a, to_b, &local, 1, two, 1, rkey.wire, 9),
+		     -FI_EAGAIN);
+	cr_assert_eq(fake_ibv_live(), live);
+	memset(src[0], 0x3c, sizeof(src[0]));
+	cr_assert_eq(a->ops->post_read(a, to_b, &local, 1, two, 1, rkey.wire, 9), 0);
+	cr_assert_eq(efa_poll_one(a).status, RDMX_DEV_OK);
+	cr_assert_eq(dst[4095], 0x3c);
+	b->ops->read_revoke(b, &rkey);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* ibv_create_ah failing fails ah_create with its code, leak-free. */
+Test(efa, failed_address_handle_is_a_clean_error)
+{
+	struct rdmx_dev *a = efa_open(), *b = efa_open();
+	struct rdmx_ah *ah = rdmx_test_failed_ah(a, b);
+
+	cr_assert_eq(efa_send_byte(a, ah, 1), 0);
+	cr_assert_eq(efa_poll_one(a).wr_id, 1);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/*
+ * A long message whose memory cannot be registered, on either side,
+ * goes the credit path instead of the read.
+ */
+Test(efa, rdm_read_registration_failure_goes_by_credit)
+{
+	struct rdmx_test_pair tp;
+
+	rdmx_test_pair_open(&tp, "efa");
+	rdmx_test_pair_transfer(&tp, 8, 1);
+	/* The sender's exposure, then the receiver's registration. */
+	fake_ibv_fail(FAKE_IBV_REG_MR, ENOMEM, 1);
+	rdmx_test_pair_transfer(&tp, 1 << 20, 2);
+	cr_assert_eq(fake_ibv_fail_left(FAKE_IBV_REG_MR), 0);
+	fake_ibv_fail_after(FAKE_IBV_REG_MR, 1, ENOMEM, 1);
+	rdmx_test_pair_transfer(&tp, 1 << 20, 3);
+	cr_assert_eq(fake_ibv_fail_left(FAKE_IBV_REG_MR), 0);
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
 }
 
 Test(efa, rdm_transfers_every_protocol)

@@ -7,6 +7,7 @@
 #include "fake_ibv.h"
 #include "rdmx_dev_ibv.h"
 #include "rdmx_swsrd.h"
+#include "rdmx_test_dev.h"
 #include "rdmx_test_pair.h"
 
 static struct fake_ibv_dev_cfg cfg;
@@ -54,22 +55,21 @@ Test(verbs, mtu_is_the_active_mtu_less_swsrd)
 
 Test(verbs, failed_open_releases_everything)
 {
-	static const enum fake_ibv_call calls[] = {
-		FAKE_IBV_ALLOC_PD, FAKE_IBV_CREATE_CQ, FAKE_IBV_CREATE_QP,
-		FAKE_IBV_MODIFY_QP, FAKE_IBV_REG_MR, FAKE_IBV_POST_RECV,
+	static const struct rdmx_test_open_fail fails[] = {
+		{ FAKE_IBV_OPEN_DEVICE, 0, ENOMEM, -FI_ENODEV },
+		{ FAKE_IBV_QUERY_PORT, 0, EIO, -FI_ENODEV },
+		{ FAKE_IBV_QUERY_DEVICE, 0, EIO, -FI_EIO },
+		{ FAKE_IBV_ALLOC_PD, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_CREATE_CQ, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_CREATE_QP, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_MODIFY_QP, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_REG_MR, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_REG_MR, 1, EFAULT, -FI_EFAULT },	/* the receive ring */
+		{ FAKE_IBV_POST_RECV, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_POST_RECV, 10, EINVAL, -FI_EINVAL },
 	};
-	struct rdmx_dev_attr attr = { .sq_size = 64, .rq_size = 64 };
 
-	for (size_t i = 0; i < RDMX_ARRAY_SIZE(calls); i++) {
-		struct rdmx_dev *dev = NULL;
-
-		fake_ibv_install(&cfg, 1);
-		fake_ibv_fail(calls[i], ENOMEM, 1);
-		cr_assert_lt(rdmx_dev_verbs_ops.open(&attr, &dev), 0,
-			     "open succeeded with call %zu failing", i);
-		cr_assert_null(dev);
-		cr_assert_eq(fake_ibv_live(), 0, "call %zu: objects leaked", i);
-	}
+	rdmx_test_failed_opens(&rdmx_dev_verbs_ops, &cfg, fails, RDMX_ARRAY_SIZE(fails));
 }
 
 /* A datagram through swsrd lands in the posted buffer, GRH stripped. */
@@ -228,5 +228,31 @@ Test(verbs, failed_receives_are_dropped_and_reposted)
 	cr_assert_eq(b->stats.rx_malformed, 6);
 	a->ops->close(a);
 	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* ibv_create_ah failing fails ah_create with its code, leak-free. */
+Test(verbs, failed_address_handle_is_a_clean_error)
+{
+	struct rdmx_dev *a = verbs_open(), *b = verbs_open();
+	struct rdmx_ah *ah = rdmx_test_failed_ah(a, b);
+
+	a->ops->ah_destroy(a, ah);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* A send ibv_wr_complete refuses is a loss: swsrd sends it again. */
+Test(verbs, refused_send_is_sent_again)
+{
+	struct rdmx_test_pair tp;
+
+	(void) verbs_pair_open_quick(&tp);
+	fake_ibv_fail(FAKE_IBV_WR_COMPLETE, ENOMEM, 3);
+	rdmx_test_pair_transfer(&tp, 20000, 2);
+	cr_assert_eq(fake_ibv_fail_left(FAKE_IBV_WR_COMPLETE), 0);
+	cr_assert_geq(rdmx_test_pair_stats(&tp, 0).retransmits, 1);
+	rdmx_test_pair_close(&tp);
 	cr_assert_eq(fake_ibv_live(), 0);
 }

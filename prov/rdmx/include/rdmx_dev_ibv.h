@@ -119,6 +119,10 @@ int rdmx_ibv_core_open(const struct rdmx_ibv_kind *kind, const void *src,
 		       struct rdmx_ibv_core *core);
 void rdmx_ibv_core_close(struct rdmx_ibv_core *core);
 
+/* ibv_query_device of core's device (a failure logged); 0 or -FI_E*. */
+int rdmx_ibv_core_query(const struct rdmx_ibv_core *core, const char *kind,
+			struct ibv_device_attr *attr);
+
 /*
  * Names a new queue pair of core: draws its connection id (random, never
  * 0) and writes its canonical address to addr. Returns the connection id
@@ -136,8 +140,9 @@ int rdmx_ibv_qp_ready(struct ibv_qp *qp, int rnr_retry);
 /*
  * Hardware address handles, one per remote GID and shared by every queue
  * there (an address handle names a port, not a queue), reference
- * counted. On efa each also knows its AH number, which receive
- * completions report as the sender's "slid".
+ * counted, at most the device's max_ah of them. On efa each also knows
+ * its AH number, which receive completions report as the sender's
+ * "slid".
  */
 struct rdmx_ibv_gid_ah {
 	uint8_t		gid[16];	/* the hash key */
@@ -151,15 +156,26 @@ struct rdmx_ibv_ahc {
 	struct rdmx_hash	by_gid;		/* gid → rdmx_ibv_gid_ah */
 	struct rdmx_hash	by_ahn;		/* efa: ahn → rdmx_ibv_gid_ah */
 	struct rdmx_dlist	all;		/* of rdmx_ibv_gid_ah */
+	size_t			cnt;		/* handles alive */
+	size_t			max;		/* the device's max_ah */
 	bool			efa;
 };
 
-/* 0 or -FI_ENOMEM. With efa, handles learn their AH numbers. */
-int rdmx_ibv_ahc_construct(struct rdmx_ibv_ahc *ahc, bool efa);
+/*
+ * 0 or -FI_ENOMEM. At most max handles (0: the device did not say, no
+ * bound); with efa, handles learn their AH numbers.
+ */
+int rdmx_ibv_ahc_construct(struct rdmx_ibv_ahc *ahc, bool efa, size_t max);
 /* Destroys every handle left. */
 void rdmx_ibv_ahc_destruct(struct rdmx_ibv_ahc *ahc);
 
-/* The handle for a GID, made on first use; NULL with -FI_E* in *err. */
+/* Whether a GID needs a new handle and there are max already. */
+bool rdmx_ibv_ahc_full(struct rdmx_ibv_ahc *ahc, const uint8_t *gid);
+
+/*
+ * The handle for a GID, made on first use; NULL with -FI_E* in *err,
+ * -FI_ENOSPC when it would be one more than max.
+ */
 struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_get(struct rdmx_ibv_ahc *ahc,
 					 struct rdmx_ibv_core *core,
 					 const uint8_t *gid, int *err);

@@ -194,6 +194,17 @@ void rdmx_ibv_core_close(struct rdmx_ibv_core *core)
 	g_rdmx_ibv->close_device(core->ctx);
 }
 
+int rdmx_ibv_core_query(const struct rdmx_ibv_core *core, const char *kind,
+			struct ibv_device_attr *attr)
+{
+	int ret = g_rdmx_ibv->query_device(core->ctx, attr);
+
+	if (ret)
+		RDMX_WARN(FI_LOG_EP_CTRL, "%s: ibv_query_device: %s\n", kind,
+			  strerror(ret));
+	return -ret;
+}
+
 __be32 rdmx_ibv_qp_name(const struct rdmx_ibv_core *core, const struct ibv_qp *qp,
 			struct rdmx_ibv_addr *addr)
 {
@@ -263,11 +274,13 @@ static const void *rdmx_ibv_ahn_key(const struct rdmx_hash *hash, uint64_t val)
 	return &((const struct rdmx_ibv_gid_ah *) (uintptr_t) val)->ahn;
 }
 
-int rdmx_ibv_ahc_construct(struct rdmx_ibv_ahc *ahc, bool efa)
+int rdmx_ibv_ahc_construct(struct rdmx_ibv_ahc *ahc, bool efa, size_t max)
 {
 	int ret;
 
 	ahc->efa = efa;
+	ahc->cnt = 0;
+	ahc->max = max ? max : SIZE_MAX;
 	rdmx_dlist_init(&ahc->all);
 	ret = rdmx_hash_construct(&ahc->by_gid, 16, rdmx_ibv_gid_key);
 	if (ret)
@@ -328,6 +341,13 @@ static int rdmx_ibv_gid_ah_create(struct rdmx_ibv_ahc *ahc,
 	return 0;
 }
 
+bool rdmx_ibv_ahc_full(struct rdmx_ibv_ahc *ahc, const uint8_t *gid)
+{
+	uint64_t val;
+
+	return ahc->cnt >= ahc->max && !rdmx_hash_find(&ahc->by_gid, gid, &val);
+}
+
 struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_get(struct rdmx_ibv_ahc *ahc,
 					 struct rdmx_ibv_core *core,
 					 const uint8_t *gid, int *err)
@@ -339,6 +359,12 @@ struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_get(struct rdmx_ibv_ahc *ahc,
 		gah = (void *) (uintptr_t) val;
 		gah->refs++;
 		return gah;
+	}
+	if (ahc->cnt >= ahc->max) {
+		RDMX_INFO(FI_LOG_AV, "all %zu address handles of the device in use\n",
+			  ahc->max);
+		*err = -FI_ENOSPC;
+		return NULL;
 	}
 	gah = calloc(1, sizeof(*gah));
 	if (!gah) {
@@ -360,6 +386,7 @@ struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_get(struct rdmx_ibv_ahc *ahc,
 		}
 	}
 	gah->refs = 1;
+	ahc->cnt++;
 	rdmx_dlist_insert_tail(&ahc->all, &gah->link);
 	return gah;
 
@@ -378,6 +405,7 @@ void rdmx_ibv_ahc_put(struct rdmx_ibv_ahc *ahc, struct rdmx_ibv_gid_ah *gah)
 	if (ahc->efa)
 		rdmx_hash_remove(&ahc->by_ahn, &gah->ahn);
 	rdmx_dlist_remove(&gah->link);
+	ahc->cnt--;
 	g_rdmx_ibv->destroy_ah(gah->ah);
 	free(gah);
 }

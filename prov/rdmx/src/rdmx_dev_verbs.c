@@ -336,17 +336,18 @@ static const struct rdmx_dgram_ops rdmx_verbs_dgram_ops = {
 	.raw_destroy = rdmx_verbs_raw_destroy,
 };
 
-/* Queue sizes within what the device takes; 0 or -FI_E*. */
+/*
+ * Queue sizes within what the device takes, and its max_ah (*max_ah);
+ * 0 or -FI_E*.
+ */
 static int rdmx_verbs_caps(struct rdmx_verbs_dev *verbs,
-			   const struct rdmx_dev_attr *attr)
+			   const struct rdmx_dev_attr *attr, size_t *max_ah)
 {
 	struct ibv_device_attr dattr;
-	int ret = g_rdmx_ibv->query_device(verbs->core.ctx, &dattr);
+	int ret = rdmx_ibv_core_query(&verbs->core, "verbs", &dattr);
 
-	if (ret) {
-		RDMX_WARN(FI_LOG_EP_CTRL, "verbs: ibv_query_device: %s\n", strerror(ret));
-		return -ret;
-	}
+	if (ret)
+		return ret;
 	verbs->dg.dev.caps.mtu = verbs->core.mtu;
 	verbs->dg.dev.caps.max_inline = verbs->core.mtu;	/* copied at send */
 	verbs->dg.dev.caps.sq_size = RDMX_MIN(attr->sq_size, (size_t) dattr.max_qp_wr);
@@ -354,12 +355,14 @@ static int rdmx_verbs_caps(struct rdmx_verbs_dev *verbs,
 	verbs->dg.dev.caps.flags = RDMX_DEV_CAP_RELIABLE;
 	verbs->ipv4_grh = IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)
 					       verbs->core.gid.raw);
+	*max_ah = (size_t) dattr.max_ah;
 	return 0;
 }
 
 static int rdmx_verbs_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p)
 {
 	struct rdmx_verbs_dev *verbs;
+	size_t max_ah;
 	int ret;
 
 	verbs = calloc(1, sizeof(*verbs));
@@ -368,10 +371,11 @@ static int rdmx_verbs_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **d
 	ret = rdmx_ibv_core_open(&rdmx_verbs_kind, attr->src_addr, &verbs->core);
 	if (ret)
 		goto err_free;
-	ret = rdmx_verbs_caps(verbs, attr);
+	ret = rdmx_verbs_caps(verbs, attr, &max_ah);
 	if (ret)
 		goto err_close_core;
-	ret = rdmx_ibv_ahc_construct(&verbs->ahc, false);
+	/* Handles go when the rdm layer drops them: at max_ah, -FI_ENOSPC. */
+	ret = rdmx_ibv_ahc_construct(&verbs->ahc, false, max_ah);
 	if (ret)
 		goto err_close_core;
 	ret = rdmx_verbs_qp_open(verbs);

@@ -7,7 +7,8 @@
  * - ibv_query_port(3), ibv_query_gid(3), ibv_query_device(3): 0 or errno.
  * - ibv_alloc_pd(3), ibv_reg_mr(3), ibv_create_ah(3), ibv_create_cq_ex(3),
  *   ibv_create_qp_ex(3), efadv_create_qp_ex(3): NULL with errno on
- *   failure; the destroy calls return 0 or errno, EBUSY while a PD still
+ *   failure (ibv_create_ah: ENOMEM past the device's max_ah, which
+ *   ibv_query_device reports); the destroy calls return 0 or errno, EBUSY while a PD still
  *   has objects or a CQ still has queue pairs.
  * - ibv_modify_qp(3): RESET→INIT needs STATE, PKEY_INDEX, PORT and QKEY
  *   for UD (and SRD), INIT→RTR needs STATE, RTR→RTS STATE and SQ_PSN
@@ -67,6 +68,7 @@ void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
 	cfg->active_mtu = IBV_MTU_4096;
 	cfg->max_msg_sz = 8928;
 	cfg->max_qp_wr = 4096;
+	cfg->max_ah = 1024;
 	/* fe80::<gid_last>, or ::ffff:10.0.0.<gid_last> for RoCE v2 IPv4. */
 	if (kind == FAKE_IBV_ROCE) {
 		cfg->gid[10] = cfg->gid[11] = 0xff;
@@ -169,6 +171,11 @@ size_t fake_ibv_ahs(void)
 	return g_fake.ahs;
 }
 
+size_t fake_ibv_ah_destroys(void)
+{
+	return g_fake.ah_destroys;
+}
+
 bool fake_ibv_cq_overrun(void)
 {
 	return g_fake.overrun;
@@ -251,6 +258,7 @@ static int fake_query_device(struct ibv_context *ctx, struct ibv_device_attr *at
 		return err;
 	memset(attr, 0, sizeof(*attr));
 	attr->max_qp_wr = cfg->max_qp_wr;
+	attr->max_ah = cfg->max_ah;
 	attr->max_sge = FAKE_SGE_MAX;
 	attr->max_cqe = 1 << 20;
 	attr->phys_port_cnt = 1;
@@ -740,6 +748,16 @@ struct fake_ah *fake_ah_find(const struct ibv_pd *pd, const uint8_t *gid)
 	return NULL;
 }
 
+/* Address handles alive on the device of ctx. */
+static size_t fake_dev_ahs(struct ibv_context *ctx)
+{
+	size_t n = 0;
+
+	for (struct fake_ah *ah = g_fake.ah_list; ah; ah = ah->next)
+		n += ah->ah.context->device == ctx->device;
+	return n;
+}
+
 static struct ibv_ah *fake_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct fake_ah *ah, *same;
@@ -748,6 +766,11 @@ static struct ibv_ah *fake_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr
 		return NULL;
 	if (!attr->is_global || attr->port_num != 1) {
 		errno = EINVAL;
+		return NULL;
+	}
+	/* The device has max_ah of them, whoever asks. */
+	if (fake_dev_ahs(pd->context) >= (size_t) fake_dev_of(pd->context)->cfg.max_ah) {
+		errno = ENOMEM;
 		return NULL;
 	}
 	ah = calloc(1, sizeof(*ah));
@@ -781,6 +804,7 @@ static int fake_destroy_ah(struct ibv_ah *ah)
 	free(ah);
 	g_fake.live--;
 	g_fake.ahs--;
+	g_fake.ah_destroys++;
 	return 0;
 }
 

@@ -29,6 +29,7 @@ struct fake_ibv_dev_cfg {
 	uint32_t		max_msg_sz;	/* EFA: the datagram size */
 	uint8_t			gid[16];
 	int			max_qp_wr;
+	int			max_ah;		/* address handles at most */
 	struct efadv_device_attr efa;		/* EFA only */
 };
 
@@ -103,6 +104,9 @@ size_t fake_ibv_live(void);
 
 /* Hardware address handles alive (a subset of fake_ibv_live). */
 size_t fake_ibv_ahs(void);
+
+/* ibv_destroy_ah calls so far. */
+size_t fake_ibv_ah_destroys(void);
 
 /* The RNR retry count queue pair qpn was given at RTS (0 if none). */
 unsigned fake_ibv_qp_rnr_retry(uint32_t qpn);

@@ -117,7 +117,7 @@ struct fake_ibv_state {
 	struct fake_mr		*mrs;
 	struct fake_qp		*qps;
 	struct fake_ah		*ah_list;
-	size_t			live, ahs;
+	size_t			live, ahs, ah_destroys;
 	uint32_t		next_qpn, next_key;
 	bool			overrun;
 };

@@ -129,6 +129,7 @@ Test(efa, failed_open_releases_everything)
 		/* The first efadv_query_device probes, the second reads limits. */
 		{ FAKE_IBV_EFADV_QUERY_DEVICE, 0, EIO, -FI_ENODEV },
 		{ FAKE_IBV_EFADV_QUERY_DEVICE, 1, EIO, -FI_EIO },
+		{ FAKE_IBV_QUERY_DEVICE, 0, EIO, -FI_EIO },	/* max_ah */
 		{ FAKE_IBV_ALLOC_PD, 0, ENOMEM, -FI_ENOMEM },
 		{ FAKE_IBV_CREATE_CQ, 0, ENOMEM, -FI_ENOMEM },
 		{ FAKE_IBV_CREATE_QP, 0, ENOSPC, -FI_ENOSPC },
@@ -478,6 +479,64 @@ Test(efa, one_hardware_handle_per_remote_gid)
 	cr_assert_eq(fake_ibv_ahs(), 0);
 	b->ops->close(b);
 	c->ops->close(c);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* The address of a queue pair that does not exist, on GID fe80::<last>. */
+static struct rdmx_ibv_addr efa_addr_on(uint8_t last)
+{
+	struct rdmx_ibv_addr addr;
+	union ibv_gid gid = { .raw = { 0xfe, 0x80 } };
+
+	gid.raw[15] = last;
+	rdmx_ibv_addr_make(&addr, &gid, 0x200, 1);
+	return addr;
+}
+
+/*
+ * At most max_ah hardware handles: a new GID at the bound takes the one
+ * of the least recently used idle handle (neither held by the rdm layer
+ * nor named by a send in flight), else ah_create is -FI_ENOSPC.
+ */
+Test(efa, address_handles_stay_within_max_ah)
+{
+	struct rdmx_ibv_addr x[4];
+	struct rdmx_ah *ah[4], *again;
+	struct rdmx_dev *a;
+
+	cfg.max_ah = 2;
+	fake_ibv_install(&cfg, 1);
+	a = efa_open();
+	for (int i = 0; i < 4; i++)
+		x[i] = efa_addr_on((uint8_t) (0x10 + i));
+	cr_assert_eq(a->ops->ah_create(a, &x[0], &ah[0]), 0);
+	cr_assert_eq(a->ops->ah_create(a, &x[1], &ah[1]), 0);
+	cr_assert_eq(a->ops->ah_create(a, &x[2], &ah[2]), -FI_ENOSPC, "both held");
+	cr_assert_eq(fake_ibv_ahs(), 2);
+
+	a->ops->ah_destroy(a, ah[0]);
+	cr_assert_eq(a->ops->ah_create(a, &x[2], &ah[2]), 0);
+	cr_assert_eq(fake_ibv_ah_destroys(), 1, "x0's handle was not destroyed");
+	cr_assert_eq(fake_ibv_ahs(), 2);
+
+	/* A handle a send still names stays until the send completes. */
+	cr_assert_eq(efa_send_byte(a, ah[1], 7), 0);
+	a->ops->ah_destroy(a, ah[1]);
+	cr_assert_eq(a->ops->ah_create(a, &x[3], &ah[3]), -FI_ENOSPC, "x1 is busy");
+	cr_assert_eq(efa_poll_one(a).wr_id, 7);
+	cr_assert_eq(a->ops->ah_create(a, &x[3], &ah[3]), 0);
+	cr_assert_eq(fake_ibv_ah_destroys(), 2);
+
+	/* Least recently used first: x2 goes, x3 stays and comes back. */
+	a->ops->ah_destroy(a, ah[2]);
+	a->ops->ah_destroy(a, ah[3]);
+	cr_assert_eq(a->ops->ah_create(a, &x[0], &ah[0]), 0);
+	cr_assert_eq(fake_ibv_ah_destroys(), 3);
+	cr_assert_eq(a->ops->ah_create(a, &x[3], &again), 0);
+	cr_assert_eq(again, ah[3], "the idle handle of x3 was not kept");
+	cr_assert_eq(fake_ibv_ah_destroys(), 3);
+	cr_assert_eq(a->ops->ah_create(a, &x[2], &ah[2]), -FI_ENOSPC);
+	a->ops->close(a);
 	cr_assert_eq(fake_ibv_live(), 0);
 }
 

@@ -256,3 +256,30 @@ Test(verbs, refused_send_is_sent_again)
 	rdmx_test_pair_close(&tp);
 	cr_assert_eq(fake_ibv_live(), 0);
 }
+
+/*
+ * verbs keeps a handle's hardware part as long as its swsrd state (until
+ * close): a GID more than max_ah is -FI_ENOSPC.
+ */
+Test(verbs, address_handles_stay_within_max_ah)
+{
+	struct rdmx_dev *a, *b;
+	struct rdmx_ibv_addr b_addr, other;
+	union ibv_gid gid = { .raw = { 0xfe, 0x80 } };
+	struct rdmx_ah *to_b, *ah = NULL;
+
+	cfg.max_ah = 1;
+	fake_ibv_install(&cfg, 1);
+	a = verbs_open();
+	b = verbs_open();
+	b->ops->getname(b, &b_addr);
+	gid.raw[15] = 0x30;
+	rdmx_ibv_addr_make(&other, &gid, 0x200, 1);
+	cr_assert_eq(a->ops->ah_create(a, &b_addr, &to_b), 0);
+	cr_assert_eq(a->ops->ah_create(a, &other, &ah), -FI_ENOSPC);
+	cr_assert_null(ah);
+	cr_assert_eq(fake_ibv_ahs(), 1);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}

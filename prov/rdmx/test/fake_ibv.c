@@ -12,7 +12,8 @@
  *   has objects or a CQ still has queue pairs.
  * - ibv_modify_qp(3): RESET→INIT needs STATE, PKEY_INDEX, PORT and QKEY
  *   for UD (and SRD), INIT→RTR needs STATE, RTR→RTS STATE and SQ_PSN
- *   (RNR_RETRY allowed); anything else EINVAL.
+ *   (RNR_RETRY allowed on SRD, EOPNOTSUPP on an EFA device without
+ *   EFADV_DEVICE_ATTR_CAPS_RNR_RETRY); anything else EINVAL.
  * - ibv_post_recv(3): ENOMEM and *bad_wr when the receive queue is full;
  *   receives can be posted from INIT on.
  * - ibv_wr_post(3): work requests between ibv_wr_start and
@@ -191,12 +192,12 @@ static struct fake_dev *fake_dev_of(struct ibv_context *ctx)
 	return (struct fake_dev *) ctx->device;
 }
 
-unsigned fake_ibv_qp_rnr_retry(uint32_t qpn)
+int fake_ibv_qp_rnr_retry(uint32_t qpn)
 {
 	for (struct fake_qp *q = g_fake.qps; q; q = q->next)
 		if (q->qpx.qp_base.qp_num == qpn)
 			return q->rnr_retry;
-	return 0;
+	return -1;
 }
 
 /* Devices. */
@@ -601,6 +602,7 @@ static struct fake_qp *fake_qp_new(struct ibv_context *ctx,
 		return NULL;
 	}
 	qp->srd = srd;
+	qp->rnr_retry = -1;
 	qp->send_ops = attr->send_ops_flags;
 	qp->fd = fake_dev_of(ctx);
 	qp->cap = attr->cap;
@@ -677,8 +679,14 @@ static int fake_modify_qp(struct ibv_qp *ibv_qp, struct ibv_qp_attr *attr, int m
 		if (ibv_qp->state != IBV_QPS_RTR ||
 		    (mask & ~IBV_QP_RNR_RETRY) != (IBV_QP_STATE | IBV_QP_SQ_PSN))
 			return EINVAL;
-		if (mask & IBV_QP_RNR_RETRY)
-			qp->rnr_retry = attr->rnr_retry;
+		if (!(mask & IBV_QP_RNR_RETRY))
+			break;
+		/* UD has no RNR retry; SRD only where the device says so. */
+		if (!qp->srd)
+			return EINVAL;
+		if (!(qp->fd->cfg.efa.device_caps & EFADV_DEVICE_ATTR_CAPS_RNR_RETRY))
+			return EOPNOTSUPP;
+		qp->rnr_retry = attr->rnr_retry;
 		break;
 	default:
 		return EINVAL;

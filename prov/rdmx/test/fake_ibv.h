@@ -108,8 +108,8 @@ size_t fake_ibv_ahs(void);
 /* ibv_destroy_ah calls so far. */
 size_t fake_ibv_ah_destroys(void);
 
-/* The RNR retry count queue pair qpn was given at RTS (0 if none). */
-unsigned fake_ibv_qp_rnr_retry(uint32_t qpn);
+/* The RNR retry count queue pair qpn was given at RTS, -1 if none. */
+int fake_ibv_qp_rnr_retry(uint32_t qpn);
 
 /* Whether any CQ had more completions than it can hold. */
 bool fake_ibv_cq_overrun(void);

@@ -80,7 +80,7 @@ struct fake_qp {
 	uint64_t		send_ops;	/* IBV_QP_EX_WITH_* asked for */
 	struct fake_dev		*fd;
 	uint32_t		qkey;
-	unsigned		rnr_retry;
+	int			rnr_retry;	/* -1: never set */
 	struct ibv_qp_cap	cap;
 	struct fake_recv	*rq;		/* FIFO of cap.max_recv_wr */
 	size_t			rq_head, rq_cnt;

@@ -101,7 +101,8 @@ Test(efa, open_reads_the_device_limits)
 	cr_assert_eq(dev->caps.flags, RDMX_DEV_CAP_RELIABLE | RDMX_DEV_CAP_RDMA_READ);
 	dev->ops->getname(dev, &addr);
 	cr_assert_eq(fake_ibv_qp_rnr_retry(rdmx_ibv_addr_qpn(&addr)),
-		     g_rdmx_params.rnr_retry, "RNR retry comes from FI_RDMX_RNR_RETRY");
+		     (int) RDMX_MIN(g_rdmx_params.rnr_retry, 7),
+		     "RNR retry comes from FI_RDMX_RNR_RETRY");
 	dev->ops->close(dev);
 	cr_assert_eq(fake_ibv_live(), 0);
 }
@@ -114,6 +115,21 @@ Test(efa, device_without_read_does_not_offer_it)
 	fake_ibv_install(&cfg, 1);
 	dev = efa_open();
 	cr_assert_eq(dev->caps.flags, RDMX_DEV_CAP_RELIABLE);
+	dev->ops->close(dev);
+}
+
+/* Without EFADV_DEVICE_ATTR_CAPS_RNR_RETRY the QP's retry count is left alone. */
+Test(efa, device_without_rnr_retry_is_not_given_one)
+{
+	struct rdmx_ibv_addr addr;
+	struct rdmx_dev *dev;
+
+	cfg.efa.device_caps &= ~(uint32_t) EFADV_DEVICE_ATTR_CAPS_RNR_RETRY;
+	fake_ibv_install(&cfg, 1);
+	dev = efa_open();
+	dev->ops->getname(dev, &addr);
+	cr_assert_eq(fake_ibv_qp_rnr_retry(rdmx_ibv_addr_qpn(&addr)), -1,
+		     "ibv_modify_qp was given IBV_QP_RNR_RETRY");
 	dev->ops->close(dev);
 }
 

@@ -283,3 +283,56 @@ Test(verbs, address_handles_stay_within_max_ah)
 	b->ops->close(b);
 	cr_assert_eq(fake_ibv_live(), 0);
 }
+
+/*
+ * Full queues: the send queue and the receive queue say -FI_EAGAIN, the
+ * sends they took all complete, and then there is room again.
+ */
+Test(verbs, full_queues_are_eagain)
+{
+	struct rdmx_dev *a = verbs_open_sized(16, 64), *b = verbs_open_sized(256, 16);
+	struct rdmx_ibv_addr b_addr;
+	static uint8_t rx[16][256], byte = 1;
+	struct iovec iov = { &byte, 1 };
+	struct rdmx_dev_cqe cqe[16];
+	size_t sent, sends_done = 0, recvs_done = 0;
+	struct rdmx_ah *ah;
+
+	b->ops->getname(b, &b_addr);
+	cr_assert_eq(a->ops->ah_create(a, &b_addr, &ah), 0);
+	for (uint64_t i = 0; i < 16; i++)
+		cr_assert_eq(b->ops->post_recv(b, rx[i], sizeof(rx[i]), i), 0);
+	cr_assert_eq(b->ops->post_recv(b, rx[0], sizeof(rx[0]), 16), -FI_EAGAIN);
+	for (sent = 0; a->ops->post_send(a, ah, &iov, 1, sent,
+					 RDMX_DEV_SEND_AWAITED) == 0; sent++)
+		cr_assert_lt(sent, 64);
+	cr_assert_eq(sent, a->caps.sq_size);
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, sent, 0), -FI_EAGAIN);
+	for (int round = 0; round < 1000 && sends_done < sent; round++) {
+		int n = b->ops->poll_cq(b, cqe, 16);
+
+		recvs_done += (size_t) RDMX_MAX(n, 0);
+		n = a->ops->poll_cq(a, cqe, 16);
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(cqe[i].status, RDMX_DEV_OK);
+		sends_done += (size_t) RDMX_MAX(n, 0);
+	}
+	cr_assert_eq(sends_done, sent);
+	cr_assert_eq(recvs_done, sent);
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, sent, 0), 0);
+	cr_assert_not(fake_ibv_cq_overrun());
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* UD has no RNR retry: the verbs device never sets one. */
+Test(verbs, no_rnr_retry_on_ud)
+{
+	struct rdmx_ibv_addr addr;
+	struct rdmx_dev *dev = verbs_open();
+
+	dev->ops->getname(dev, &addr);
+	cr_assert_eq(fake_ibv_qp_rnr_retry(rdmx_ibv_addr_qpn(&addr)), -1);
+	dev->ops->close(dev);
+}

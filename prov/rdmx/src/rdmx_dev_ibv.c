@@ -135,8 +135,12 @@ int rdmx_ibv_domains(const struct rdmx_ibv_kind *kind, const void *src,
 	/* Any device reaches any GID: dest does not narrow the choice. */
 	(void) dest;
 	list = g_rdmx_ibv->get_device_list(&n);
-	if (!list)
-		return 0;	/* no rdma-core support in this kernel */
+	if (!list) {
+		/* ENOSYS: a kernel without RDMA support. */
+		RDMX_INFO(FI_LOG_CORE, "%s: ibv_get_device_list: %s\n", kind->name,
+			  strerror(errno));
+		return 0;
+	}
 	for (int i = 0; i < n && (size_t) found < max; i++) {
 		struct rdmx_ibv_addr addr;
 		struct ibv_context *ctx;

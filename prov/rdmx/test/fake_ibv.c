@@ -3,7 +3,8 @@
  * and their delivery are in fake_ibv_wr.c). What it models, and where the
  * behaviour is documented:
  * - ibv_get_device_list(3): a NULL-terminated list, freed with
- *   ibv_free_device_list; ibv_open_device returns NULL with errno set.
+ *   ibv_free_device_list, or NULL with errno ENOSYS on a kernel without
+ *   RDMA support; ibv_open_device returns NULL with errno set.
  * - ibv_query_port(3), ibv_query_gid(3), ibv_query_device(3): 0 or errno.
  * - ibv_alloc_pd(3), ibv_reg_mr(3), ibv_create_ah(3), ibv_create_cq_ex(3),
  *   ibv_create_qp_ex(3), efadv_create_qp_ex(3): NULL with errno on
@@ -22,8 +23,16 @@
  *   RTS; inline data larger than max_inline_data fails the batch.
  * - ibv_create_cq_ex(3): ibv_start_poll and ibv_next_poll return ENOENT
  *   when the CQ is empty, status and wr_id are fields of the CQ, the
- *   ibv_wc_read_* calls read the current completion. More completions
- *   than the CQ holds is an overrun (the device's async error), recorded.
+ *   ibv_wc_read_* calls read the current completion. Only the fields
+ *   whose IBV_WC_EX_WITH_* flag wc_flags asked for can be read (the
+ *   others' read functions are NULL: the fake ends the test with
+ *   FAKE_IBV_MISUSE_EXIT, saying which), opcode, vendor_err and wc_flags
+ *   always; efadv_wc_read_sgid only with EFADV_WC_EX_WITH_SGID, which
+ *   needs EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID.
+ *   More completions than the CQ holds is an overrun (the device's async
+ *   error), recorded.
+ * - ibv_create_qp_ex(3): EINVAL past the device's max_qp_wr, max_sge
+ *   (EFA: max_sq_wr, max_rq_wr, max_sq_sge, max_rq_sge, inline_buf_size).
  * - UD (IBTA, ibv_post_recv(3)): every receive starts with a 40-byte GRH,
  *   counted in byte_len, with IBV_WC_GRH; the source GID is at GRH bytes
  *   8..23 (RoCE v2 over IPv4 puts an IPv4 header in bytes 20..39, source
@@ -48,8 +57,9 @@
  *   ibv_wc_read_wc_flags and ibv_wc_read_imm_data gives the __be32 the
  *   sender passed; a send without it has neither. A queue pair only
  *   offers the ibv_wr_* operations its send_ops_flags asked for (libefa
- *   and mlx5 leave the others NULL: calling one crashes, as the fake
- *   does); UD offers send and send with immediate, SRD RDMA read too.
+ *   and mlx5 leave the others NULL: calling one crashes; the fake ends
+ *   the test with FAKE_IBV_MISUSE_EXIT); UD offers send and send with
+ *   immediate, SRD RDMA read too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -69,6 +79,7 @@ void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
 	cfg->active_mtu = IBV_MTU_4096;
 	cfg->max_msg_sz = 8928;
 	cfg->max_qp_wr = 4096;
+	cfg->max_sge = 4;
 	cfg->max_ah = 1024;
 	/* fe80::<gid_last>, or ::ffff:10.0.0.<gid_last> for RoCE v2 IPv4. */
 	if (kind == FAKE_IBV_ROCE) {
@@ -113,7 +124,7 @@ unsigned fake_ibv_fail_left(enum fake_ibv_call call)
 void fake_misuse(const char *what)
 {
 	fprintf(stderr, "fake rdma-core: %s\n", what);
-	abort();
+	exit(FAKE_IBV_MISUSE_EXIT);
 }
 
 int fake_fails(enum fake_ibv_call call)
@@ -204,8 +215,11 @@ int fake_ibv_qp_rnr_retry(uint32_t qpn)
 
 static struct ibv_device **fake_get_device_list(int *num)
 {
-	struct ibv_device **list = calloc(g_fake.ndevs + 1, sizeof(*list));
+	struct ibv_device **list;
 
+	if (fake_fails(FAKE_IBV_GET_DEVICE_LIST))
+		return NULL;
+	list = calloc(g_fake.ndevs + 1, sizeof(*list));
 	if (!list) {
 		errno = ENOMEM;
 		return NULL;
@@ -260,7 +274,7 @@ static int fake_query_device(struct ibv_context *ctx, struct ibv_device_attr *at
 	memset(attr, 0, sizeof(*attr));
 	attr->max_qp_wr = cfg->max_qp_wr;
 	attr->max_ah = cfg->max_ah;
-	attr->max_sge = FAKE_SGE_MAX;
+	attr->max_sge = cfg->max_sge;
 	attr->max_cqe = 1 << 20;
 	attr->phys_port_cnt = 1;
 	return 0;
@@ -409,6 +423,10 @@ static struct fake_cq *fake_cq_new(struct ibv_context *ctx,
 		errno = EINVAL;
 		return NULL;
 	}
+	if (attr->wc_flags & ~(uint64_t) IBV_WC_STANDARD_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	cq = calloc(1, sizeof(*cq));
 	if (cq)
 		cq->wc = calloc(attr->cqe, sizeof(*cq->wc));
@@ -418,6 +436,7 @@ static struct fake_cq *fake_cq_new(struct ibv_context *ctx,
 		return NULL;
 	}
 	cq->cap = attr->cqe;
+	cq->wc_flags = attr->wc_flags;
 	cq->cq.context = ctx;
 	cq->cq.cqe = (int) attr->cqe;
 	g_fake.live++;
@@ -440,7 +459,9 @@ static struct ibv_cq_ex *fake_efadv_create_cq(struct ibv_context *ctx,
 	struct fake_cq *cq;
 
 	(void) inlen;
-	if (fake_dev_of(ctx)->cfg.kind != FAKE_IBV_EFA) {
+	if (fake_dev_of(ctx)->cfg.kind != FAKE_IBV_EFA ||
+	    ((efa_attr->wc_flags & EFADV_WC_EX_WITH_SGID) &&
+	     !(fake_dev_of(ctx)->cfg.efa.device_caps & EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -455,7 +476,7 @@ static struct efadv_cq *fake_efadv_cq_from_ibv_cq_ex(struct ibv_cq_ex *ibv_cq)
 {
 	struct fake_cq *cq = (struct fake_cq *) ibv_cq;
 
-	return cq->with_sgid ? &cq->efa_cq : NULL;
+	return &cq->efa_cq;
 }
 
 static int fake_destroy_cq(struct ibv_cq *ibv_cq)
@@ -515,50 +536,62 @@ static void fake_end_poll(struct ibv_cq_ex *cq)
 	(void) cq;
 }
 
-static const struct fake_wc *fake_cur(struct ibv_cq_ex *cq)
+/* The current completion, of which field `flag` is read. */
+static const struct fake_wc *fake_cur(struct ibv_cq_ex *ibv_cq, uint64_t flag,
+				      const char *call)
 {
-	return &((struct fake_cq *) cq)->cur;
+	struct fake_cq *cq = (struct fake_cq *) ibv_cq;
+
+	if ((cq->wc_flags & flag) != flag)
+		fake_misuse(call);
+	return &cq->cur;
 }
 
 static enum ibv_wc_opcode fake_wc_read_opcode(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->opcode;
+	return fake_cur(cq, 0, "ibv_wc_read_opcode")->opcode;
 }
 
 static uint32_t fake_wc_read_vendor_err(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->vendor_err;
+	return fake_cur(cq, 0, "ibv_wc_read_vendor_err")->vendor_err;
 }
 
 static uint32_t fake_wc_read_byte_len(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->byte_len;
+	return fake_cur(cq, IBV_WC_EX_WITH_BYTE_LEN,
+			"ibv_wc_read_byte_len without IBV_WC_EX_WITH_BYTE_LEN")->byte_len;
 }
 
 static uint32_t fake_wc_read_src_qp(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->src_qp;
+	return fake_cur(cq, IBV_WC_EX_WITH_SRC_QP,
+			"ibv_wc_read_src_qp without IBV_WC_EX_WITH_SRC_QP")->src_qp;
 }
 
 static uint32_t fake_wc_read_slid(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->slid;
+	return fake_cur(cq, IBV_WC_EX_WITH_SLID,
+			"ibv_wc_read_slid without IBV_WC_EX_WITH_SLID")->slid;
 }
 
 static unsigned int fake_wc_read_wc_flags(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->wc_flags;
+	return fake_cur(cq, 0, "ibv_wc_read_wc_flags")->wc_flags;
 }
 
 static __be32 fake_wc_read_imm_data(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->imm_data;
+	return fake_cur(cq, IBV_WC_EX_WITH_IMM,
+			"ibv_wc_read_imm_data without IBV_WC_EX_WITH_IMM")->imm_data;
 }
 
 static int fake_efadv_wc_read_sgid(struct efadv_cq *efa_cq, union ibv_gid *sgid)
 {
 	struct fake_cq *cq = rdmx_container_of(efa_cq, struct fake_cq, efa_cq);
 
+	if (!cq->with_sgid)
+		fake_misuse("efadv_wc_read_sgid without EFADV_WC_EX_WITH_SGID");
 	/* The GID only comes with a sender the device has no AH for. */
 	if (cq->cur.slid != FAKE_AH_UNKNOWN)
 		return -ENOENT;
@@ -574,6 +607,11 @@ static struct fake_qp *fake_qp_new(struct ibv_context *ctx,
 	const struct fake_ibv_dev_cfg *cfg = &fake_dev_of(ctx)->cfg;
 	uint32_t max_wr = srd ? cfg->efa.max_sq_wr : (uint32_t) cfg->max_qp_wr;
 	uint32_t max_rwr = srd ? cfg->efa.max_rq_wr : (uint32_t) cfg->max_qp_wr;
+	/* The device's SGE limits (efadv_query_device, ibv_query_device). */
+	uint32_t max_ssge = RDMX_MIN(srd ? cfg->efa.max_sq_sge : (uint32_t) cfg->max_sge,
+				     FAKE_SGE_MAX);
+	uint32_t max_rsge = RDMX_MIN(srd ? cfg->efa.max_rq_sge : (uint32_t) cfg->max_sge,
+				     FAKE_SGE_MAX);
 	/* What libefa and a UD queue pair of any verbs device can post. */
 	uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 		       (srd ? IBV_QP_EX_WITH_RDMA_READ : 0);
@@ -587,8 +625,8 @@ static struct fake_qp *fake_qp_new(struct ibv_context *ctx,
 	}
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    !attr->send_cq || !attr->recv_cq || attr->cap.max_send_wr > max_wr ||
-	    attr->cap.max_recv_wr > max_rwr || attr->cap.max_send_sge > FAKE_SGE_MAX ||
-	    attr->cap.max_recv_sge > FAKE_SGE_MAX ||
+	    attr->cap.max_recv_wr > max_rwr || attr->cap.max_send_sge > max_ssge ||
+	    attr->cap.max_recv_sge > max_rsge ||
 	    (srd && attr->cap.max_inline_data > cfg->efa.inline_buf_size)) {
 		errno = EINVAL;
 		return NULL;

@@ -29,6 +29,7 @@ struct fake_ibv_dev_cfg {
 	uint32_t		max_msg_sz;	/* EFA: the datagram size */
 	uint8_t			gid[16];
 	int			max_qp_wr;
+	int			max_sge;	/* IB and RoCE: SGEs per WR */
 	int			max_ah;		/* address handles at most */
 	struct efadv_device_attr efa;		/* EFA only */
 };
@@ -40,8 +41,16 @@ void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
 /* Resets the fake, gives it these devices and points g_rdmx_ibv at it. */
 void fake_ibv_install(const struct fake_ibv_dev_cfg *devs, size_t n);
 
+/*
+ * The exit status of a test that misused the fake: called an operation
+ * or read a completion field it did not ask for at creation, which
+ * crashes under rdma-core (the function is NULL).
+ */
+#define FAKE_IBV_MISUSE_EXIT	86
+
 /* Calls that failure injection can make fail. */
 enum fake_ibv_call {
+	FAKE_IBV_GET_DEVICE_LIST,	/* ENOSYS: no RDMA in the kernel */
 	FAKE_IBV_OPEN_DEVICE,
 	FAKE_IBV_QUERY_DEVICE,
 	FAKE_IBV_QUERY_PORT,

@@ -45,6 +45,7 @@ struct fake_wc {
 struct fake_cq {
 	struct ibv_cq_ex	cq;		/* first: the devices cast it */
 	struct efadv_cq		efa_cq;
+	uint64_t		wc_flags;	/* IBV_WC_EX_WITH_* asked for */
 	bool			with_sgid;
 	struct fake_wc		*wc;
 	size_t			cap, head, cnt;
@@ -127,8 +128,8 @@ extern struct fake_ibv_state g_fake;
 
 /*
  * rdma-core leaves the function of an operation nobody asked for at
- * creation NULL, and calling it crashes: the fake crashes too, saying
- * what was misused.
+ * creation NULL, and calling it crashes: the fake ends the test, saying
+ * what was misused (FAKE_IBV_MISUSE_EXIT).
  */
 void fake_misuse(const char *what) __attribute__((noreturn));
 

@@ -90,6 +90,27 @@ Test(efa, lists_one_domain_per_device)
 	cr_assert_eq(fake_ibv_live(), 0);
 }
 
+/*
+ * A kernel without RDMA support (this machine): ibv_get_device_list is
+ * NULL with ENOSYS. auto falls back to udp; naming efa or verbs is
+ * -FI_ENODEV.
+ */
+Test(efa, no_rdma_in_the_kernel_falls_back_to_udp)
+{
+	static char dev_auto[] = "auto", dev_efa[] = "efa", dev_verbs[] = "verbs";
+	const struct rdmx_dev_ops *ops = NULL;
+
+	fake_ibv_fail(FAKE_IBV_GET_DEVICE_LIST, ENOSYS, 100);
+	g_rdmx_params.device = dev_auto;
+	cr_assert_eq(rdmx_dev_select(&ops), 0);
+	cr_assert_str_eq(ops->name, "udp");
+	g_rdmx_params.device = dev_efa;
+	cr_assert_eq(rdmx_dev_select(&ops), -FI_ENODEV);
+	g_rdmx_params.device = dev_verbs;
+	cr_assert_eq(rdmx_dev_select(&ops), -FI_ENODEV);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
 Test(efa, open_reads_the_device_limits)
 {
 	struct rdmx_dev *dev = efa_open();

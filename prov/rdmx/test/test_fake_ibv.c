@@ -213,3 +213,69 @@ Test(fake_ibv, immediate_data_only_from_send_imm)
 	fake_side_close(&a);
 	fake_side_close(&b);
 }
+
+/* The device's limits: an SGE more than it has is EINVAL. */
+Test(fake_ibv, queue_pairs_within_the_device_sge_limits)
+{
+	struct ibv_device **list = g_rdmx_ibv->get_device_list(NULL);
+	struct ibv_context *ctx = g_rdmx_ibv->open_device(list[0]);
+	struct ibv_device_attr dattr;
+	struct ibv_pd *pd = g_rdmx_ibv->alloc_pd(ctx);
+	struct ibv_cq_init_attr_ex cq_attr = { .cqe = 4 };
+	struct ibv_cq_ex *cq = g_rdmx_ibv->create_cq_ex(ctx, &cq_attr);
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = IBV_QPT_UD,
+		.send_cq = ibv_cq_ex_to_cq(cq),
+		.recv_cq = ibv_cq_ex_to_cq(cq),
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1 },
+		.pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	struct ibv_qp *qp;
+
+	g_rdmx_ibv->free_device_list(list);
+	cr_assert_eq(g_rdmx_ibv->query_device(ctx, &dattr), 0);
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = (uint32_t) dattr.max_sge + 1;
+	cr_assert_null(g_rdmx_ibv->create_qp_ex(ctx, &attr));
+	cr_assert_eq(errno, EINVAL);
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = (uint32_t) dattr.max_sge;
+	qp = g_rdmx_ibv->create_qp_ex(ctx, &attr);
+	cr_assert_not_null(qp);
+	cr_assert_eq(g_rdmx_ibv->destroy_qp(qp), 0);
+	cr_assert_eq(g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	cr_assert_eq(g_rdmx_ibv->dealloc_pd(pd), 0);
+	cr_assert_eq(g_rdmx_ibv->close_device(ctx), 0);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* A CQ read of a field its wc_flags did not ask for ends the test. */
+Test(fake_ibv, reading_a_field_not_asked_for_is_misuse, .exit_code = FAKE_IBV_MISUSE_EXIT)
+{
+	struct ibv_device **list = g_rdmx_ibv->get_device_list(NULL);
+	struct ibv_context *ctx = g_rdmx_ibv->open_device(list[0]);
+	struct ibv_cq_init_attr_ex cq_attr = {
+		.cqe = 4,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN,
+	};
+	struct ibv_cq_ex *cq = g_rdmx_ibv->create_cq_ex(ctx, &cq_attr);
+
+	g_rdmx_ibv->free_device_list(list);
+	(void) g_rdmx_ibv->wc_read_byte_len(cq);
+	(void) g_rdmx_ibv->wc_read_src_qp(cq);
+	cr_assert_fail("ibv_wc_read_src_qp was allowed");
+}
+
+/* So does an ibv_wr_* operation send_ops_flags did not ask for. */
+Test(fake_ibv, operation_not_asked_for_is_misuse, .exit_code = FAKE_IBV_MISUSE_EXIT)
+{
+	struct fake_side s;
+	struct ibv_qp_ex *qpx;
+
+	fake_side_open(&s, 4);
+	fake_side_ready(&s, 5);
+	qpx = g_rdmx_ibv->qp_to_qp_ex(s.qp);
+	g_rdmx_ibv->wr_start(qpx);
+	g_rdmx_ibv->wr_rdma_read(qpx, 1, 0);
+	cr_assert_fail("ibv_wr_rdma_read was allowed on a UD queue pair");
+}

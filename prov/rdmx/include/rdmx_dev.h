@@ -19,8 +19,13 @@
 
 /*
  * Completion statuses: name, FI_E* code handed to the application, text.
- * Device-specific statuses (errno, ibv_wc_status) are translated into
- * these inside the device, in one place.
+ * Device-specific statuses (errno, ibv_wc_status, EFA's own codes) are
+ * translated into these inside the device, in one place. A peer that
+ * went away (its queue gone, or silent) is UNREACH on every device, so
+ * the same event gives the application the same code whatever the
+ * device; ACCESS and NOTCONN are a peer that is there but refuses a
+ * one-sided operation: the memory key or range is not one it exposes,
+ * or it knows nothing of us.
  */
 #define RDMX_DEV_STATUSES(X)						\
 	X(OK,		0,			"success")		\
@@ -28,6 +33,8 @@
 	X(UNREACH,	FI_EHOSTUNREACH,	"peer unreachable")	\
 	X(MSGSIZE,	FI_EMSGSIZE,		"packet too large")	\
 	X(FLUSHED,	FI_ECANCELED,		"flushed on close")	\
+	X(ACCESS,	FI_EACCES,		"remote access refused") \
+	X(NOTCONN,	FI_ENOTCONN,		"peer does not know us") \
 	X(IO,		FI_EIO,			"device error")
 
 enum rdmx_dev_status {

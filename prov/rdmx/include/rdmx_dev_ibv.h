@@ -2,10 +2,11 @@
  * rdmx: what the two rdma-core devices share (rdmx_dev_ibv.c): the
  * efa device (rdmx_dev_efa.c, SRD queue pairs, reliable in hardware) and
  * the verbs device (rdmx_dev_verbs.c, UD queue pairs with swsrd on top).
- * Both name a queue by GID + QPN + QKEY, find their rdma-core device by
- * that GID, register memory with one protection domain, and translate
- * ibv_wc_status into the contract's statuses through one table. Every
- * rdma-core call goes through g_rdmx_ibv (rdmx_ibv.h).
+ * Both name a queue by GID + QPN + QKEY + connection id, find their
+ * rdma-core device by that GID, register memory with one protection
+ * domain, and translate ibv_wc_status into the contract's statuses
+ * through one table. Every rdma-core call goes through g_rdmx_ibv
+ * (rdmx_ibv.h).
  */
 #ifndef RDMX_DEV_IBV_H
 #define RDMX_DEV_IBV_H
@@ -23,8 +24,9 @@
  * packets carrying its own Q_Key, and a receive completion does not say
  * which Q_Key the sender's queue has: with one well-known value a
  * receiver can name (and answer) a sender it has never heard of, from the
- * source GID and QPN of the completion alone. A reused QPN is told apart
- * by the handshake's incarnation, as a reused UDP port is.
+ * source GID and QPN of the completion and the connection id its
+ * immediate data carries. A QPN that a new queue pair reuses is told
+ * apart by that connection id (struct rdmx_ibv_addr).
  */
 #define RDMX_IBV_QKEY		0x52444d58u	/* "RDMX" */
 
@@ -33,32 +35,51 @@
 #define RDMX_IBV_GID_INDEX	0
 
 /*
- * The canonical raw address: big-endian QPN and QKEY, so that two are
+ * The canonical raw address: the port's GID, the QPN, the Q_Key and the
+ * queue pair's connection id, a random non-zero number drawn when it was
+ * opened. Every send carries the sender's connection id as immediate
+ * data, so a receiver builds the same address from the completion; a
+ * queue pair that reuses the QPN of a closed one has another connection
+ * id, so it is another peer, and nothing of the old one's traffic is
+ * taken for its own. Connection id 0 names no queue pair (a domain's
+ * address, QPN 0). Numbers are big-endian, so that two addresses are
  * equal exactly when memcmp says so, on any host.
  */
 struct rdmx_ibv_addr {
 	uint8_t		gid[16];
 	uint8_t		qpn[4];
 	uint8_t		qkey[4];
+	uint8_t		connid[4];
 };
 
-_Static_assert(sizeof(struct rdmx_ibv_addr) == 24, "rdmx_ibv_addr has padding");
+_Static_assert(sizeof(struct rdmx_ibv_addr) == 28, "rdmx_ibv_addr has padding");
 _Static_assert(sizeof(struct rdmx_ibv_addr) <= RDMX_DEV_ADDR_MAX,
 	       "rdmx_ibv_addr exceeds RDMX_DEV_ADDR_MAX");
 
-/* Builds the canonical address of a queue. */
+/* Builds the canonical address of a queue pair. */
 void rdmx_ibv_addr_make(struct rdmx_ibv_addr *addr, const union ibv_gid *gid,
-			uint32_t qpn);
+			uint32_t qpn, uint32_t connid);
 
 /* The QPN of a canonical address. */
 uint32_t rdmx_ibv_addr_qpn(const struct rdmx_ibv_addr *addr);
+
+/* The connection id of a canonical address. */
+uint32_t rdmx_ibv_addr_connid(const struct rdmx_ibv_addr *addr);
+
+
+/*
+ * The sender's connection id, from the immediate data of the current
+ * receive completion of cq (created with IBV_WC_EX_WITH_IMM). False when
+ * the completion has none, or 0: no rdmx queue pair sent it.
+ */
+bool rdmx_ibv_rx_connid(struct ibv_cq_ex *cq, uint32_t *connid);
 
 /* rdmx_dev_ops address calls (addr_format and addr_str differ by device). */
 int rdmx_ibv_addr_check(const void *addr, size_t len, void *canon);
 size_t rdmx_ibv_addr_size(const void *canon);
 int rdmx_ibv_resolve(const char *node, const char *service, void *canon);
 
-/* Printable "<scheme>://[gid]:qpn:qkey" of a canonical address. */
+/* Printable "<scheme>://[gid]:qpn:qkey:connid" of a canonical address. */
 void rdmx_ibv_addr_print(const char *scheme, const void *canon, char *buf,
 			 size_t len);
 
@@ -98,6 +119,18 @@ int rdmx_ibv_core_open(const struct rdmx_ibv_kind *kind, const void *src,
 		       struct rdmx_ibv_core *core);
 void rdmx_ibv_core_close(struct rdmx_ibv_core *core);
 
+/* ibv_query_device of core's device (a failure logged); 0 or -FI_E*. */
+int rdmx_ibv_core_query(const struct rdmx_ibv_core *core, const char *kind,
+			struct ibv_device_attr *attr);
+
+/*
+ * Names a new queue pair of core: draws its connection id (random, never
+ * 0) and writes its canonical address to addr. Returns the connection id
+ * as every send carries it, big-endian immediate data.
+ */
+__be32 rdmx_ibv_qp_name(const struct rdmx_ibv_core *core, const struct ibv_qp *qp,
+			struct rdmx_ibv_addr *addr);
+
 /*
  * Moves a new UD or SRD queue pair to RTS, setting its RNR retry count
  * when rnr_retry >= 0. 0 or -FI_E*.
@@ -107,8 +140,9 @@ int rdmx_ibv_qp_ready(struct ibv_qp *qp, int rnr_retry);
 /*
  * Hardware address handles, one per remote GID and shared by every queue
  * there (an address handle names a port, not a queue), reference
- * counted. On efa each also knows its AH number, which receive
- * completions report as the sender's "slid".
+ * counted, at most the device's max_ah of them. On efa each also knows
+ * its AH number, which receive completions report as the sender's
+ * "slid".
  */
 struct rdmx_ibv_gid_ah {
 	uint8_t		gid[16];	/* the hash key */
@@ -122,15 +156,26 @@ struct rdmx_ibv_ahc {
 	struct rdmx_hash	by_gid;		/* gid → rdmx_ibv_gid_ah */
 	struct rdmx_hash	by_ahn;		/* efa: ahn → rdmx_ibv_gid_ah */
 	struct rdmx_dlist	all;		/* of rdmx_ibv_gid_ah */
+	size_t			cnt;		/* handles alive */
+	size_t			max;		/* the device's max_ah */
 	bool			efa;
 };
 
-/* 0 or -FI_ENOMEM. With efa, handles learn their AH numbers. */
-int rdmx_ibv_ahc_construct(struct rdmx_ibv_ahc *ahc, bool efa);
+/*
+ * 0 or -FI_ENOMEM. At most max handles (0: the device did not say, no
+ * bound); with efa, handles learn their AH numbers.
+ */
+int rdmx_ibv_ahc_construct(struct rdmx_ibv_ahc *ahc, bool efa, size_t max);
 /* Destroys every handle left. */
 void rdmx_ibv_ahc_destruct(struct rdmx_ibv_ahc *ahc);
 
-/* The handle for a GID, made on first use; NULL with -FI_E* in *err. */
+/* Whether a GID needs a new handle and there are max already. */
+bool rdmx_ibv_ahc_full(struct rdmx_ibv_ahc *ahc, const uint8_t *gid);
+
+/*
+ * The handle for a GID, made on first use; NULL with -FI_E* in *err,
+ * -FI_ENOSPC when it would be one more than max.
+ */
 struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_get(struct rdmx_ibv_ahc *ahc,
 					 struct rdmx_ibv_core *core,
 					 const uint8_t *gid, int *err);

@@ -57,6 +57,7 @@ struct rdmx_ibv_api {
 	uint32_t		(*wc_read_src_qp)(struct ibv_cq_ex *cq);
 	uint32_t		(*wc_read_slid)(struct ibv_cq_ex *cq);
 	unsigned int		(*wc_read_wc_flags)(struct ibv_cq_ex *cq);
+	__be32			(*wc_read_imm_data)(struct ibv_cq_ex *cq);
 
 	/* Queue pairs (ibv_create_qp_ex(3), ibv_modify_qp(3)). */
 	struct ibv_qp		*(*create_qp_ex)(struct ibv_context *context,
@@ -71,7 +72,7 @@ struct rdmx_ibv_api {
 
 	/* Work requests (ibv_wr_post(3)). */
 	void	(*wr_start)(struct ibv_qp_ex *qp);
-	void	(*wr_send)(struct ibv_qp_ex *qp);
+	void	(*wr_send_imm)(struct ibv_qp_ex *qp, __be32 imm_data);
 	void	(*wr_rdma_read)(struct ibv_qp_ex *qp, uint32_t rkey,
 				uint64_t remote_addr);
 	void	(*wr_set_ud_addr)(struct ibv_qp_ex *qp, struct ibv_ah *ah,

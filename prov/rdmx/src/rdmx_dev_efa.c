@@ -9,10 +9,16 @@
  *   the device's inline buffer;
  * - receives land in the rdm layer's buffers, registered once through
  *   rx_memory;
+ * - every send carries the sender's connection id as immediate data
+ *   (ibv_wr_send_imm), so that a new queue pair on a reused QPN is
+ *   another sender;
  * - completions come from an extended CQ; a receive names its sender by
  *   the AH number the device knows it by ("slid") or, for a sender we
  *   have no handle for, by the source GID the CQ reports
- *   (EFADV_WC_EX_WITH_SGID); either way plus the source QPN;
+ *   (EFADV_WC_EX_WITH_SGID); either way plus the source QPN and the
+ *   connection id; a receive without one is malformed and dropped;
+ * - a failed completion is translated by its EFA status code
+ *   (rdmx_dev_efa_status.c);
  * - RDMA read (EFADV_DEVICE_ATTR_CAPS_RDMA_READ) registers the memory a
  *   long message is read from or into for the time of that message.
  * Every rdma-core call goes through g_rdmx_ibv (rdmx_ibv.h).
@@ -22,6 +28,7 @@
 #include <stdlib.h>
 
 #include "rdmx.h"
+#include "rdmx_dev_efa.h"
 #include "rdmx_dev_ibv.h"
 #include "rdmx_hash.h"
 #include "rdmx_pool.h"
@@ -39,13 +46,27 @@ enum rdmx_efa_wr {
 };
 #define RDMX_EFA_WR_BITS	2
 
-/* A remote queue: its address and the handle of its GID. */
+/*
+ * A remote queue: its address and the hardware handle of its GID. It
+ * stays while the rdm layer holds it (refs) or work requests name it
+ * (busy); then it is idle, kept for a peer that comes back until a new
+ * GID needs its hardware handle.
+ */
 struct rdmx_efa_ah {
 	struct rdmx_ah		ah;
 	struct rdmx_ibv_addr	addr;		/* the hash key */
 	uint32_t		qpn;
+	uint32_t		refs;		/* ah_create calls not destroyed */
+	uint32_t		busy;		/* sends and reads not completed */
 	struct rdmx_ibv_gid_ah	*gah;
 	struct rdmx_dlist	link;		/* on rdmx_efa_dev.ahs */
+	struct rdmx_dlist	idle;		/* on rdmx_efa_dev.idle when idle */
+};
+
+/* A send in the send queue. */
+struct rdmx_efa_tx {
+	uint64_t		wr_id;		/* the rdm layer's */
+	struct rdmx_efa_ah	*ah;
 };
 
 /* A posted receive. */
@@ -56,6 +77,7 @@ struct rdmx_efa_recv {
 /* An RDMA read in flight: its chunks and the local registration. */
 struct rdmx_efa_read {
 	uint64_t		wr_id;
+	struct rdmx_efa_ah	*ah;
 	struct ibv_mr		*mr;
 	uint32_t		chunks;		/* work requests not completed */
 	enum rdmx_dev_status	status;		/* the first failure */
@@ -70,6 +92,7 @@ struct rdmx_efa_dev {
 	struct ibv_qp		*qp;
 	struct ibv_qp_ex	*qpx;
 	struct rdmx_ibv_addr	addr;
+	__be32			imm;		/* our connection id, as sent */
 	size_t			inline_size;
 	size_t			max_rdma;	/* bytes per read request */
 	size_t			sq_cnt;		/* work requests in the send queue */
@@ -77,9 +100,10 @@ struct rdmx_efa_dev {
 	struct rdmx_ibv_ahc	ahc;
 	struct rdmx_hash	ah_map;		/* canonical addr → rdmx_efa_ah */
 	struct rdmx_dlist	ahs;		/* all of them, freed at close */
+	struct rdmx_dlist	idle;		/* idle ones, least recently used first */
 
 	struct rdmx_ibv_slab	tx_slab;	/* a slot per send queue entry */
-	uint64_t		*tx_wr_id;	/* the rdm layer's, by slot */
+	struct rdmx_efa_tx	*tx;		/* the sends, by slot */
 	struct rdmx_pool	recv_pool;	/* of rdmx_efa_recv */
 	struct rdmx_pool	read_pool;	/* of rdmx_efa_read */
 	struct rdmx_dlist	reads;		/* in flight, of rdmx_efa_read */
@@ -147,10 +171,49 @@ static struct rdmx_efa_ah *rdmx_efa_ah_find(struct rdmx_efa_dev *efa,
 	       (struct rdmx_efa_ah *) (uintptr_t) val : NULL;
 }
 
+/* A handle taken into use: no longer idle. */
+static void rdmx_efa_ah_use(struct rdmx_efa_ah *ah)
+{
+	if (!ah->refs && !ah->busy)
+		rdmx_dlist_remove(&ah->idle);
+}
+
+/* A handle put out of use: idle, the most recently used, when unused. */
+static void rdmx_efa_ah_unuse(struct rdmx_efa_dev *efa, struct rdmx_efa_ah *ah)
+{
+	if (!ah->refs && !ah->busy)
+		rdmx_dlist_insert_tail(&efa->idle, &ah->idle);
+}
+
 /*
- * Handles live until close, even when the rdm layer destroys them: sends
- * still in the queue name their address handle, and a peer that comes
- * back finds its handle again.
+ * Frees idle handles, least recently used first, until a handle for gid
+ * fits in the device's max_ah. 0, or -FI_ENOSPC when every handle is
+ * held by the rdm layer or named by work not completed: those stay.
+ */
+static int rdmx_efa_ah_evict(struct rdmx_efa_dev *efa, const uint8_t *gid)
+{
+	struct rdmx_dlist *it;
+
+	while (rdmx_ibv_ahc_full(&efa->ahc, gid)) {
+		struct rdmx_efa_ah *ah;
+
+		it = rdmx_dlist_pop_front(&efa->idle);
+		if (!it)
+			return -FI_ENOSPC;
+		ah = rdmx_container_of(it, struct rdmx_efa_ah, idle);
+		rdmx_hash_remove(&efa->ah_map, &ah->addr);
+		rdmx_dlist_remove(&ah->link);
+		rdmx_ibv_ahc_put(&efa->ahc, ah->gah);
+		free(ah);
+	}
+	return 0;
+}
+
+/*
+ * The rdm layer's handles are reference counted; one it no longer holds
+ * stays while sends or reads name it, and then, idle, until its hardware
+ * handle is needed for another GID (rdmx_efa_ah_evict): a peer that
+ * comes back finds its handle again.
  */
 static int rdmx_efa_ah_create(struct rdmx_dev *dev, const void *canon,
 			      struct rdmx_ah **ah_p)
@@ -160,9 +223,14 @@ static int rdmx_efa_ah_create(struct rdmx_dev *dev, const void *canon,
 	int ret;
 
 	if (ah) {
+		rdmx_efa_ah_use(ah);
+		ah->refs++;
 		*ah_p = &ah->ah;
 		return 0;
 	}
+	ret = rdmx_efa_ah_evict(efa, ((const struct rdmx_ibv_addr *) canon)->gid);
+	if (ret)
+		return ret;
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return -FI_ENOMEM;
@@ -174,6 +242,7 @@ static int rdmx_efa_ah_create(struct rdmx_dev *dev, const void *canon,
 	ret = rdmx_hash_insert(&efa->ah_map, &ah->addr, (uintptr_t) ah);
 	if (ret)
 		goto err_put;
+	ah->refs = 1;
 	rdmx_dlist_insert_tail(&efa->ahs, &ah->link);
 	*ah_p = &ah->ah;
 	return 0;
@@ -187,8 +256,10 @@ err_free:
 
 static void rdmx_efa_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
 {
-	(void) dev;
-	(void) ah;
+	struct rdmx_efa_ah *eah = rdmx_container_of(ah, struct rdmx_efa_ah, ah);
+
+	eah->refs--;
+	rdmx_efa_ah_unuse(rdmx_efa_dev(dev), eah);
 }
 
 static int rdmx_efa_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
@@ -209,11 +280,12 @@ static int rdmx_efa_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	if (efa->sq_cnt == dev->caps.sq_size ||
 	    !rdmx_ibv_slab_alloc(&efa->tx_slab, &slot))
 		return -FI_EAGAIN;
-	efa->tx_wr_id[slot] = wr_id;
+	efa->tx[slot].wr_id = wr_id;
+	efa->tx[slot].ah = eah;
 	g_rdmx_ibv->wr_start(efa->qpx);
 	efa->qpx->wr_id = rdmx_efa_wr_id(RDMX_EFA_WR_SEND, slot);
 	efa->qpx->wr_flags = IBV_SEND_SIGNALED;
-	g_rdmx_ibv->wr_send(efa->qpx);
+	g_rdmx_ibv->wr_send_imm(efa->qpx, efa->imm);
 	g_rdmx_ibv->wr_set_ud_addr(efa->qpx, eah->gah->ah, eah->qpn, RDMX_IBV_QKEY);
 	if (len <= efa->inline_size) {
 		for (size_t i = 0; i < iov_cnt; i++) {
@@ -235,6 +307,8 @@ static int rdmx_efa_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 		return ret == ENOMEM ? -FI_EAGAIN : -ret;
 	}
 	efa->sq_cnt++;
+	rdmx_efa_ah_use(eah);
+	eah->busy++;
 	return 0;
 }
 
@@ -284,12 +358,14 @@ static int rdmx_efa_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
 }
 
 /*
- * Names the sender of the current receive completion: its handle when
- * we have one, and its address (written to *src) when the device says
- * enough. False when it does not.
+ * Names the sender (connection connid) of the current receive
+ * completion: its handle when the rdm layer holds one, and its address
+ * (written to *src) when the device says enough. False when it does not.
+ * An idle handle is not handed out: a handle the rdm layer creates while
+ * it goes through this poll's completions may evict it.
  */
-static bool rdmx_efa_rx_sender(struct rdmx_efa_dev *efa, struct rdmx_ibv_addr *src,
-			       struct rdmx_efa_ah **ah_p)
+static bool rdmx_efa_rx_sender(struct rdmx_efa_dev *efa, uint32_t connid,
+			       struct rdmx_ibv_addr *src, struct rdmx_efa_ah **ah_p)
 {
 	uint32_t qpn = g_rdmx_ibv->wc_read_src_qp(efa->cq);
 	struct rdmx_ibv_gid_ah *gah;
@@ -301,47 +377,62 @@ static bool rdmx_efa_rx_sender(struct rdmx_efa_dev *efa, struct rdmx_ibv_addr *s
 		memcpy(gid.raw, gah->gid, sizeof(gid.raw));
 	else if (!efa->efa_cq || g_rdmx_ibv->efadv_wc_read_sgid(efa->efa_cq, &gid))
 		return false;
-	rdmx_ibv_addr_make(src, &gid, qpn);
+	rdmx_ibv_addr_make(src, &gid, qpn, connid);
 	*ah_p = rdmx_efa_ah_find(efa, src);
+	if (*ah_p && !(*ah_p)->refs)
+		*ah_p = NULL;
 	return true;
 }
 
-/* Fills cqe from the current receive completion; false to drop it. */
-static bool rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *recv,
-			       struct rdmx_dev_cqe *cqe, struct rdmx_ibv_addr *src)
+/* Fills cqe from the current receive completion, of this status. */
+static void rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *recv,
+			       enum rdmx_dev_status status, struct rdmx_dev_cqe *cqe,
+			       struct rdmx_ibv_addr *src)
 {
 	struct rdmx_efa_ah *ah = NULL;
+	uint32_t connid;
 
 	cqe->wr_id = recv->wr_id;
 	rdmx_pool_release(&efa->recv_pool, recv);
 	cqe->op = RDMX_DEV_OP_RECV;
-	cqe->status = rdmx_ibv_status(efa->cq->status);
+	cqe->status = status;
 	cqe->len = 0;
 	cqe->src_ah = NULL;
 	cqe->src_addr = NULL;
 	if (cqe->status != RDMX_DEV_OK)
-		return true;
+		return;
+	if (!rdmx_ibv_rx_connid(efa->cq, &connid)) {
+		/*
+		 * No rdmx queue pair sent it. A failed receive hands the
+		 * buffer back to the rdm layer, which reposts it unread.
+		 */
+		efa->dev.stats.rx_malformed++;
+		cqe->status = RDMX_DEV_IO;
+		return;
+	}
 	cqe->len = g_rdmx_ibv->wc_read_byte_len(efa->cq);
-	if (rdmx_efa_rx_sender(efa, src, &ah)) {
+	if (rdmx_efa_rx_sender(efa, connid, src, &ah)) {
 		cqe->src_addr = src;
 		cqe->src_ah = ah ? &ah->ah : NULL;
 	} else {
 		efa->dev.stats.rx_dropped++;
 	}
-	return true;
 }
 
-/* Counts down a read's chunks; true when the last one completed. */
+/*
+ * Counts down a read's chunks, the first failure (status) its status;
+ * true when the last one completed.
+ */
 static bool rdmx_efa_poll_read(struct rdmx_efa_dev *efa, struct rdmx_efa_read *rd,
-			       struct rdmx_dev_cqe *cqe)
+			       enum rdmx_dev_status status, struct rdmx_dev_cqe *cqe)
 {
-	enum rdmx_dev_status status = rdmx_ibv_status(efa->cq->status);
-
 	if (rd->status == RDMX_DEV_OK)
 		rd->status = status;
 	if (--rd->chunks)
 		return false;
 	rdmx_dlist_remove(&rd->link);
+	rd->ah->busy--;
+	rdmx_efa_ah_unuse(efa, rd->ah);
 	g_rdmx_ibv->dereg_mr(rd->mr);
 	cqe->wr_id = rd->wr_id;
 	cqe->op = RDMX_DEV_OP_READ;
@@ -353,29 +444,45 @@ static bool rdmx_efa_poll_read(struct rdmx_efa_dev *efa, struct rdmx_efa_read *r
 	return true;
 }
 
+/*
+ * The contract's status of the current completion, by its EFA code
+ * (rdmx_dev_efa_status.c).
+ */
+static enum rdmx_dev_status rdmx_efa_wc_status(struct rdmx_efa_dev *efa)
+{
+	uint32_t vendor;
+
+	if (efa->cq->status == IBV_WC_SUCCESS)
+		return RDMX_DEV_OK;
+	vendor = g_rdmx_ibv->wc_read_vendor_err(efa->cq);
+	RDMX_DBG(FI_LOG_EP_DATA, "efa completion: status %d, efa status %u (%s)\n",
+		 (int) efa->cq->status, vendor, rdmx_efa_status_str(vendor));
+	return rdmx_efa_status(efa->cq->status, vendor);
+}
+
 /* Turns the current work completion into cqe; false when it makes none. */
 static bool rdmx_efa_poll_one(struct rdmx_efa_dev *efa, struct rdmx_dev_cqe *cqe,
 			      struct rdmx_ibv_addr *src)
 {
+	enum rdmx_dev_status status = rdmx_efa_wc_status(efa);
 	uint64_t wr_id = efa->cq->wr_id;
 	uint64_t val = wr_id >> RDMX_EFA_WR_BITS;
 
-	if (efa->cq->status != IBV_WC_SUCCESS)
-		RDMX_DBG(FI_LOG_EP_DATA, "efa completion: status %d, vendor error %u\n",
-			 (int) efa->cq->status,
-			 g_rdmx_ibv->wc_read_vendor_err(efa->cq));
 	switch ((enum rdmx_efa_wr) (wr_id & ((1 << RDMX_EFA_WR_BITS) - 1))) {
 	case RDMX_EFA_WR_RECV:
-		return rdmx_efa_poll_recv(efa, (void *) (uintptr_t) val, cqe, src);
+		rdmx_efa_poll_recv(efa, (void *) (uintptr_t) val, status, cqe, src);
+		return true;
 	case RDMX_EFA_WR_READ:
 		efa->sq_cnt--;
-		return rdmx_efa_poll_read(efa, (void *) (uintptr_t) val, cqe);
+		return rdmx_efa_poll_read(efa, (void *) (uintptr_t) val, status, cqe);
 	default:
 		efa->sq_cnt--;
 		rdmx_ibv_slab_release(&efa->tx_slab, (uint32_t) val);
-		cqe->wr_id = efa->tx_wr_id[val];
+		efa->tx[val].ah->busy--;
+		rdmx_efa_ah_unuse(efa, efa->tx[val].ah);
+		cqe->wr_id = efa->tx[val].wr_id;
 		cqe->op = RDMX_DEV_OP_SEND;
-		cqe->status = rdmx_ibv_status(efa->cq->status);
+		cqe->status = status;
 		cqe->len = 0;
 		cqe->src_ah = NULL;
 		cqe->src_addr = NULL;
@@ -472,6 +579,7 @@ static int rdmx_efa_post_read(struct rdmx_dev *dev, struct rdmx_ah *ah,
 		return -FI_EOPNOTSUPP;
 	}
 	rd->wr_id = wr_id;
+	rd->ah = eah;
 	rd->chunks = (uint32_t) chunks;
 	rd->status = RDMX_DEV_OK;
 	memcpy(&be_rkey, key, sizeof(be_rkey));
@@ -498,6 +606,8 @@ static int rdmx_efa_post_read(struct rdmx_dev *dev, struct rdmx_ah *ah,
 		return ret == ENOMEM ? -FI_EAGAIN : -ret;
 	}
 	efa->sq_cnt += chunks;
+	rdmx_efa_ah_use(eah);
+	eah->busy++;
 	rdmx_dlist_insert_tail(&efa->reads, &rd->link);
 	return 0;
 }
@@ -509,7 +619,7 @@ static int rdmx_efa_cq_open(struct rdmx_efa_dev *efa,
 	struct ibv_cq_init_attr_ex attr = {
 		.cqe = (uint32_t) cqe,
 		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP |
-			    IBV_WC_EX_WITH_SLID,
+			    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_IMM,
 	};
 	struct efadv_cq_init_attr efa_attr = {
 		.wc_flags = EFADV_WC_EX_WITH_SGID,
@@ -548,7 +658,7 @@ static int rdmx_efa_qp_open(struct rdmx_efa_dev *efa,
 		},
 		.pd = efa->core.pd,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+		.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_IMM |
 			(efa->dev.caps.flags & RDMX_DEV_CAP_RDMA_READ ?
 			 IBV_QP_EX_WITH_RDMA_READ : 0),
 	};
@@ -574,10 +684,14 @@ static int rdmx_efa_qp_open(struct rdmx_efa_dev *efa,
 	return ret;
 }
 
-/* The queue sizes, capabilities and buffers of a device being opened. */
+/*
+ * The queue sizes, capabilities and buffers of a device being opened;
+ * its limits to *eattr and *max_ah.
+ */
 static int rdmx_efa_setup(struct rdmx_efa_dev *efa, const struct rdmx_dev_attr *attr,
-			  struct efadv_device_attr *eattr)
+			  struct efadv_device_attr *eattr, size_t *max_ah)
 {
+	struct ibv_device_attr dattr;
 	int ret = g_rdmx_ibv->efadv_query_device(efa->core.ctx, eattr,
 						 sizeof(*eattr));
 
@@ -586,6 +700,10 @@ static int rdmx_efa_setup(struct rdmx_efa_dev *efa, const struct rdmx_dev_attr *
 			  strerror(ret));
 		return -ret;
 	}
+	ret = rdmx_ibv_core_query(&efa->core, "efa", &dattr);
+	if (ret)
+		return ret;
+	*max_ah = (size_t) dattr.max_ah;
 	efa->dev.ops = &rdmx_dev_efa_ops;
 	efa->dev.caps.mtu = efa->core.mtu;
 	/* Every send is copied (or inline) before post_send returns. */
@@ -598,8 +716,8 @@ static int rdmx_efa_setup(struct rdmx_efa_dev *efa, const struct rdmx_dev_attr *
 		efa->dev.caps.flags |= RDMX_DEV_CAP_RDMA_READ;
 	efa->inline_size = eattr->inline_buf_size;
 	efa->max_rdma = eattr->max_rdma_size ? eattr->max_rdma_size : 1;
-	efa->tx_wr_id = calloc(efa->dev.caps.sq_size, sizeof(*efa->tx_wr_id));
-	if (!efa->tx_wr_id)
+	efa->tx = calloc(efa->dev.caps.sq_size, sizeof(*efa->tx));
+	if (!efa->tx)
 		return -FI_ENOMEM;
 	ret = rdmx_pool_construct(&efa->recv_pool, sizeof(struct rdmx_efa_recv),
 				  efa->dev.caps.rq_size);
@@ -613,7 +731,7 @@ static void rdmx_efa_free(struct rdmx_efa_dev *efa)
 {
 	rdmx_pool_destruct(&efa->recv_pool);
 	rdmx_pool_destruct(&efa->read_pool);
-	free(efa->tx_wr_id);
+	free(efa->tx);
 	free(efa);
 }
 
@@ -621,17 +739,19 @@ static int rdmx_efa_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 {
 	struct efadv_device_attr eattr;
 	struct rdmx_efa_dev *efa;
+	size_t max_ah;
 	int ret;
 
 	efa = calloc(1, sizeof(*efa));
 	if (!efa)
 		return -FI_ENOMEM;
 	rdmx_dlist_init(&efa->ahs);
+	rdmx_dlist_init(&efa->idle);
 	rdmx_dlist_init(&efa->reads);
 	ret = rdmx_ibv_core_open(&rdmx_efa_kind, attr->src_addr, &efa->core);
 	if (ret)
 		goto err_free;
-	ret = rdmx_efa_setup(efa, attr, &eattr);
+	ret = rdmx_efa_setup(efa, attr, &eattr, &max_ah);
 	if (ret)
 		goto err_close_core;
 	ret = rdmx_efa_cq_open(efa, &eattr,
@@ -645,16 +765,17 @@ static int rdmx_efa_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 				      efa->dev.caps.sq_size);
 	if (ret)
 		goto err_destroy_qp;
-	ret = rdmx_ibv_ahc_construct(&efa->ahc, true);
+	ret = rdmx_ibv_ahc_construct(&efa->ahc, true, max_ah);
 	if (ret)
 		goto err_destruct_slab;
 	ret = rdmx_hash_construct(&efa->ah_map, sizeof(struct rdmx_ibv_addr),
 				  rdmx_efa_ah_key);
 	if (ret)
 		goto err_destruct_ahc;
-	rdmx_ibv_addr_make(&efa->addr, &efa->core.gid, efa->qp->qp_num);
-	RDMX_INFO(FI_LOG_EP_CTRL, "efa: qp 0x%x on %s, mtu %zu, inline %zu%s\n",
-		  efa->qp->qp_num, g_rdmx_ibv->get_device_name(efa->core.ctx->device),
+	efa->imm = rdmx_ibv_qp_name(&efa->core, efa->qp, &efa->addr);
+	RDMX_INFO(FI_LOG_EP_CTRL, "efa: qp 0x%x (connection 0x%x) on %s, mtu %zu, inline %zu%s\n",
+		  efa->qp->qp_num, be32toh(efa->imm),
+		  g_rdmx_ibv->get_device_name(efa->core.ctx->device),
 		  efa->dev.caps.mtu, efa->inline_size,
 		  efa->dev.caps.flags & RDMX_DEV_CAP_RDMA_READ ? ", rdma read" : "");
 	*dev_p = &efa->dev;

@@ -1,42 +1,66 @@
 /*
  * rdmx: what the efa and verbs devices share (see rdmx_dev_ibv.h).
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/random.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_dev_ibv.h"
 
 void rdmx_ibv_addr_make(struct rdmx_ibv_addr *addr, const union ibv_gid *gid,
-			uint32_t qpn)
+			uint32_t qpn, uint32_t connid)
 {
 	uint32_t be_qpn = htonl(qpn), be_qkey = htonl(RDMX_IBV_QKEY);
+	uint32_t be_connid = htonl(connid);
 
 	memcpy(addr->gid, gid->raw, sizeof(addr->gid));
 	memcpy(addr->qpn, &be_qpn, sizeof(addr->qpn));
 	memcpy(addr->qkey, &be_qkey, sizeof(addr->qkey));
+	memcpy(addr->connid, &be_connid, sizeof(addr->connid));
+}
+
+/* A big-endian 32-bit field of an address. */
+static uint32_t rdmx_ibv_addr_field(const uint8_t *field)
+{
+	uint32_t be;
+
+	memcpy(&be, field, sizeof(be));
+	return ntohl(be);
 }
 
 uint32_t rdmx_ibv_addr_qpn(const struct rdmx_ibv_addr *addr)
 {
-	uint32_t be_qpn;
+	return rdmx_ibv_addr_field(addr->qpn);
+}
 
-	memcpy(&be_qpn, addr->qpn, sizeof(be_qpn));
-	return ntohl(be_qpn);
+uint32_t rdmx_ibv_addr_connid(const struct rdmx_ibv_addr *addr)
+{
+	return rdmx_ibv_addr_field(addr->connid);
+}
+
+bool rdmx_ibv_rx_connid(struct ibv_cq_ex *cq, uint32_t *connid)
+{
+	if (!(g_rdmx_ibv->wc_read_wc_flags(cq) & IBV_WC_WITH_IMM))
+		return false;
+	*connid = be32toh(g_rdmx_ibv->wc_read_imm_data(cq));
+	return *connid != 0;
 }
 
 int rdmx_ibv_addr_check(const void *addr, size_t len, void *canon)
 {
 	const struct rdmx_ibv_addr *in = addr;
-	uint32_t be_qkey;
 
 	if (len != sizeof(*in))
 		return -FI_EINVAL;
-	memcpy(&be_qkey, in->qkey, sizeof(be_qkey));
 	/* Only rdmx queues can be reached: they all use RDMX_IBV_QKEY. */
-	if (ntohl(be_qkey) != RDMX_IBV_QKEY || rdmx_ibv_addr_qpn(in) > 0xffffff)
+	if (rdmx_ibv_addr_field(in->qkey) != RDMX_IBV_QKEY ||
+	    rdmx_ibv_addr_qpn(in) > 0xffffff)
 		return -FI_EINVAL;
 	memmove(canon, in, sizeof(*in));
 	return 0;
@@ -63,8 +87,9 @@ void rdmx_ibv_addr_print(const char *scheme, const void *canon, char *buf,
 
 	if (!inet_ntop(AF_INET6, addr->gid, gid, sizeof(gid)))
 		gid[0] = '\0';
-	snprintf(buf, len, "%s://[%s]:0x%x:0x%x", scheme, gid,
-		 rdmx_ibv_addr_qpn(addr), RDMX_IBV_QKEY);
+	snprintf(buf, len, "%s://[%s]:0x%x:0x%x:0x%x", scheme, gid,
+		 rdmx_ibv_addr_qpn(addr), rdmx_ibv_addr_field(addr->qkey),
+		 rdmx_ibv_addr_connid(addr));
 }
 
 /*
@@ -84,8 +109,11 @@ static struct ibv_context *rdmx_ibv_try(const struct rdmx_ibv_kind *kind,
 	if (!name || (g_rdmx_params.iface && strcmp(g_rdmx_params.iface, name)))
 		return NULL;
 	ctx = g_rdmx_ibv->open_device(dev);
-	if (!ctx)
+	if (!ctx) {
+		RDMX_INFO(FI_LOG_CORE, "%s: ibv_open_device(%s): %s\n", kind->name, name,
+			  strerror(errno));
 		return NULL;
+	}
 	if (g_rdmx_ibv->query_port(ctx, RDMX_IBV_PORT, &port) ||
 	    port.state != IBV_PORT_ACTIVE || !kind->probe(ctx, &port, mtu) ||
 	    g_rdmx_ibv->query_gid(ctx, RDMX_IBV_PORT, RDMX_IBV_GID_INDEX, gid) ||
@@ -107,8 +135,12 @@ int rdmx_ibv_domains(const struct rdmx_ibv_kind *kind, const void *src,
 	/* Any device reaches any GID: dest does not narrow the choice. */
 	(void) dest;
 	list = g_rdmx_ibv->get_device_list(&n);
-	if (!list)
-		return 0;	/* no rdma-core support in this kernel */
+	if (!list) {
+		/* ENOSYS: a kernel without RDMA support. */
+		RDMX_INFO(FI_LOG_CORE, "%s: ibv_get_device_list: %s\n", kind->name,
+			  strerror(errno));
+		return 0;
+	}
 	for (int i = 0; i < n && (size_t) found < max; i++) {
 		struct rdmx_ibv_addr addr;
 		struct ibv_context *ctx;
@@ -118,7 +150,7 @@ int rdmx_ibv_domains(const struct rdmx_ibv_kind *kind, const void *src,
 		ctx = rdmx_ibv_try(kind, list[i], src, &gid, &mtu);
 		if (!ctx)
 			continue;
-		rdmx_ibv_addr_make(&addr, &gid, 0);
+		rdmx_ibv_addr_make(&addr, &gid, 0, 0);
 		snprintf(out[found].name, sizeof(out[found].name), "%s",
 			 g_rdmx_ibv->get_device_name(list[i]));
 		memset(out[found].addr, 0, sizeof(out[found].addr));
@@ -164,6 +196,30 @@ void rdmx_ibv_core_close(struct rdmx_ibv_core *core)
 {
 	g_rdmx_ibv->dealloc_pd(core->pd);
 	g_rdmx_ibv->close_device(core->ctx);
+}
+
+int rdmx_ibv_core_query(const struct rdmx_ibv_core *core, const char *kind,
+			struct ibv_device_attr *attr)
+{
+	int ret = g_rdmx_ibv->query_device(core->ctx, attr);
+
+	if (ret)
+		RDMX_WARN(FI_LOG_EP_CTRL, "%s: ibv_query_device: %s\n", kind,
+			  strerror(ret));
+	return -ret;
+}
+
+__be32 rdmx_ibv_qp_name(const struct rdmx_ibv_core *core, const struct ibv_qp *qp,
+			struct rdmx_ibv_addr *addr)
+{
+	uint32_t connid = 0;
+
+	/* Before the kernel has entropy (early boot), time and pid differ. */
+	if (getrandom(&connid, sizeof(connid), GRND_NONBLOCK) != sizeof(connid))
+		connid = (uint32_t) rdmx_mix64(rdmx_clock_ns() ^ (uint64_t) getpid());
+	connid = connid ? connid : 1;
+	rdmx_ibv_addr_make(addr, &core->gid, qp->qp_num, connid);
+	return htobe32(connid);
 }
 
 /* One step of a queue pair towards RTS; 0 or -errno, logged. */
@@ -222,11 +278,13 @@ static const void *rdmx_ibv_ahn_key(const struct rdmx_hash *hash, uint64_t val)
 	return &((const struct rdmx_ibv_gid_ah *) (uintptr_t) val)->ahn;
 }
 
-int rdmx_ibv_ahc_construct(struct rdmx_ibv_ahc *ahc, bool efa)
+int rdmx_ibv_ahc_construct(struct rdmx_ibv_ahc *ahc, bool efa, size_t max)
 {
 	int ret;
 
 	ahc->efa = efa;
+	ahc->cnt = 0;
+	ahc->max = max ? max : SIZE_MAX;
 	rdmx_dlist_init(&ahc->all);
 	ret = rdmx_hash_construct(&ahc->by_gid, 16, rdmx_ibv_gid_key);
 	if (ret)
@@ -287,6 +345,13 @@ static int rdmx_ibv_gid_ah_create(struct rdmx_ibv_ahc *ahc,
 	return 0;
 }
 
+bool rdmx_ibv_ahc_full(struct rdmx_ibv_ahc *ahc, const uint8_t *gid)
+{
+	uint64_t val;
+
+	return ahc->cnt >= ahc->max && !rdmx_hash_find(&ahc->by_gid, gid, &val);
+}
+
 struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_get(struct rdmx_ibv_ahc *ahc,
 					 struct rdmx_ibv_core *core,
 					 const uint8_t *gid, int *err)
@@ -298,6 +363,12 @@ struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_get(struct rdmx_ibv_ahc *ahc,
 		gah = (void *) (uintptr_t) val;
 		gah->refs++;
 		return gah;
+	}
+	if (ahc->cnt >= ahc->max) {
+		RDMX_INFO(FI_LOG_AV, "all %zu address handles of the device in use\n",
+			  ahc->max);
+		*err = -FI_ENOSPC;
+		return NULL;
 	}
 	gah = calloc(1, sizeof(*gah));
 	if (!gah) {
@@ -319,6 +390,7 @@ struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_get(struct rdmx_ibv_ahc *ahc,
 		}
 	}
 	gah->refs = 1;
+	ahc->cnt++;
 	rdmx_dlist_insert_tail(&ahc->all, &gah->link);
 	return gah;
 
@@ -337,6 +409,7 @@ void rdmx_ibv_ahc_put(struct rdmx_ibv_ahc *ahc, struct rdmx_ibv_gid_ah *gah)
 	if (ahc->efa)
 		rdmx_hash_remove(&ahc->by_ahn, &gah->ahn);
 	rdmx_dlist_remove(&gah->link);
+	ahc->cnt--;
 	g_rdmx_ibv->destroy_ah(gah->ah);
 	free(gah);
 }
@@ -351,32 +424,60 @@ struct rdmx_ibv_gid_ah *rdmx_ibv_ahc_by_ahn(struct rdmx_ibv_ahc *ahc,
 }
 
 /*
- * Work completion statuses and what they mean to the rdm layer. A send
- * that exhausted its RNR retries is RNR; one whose peer never answered
- * (retries exhausted, response timeout, a destination QPN that does not
- * exist: libefa reports these as RETRY_EXC, RESP_TIMEOUT and
- * REM_INV_RD_REQ) is UNREACH; length errors are MSGSIZE; flushes are
- * FLUSHED; anything else is a device error.
+ * Every work completion status (verbs.h) and what it means to the rdm
+ * layer. A send that exhausted its RNR retries is RNR; one whose peer
+ * never answered, or whose queue pair is gone (retries exhausted,
+ * response timeout, an aborted remote, a destination QPN that does not
+ * exist: libefa folds its codes for these into RETRY_EXC, RESP_TIMEOUT,
+ * REM_ABORT and REM_INV_RD_REQ) is UNREACH; length errors are MSGSIZE
+ * (libefa's remote BAD_LENGTH is REM_INV_REQ); a remote key or range
+ * refused is ACCESS; flushes are FLUSHED; the rest are errors of this
+ * side or the device (IO), extended reliable connections and tag
+ * matching included, which rdmx never uses.
  */
 #define RDMX_IBV_STATUSES(X)				\
 	X(IBV_WC_SUCCESS,		OK)		\
-	X(IBV_WC_RNR_RETRY_EXC_ERR,	RNR)		\
-	X(IBV_WC_RETRY_EXC_ERR,		UNREACH)	\
-	X(IBV_WC_RESP_TIMEOUT_ERR,	UNREACH)	\
-	X(IBV_WC_REM_INV_RD_REQ_ERR,	UNREACH)	\
 	X(IBV_WC_LOC_LEN_ERR,		MSGSIZE)	\
+	X(IBV_WC_LOC_QP_OP_ERR,		IO)		\
+	X(IBV_WC_LOC_EEC_OP_ERR,	IO)		\
+	X(IBV_WC_LOC_PROT_ERR,		IO)		\
+	X(IBV_WC_WR_FLUSH_ERR,		FLUSHED)	\
+	X(IBV_WC_MW_BIND_ERR,		IO)		\
+	X(IBV_WC_BAD_RESP_ERR,		IO)		\
+	X(IBV_WC_LOC_ACCESS_ERR,	IO)		\
 	X(IBV_WC_REM_INV_REQ_ERR,	MSGSIZE)	\
-	X(IBV_WC_WR_FLUSH_ERR,		FLUSHED)
+	X(IBV_WC_REM_ACCESS_ERR,	ACCESS)		\
+	X(IBV_WC_REM_OP_ERR,		IO)		\
+	X(IBV_WC_RETRY_EXC_ERR,		UNREACH)	\
+	X(IBV_WC_RNR_RETRY_EXC_ERR,	RNR)		\
+	X(IBV_WC_LOC_RDD_VIOL_ERR,	IO)		\
+	X(IBV_WC_REM_INV_RD_REQ_ERR,	UNREACH)	\
+	X(IBV_WC_REM_ABORT_ERR,		UNREACH)	\
+	X(IBV_WC_INV_EECN_ERR,		IO)		\
+	X(IBV_WC_INV_EEC_STATE_ERR,	IO)		\
+	X(IBV_WC_FATAL_ERR,		IO)		\
+	X(IBV_WC_RESP_TIMEOUT_ERR,	UNREACH)	\
+	X(IBV_WC_GENERAL_ERR,		IO)		\
+	X(IBV_WC_TM_ERR,		IO)		\
+	X(IBV_WC_TM_RNDV_INCOMPLETE,	IO)
+
+static const enum rdmx_dev_status rdmx_ibv_statuses[] = {
+#define RDMX_IBV_STATUS_ROW(wc, dev) [wc] = RDMX_DEV_##dev,
+	RDMX_IBV_STATUSES(RDMX_IBV_STATUS_ROW)
+#undef RDMX_IBV_STATUS_ROW
+};
+
+#define RDMX_IBV_STATUS_ONE(wc, dev) + 1
+_Static_assert(0 RDMX_IBV_STATUSES(RDMX_IBV_STATUS_ONE) == IBV_WC_TM_RNDV_INCOMPLETE + 1 &&
+	       RDMX_ARRAY_SIZE(rdmx_ibv_statuses) == IBV_WC_TM_RNDV_INCOMPLETE + 1,
+	       "RDMX_IBV_STATUSES must list every ibv_wc_status once");
+#undef RDMX_IBV_STATUS_ONE
 
 enum rdmx_dev_status rdmx_ibv_status(enum ibv_wc_status status)
 {
-	switch (status) {
-#define RDMX_IBV_STATUS_CASE(wc, dev) case wc: return RDMX_DEV_##dev;
-	RDMX_IBV_STATUSES(RDMX_IBV_STATUS_CASE)
-#undef RDMX_IBV_STATUS_CASE
-	default:
-		return RDMX_DEV_IO;
-	}
+	/* A status newer than this table is an error all the same. */
+	return (size_t) status < RDMX_ARRAY_SIZE(rdmx_ibv_statuses) ?
+	       rdmx_ibv_statuses[status] : RDMX_DEV_IO;
 }
 
 int rdmx_ibv_slab_construct(struct rdmx_ibv_slab *slab, struct ibv_pd *pd,

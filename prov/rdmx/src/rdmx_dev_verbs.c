@@ -9,9 +9,13 @@
  * refuses it with an RNR packet, which needs the sender's header). So
  * the device keeps its own registered ring posted to the QP, one slot per
  * receive (GRH + swsrd header + MTU), and copies each payload into the
- * buffer the rdm layer posted. Sends are copied into registered slots too.
+ * buffer the rdm layer posted. Sends are copied into registered slots too,
+ * and carry the sender's connection id as immediate data
+ * (ibv_wr_send_imm), which with the GRH's source GID and the source QPN
+ * names the sender; a receive without one is malformed and dropped.
  * Every rdma-core call goes through g_rdmx_ibv (rdmx_ibv.h).
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <netinet/in.h>
@@ -40,6 +44,7 @@ struct rdmx_verbs_dev {
 	struct ibv_qp		*qp;
 	struct ibv_qp_ex	*qpx;
 	struct rdmx_ibv_addr	addr;
+	__be32			imm;		/* our connection id, as sent */
 	bool			ipv4_grh;	/* RoCE v2 with an IPv4 GID */
 	size_t			sq_cnt;		/* sends in the QP's send queue */
 	struct rdmx_ibv_ahc	ahc;
@@ -127,7 +132,7 @@ static int rdmx_verbs_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
 	g_rdmx_ibv->wr_start(verbs->qpx);
 	verbs->qpx->wr_id = (uint64_t) slot << 1;
 	verbs->qpx->wr_flags = IBV_SEND_SIGNALED;
-	g_rdmx_ibv->wr_send(verbs->qpx);
+	g_rdmx_ibv->wr_send_imm(verbs->qpx, verbs->imm);
 	g_rdmx_ibv->wr_set_ud_addr(verbs->qpx, gah->ah,
 				   rdmx_ibv_addr_qpn((const void *) ah->addr),
 				   RDMX_IBV_QKEY);
@@ -189,15 +194,17 @@ static bool rdmx_verbs_rx_one(struct rdmx_verbs_dev *verbs, uint32_t idx,
 	struct rdmx_ibv_addr src;
 	bool have, cut = false;
 	union ibv_gid gid;
+	uint32_t connid;
 
 	if (verbs->cq->status != IBV_WC_SUCCESS || len < RDMX_VERBS_GRH ||
-	    !(g_rdmx_ibv->wc_read_wc_flags(verbs->cq) & IBV_WC_GRH)) {
+	    !(g_rdmx_ibv->wc_read_wc_flags(verbs->cq) & IBV_WC_GRH) ||
+	    !rdmx_ibv_rx_connid(verbs->cq, &connid)) {
 		verbs->dg.dev.stats.rx_malformed++;
 		return false;
 	}
 	len -= RDMX_VERBS_GRH;
 	rdmx_verbs_rx_gid(verbs, pkt - RDMX_VERBS_GRH, &gid);
-	rdmx_ibv_addr_make(&src, &gid, g_rdmx_ibv->wc_read_src_qp(verbs->cq));
+	rdmx_ibv_addr_make(&src, &gid, g_rdmx_ibv->wc_read_src_qp(verbs->cq), connid);
 	have = rdmx_dgram_buf_take(&verbs->dg, &buf);
 	if (have && len > hdr) {
 		cut = len - hdr > buf.len;
@@ -246,7 +253,8 @@ static int rdmx_verbs_qp_open(struct rdmx_verbs_dev *verbs)
 {
 	struct ibv_cq_init_attr_ex cq_attr = {
 		.cqe = (uint32_t) (verbs->dg.dev.caps.sq_size + verbs->dg.dev.caps.rq_size),
-		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP |
+			    IBV_WC_EX_WITH_IMM,
 	};
 	struct ibv_qp_init_attr_ex attr = {
 		.qp_type = IBV_QPT_UD,
@@ -258,7 +266,7 @@ static int rdmx_verbs_qp_open(struct rdmx_verbs_dev *verbs)
 		},
 		.pd = verbs->core.pd,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_IMM,
 	};
 	int ret;
 
@@ -330,17 +338,18 @@ static const struct rdmx_dgram_ops rdmx_verbs_dgram_ops = {
 	.raw_destroy = rdmx_verbs_raw_destroy,
 };
 
-/* Queue sizes within what the device takes; 0 or -FI_E*. */
+/*
+ * Queue sizes within what the device takes, and its max_ah (*max_ah);
+ * 0 or -FI_E*.
+ */
 static int rdmx_verbs_caps(struct rdmx_verbs_dev *verbs,
-			   const struct rdmx_dev_attr *attr)
+			   const struct rdmx_dev_attr *attr, size_t *max_ah)
 {
 	struct ibv_device_attr dattr;
-	int ret = g_rdmx_ibv->query_device(verbs->core.ctx, &dattr);
+	int ret = rdmx_ibv_core_query(&verbs->core, "verbs", &dattr);
 
-	if (ret) {
-		RDMX_WARN(FI_LOG_EP_CTRL, "verbs: ibv_query_device: %s\n", strerror(ret));
-		return -ret;
-	}
+	if (ret)
+		return ret;
 	verbs->dg.dev.caps.mtu = verbs->core.mtu;
 	verbs->dg.dev.caps.max_inline = verbs->core.mtu;	/* copied at send */
 	verbs->dg.dev.caps.sq_size = RDMX_MIN(attr->sq_size, (size_t) dattr.max_qp_wr);
@@ -348,12 +357,14 @@ static int rdmx_verbs_caps(struct rdmx_verbs_dev *verbs,
 	verbs->dg.dev.caps.flags = RDMX_DEV_CAP_RELIABLE;
 	verbs->ipv4_grh = IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)
 					       verbs->core.gid.raw);
+	*max_ah = (size_t) dattr.max_ah;
 	return 0;
 }
 
 static int rdmx_verbs_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p)
 {
 	struct rdmx_verbs_dev *verbs;
+	size_t max_ah;
 	int ret;
 
 	verbs = calloc(1, sizeof(*verbs));
@@ -362,10 +373,11 @@ static int rdmx_verbs_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **d
 	ret = rdmx_ibv_core_open(&rdmx_verbs_kind, attr->src_addr, &verbs->core);
 	if (ret)
 		goto err_free;
-	ret = rdmx_verbs_caps(verbs, attr);
+	ret = rdmx_verbs_caps(verbs, attr, &max_ah);
 	if (ret)
 		goto err_close_core;
-	ret = rdmx_ibv_ahc_construct(&verbs->ahc, false);
+	/* Handles go when the rdm layer drops them: at max_ah, -FI_ENOSPC. */
+	ret = rdmx_ibv_ahc_construct(&verbs->ahc, false, max_ah);
 	if (ret)
 		goto err_close_core;
 	ret = rdmx_verbs_qp_open(verbs);
@@ -378,9 +390,9 @@ static int rdmx_verbs_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **d
 				   &rdmx_verbs_dgram_ops, attr);
 	if (ret)
 		goto err_close_slabs;
-	rdmx_ibv_addr_make(&verbs->addr, &verbs->core.gid, verbs->qp->qp_num);
-	RDMX_INFO(FI_LOG_EP_CTRL, "verbs: ud qp 0x%x on %s, mtu %zu\n",
-		  verbs->qp->qp_num,
+	verbs->imm = rdmx_ibv_qp_name(&verbs->core, verbs->qp, &verbs->addr);
+	RDMX_INFO(FI_LOG_EP_CTRL, "verbs: ud qp 0x%x (connection 0x%x) on %s, mtu %zu\n",
+		  verbs->qp->qp_num, be32toh(verbs->imm),
 		  g_rdmx_ibv->get_device_name(verbs->core.ctx->device),
 		  verbs->dg.dev.caps.mtu);
 	*dev_p = &verbs->dg.dev;

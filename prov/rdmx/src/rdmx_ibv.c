@@ -69,6 +69,11 @@ static unsigned int rdmx_ibv_wc_read_wc_flags(struct ibv_cq_ex *cq)
 	return ibv_wc_read_wc_flags(cq);
 }
 
+static __be32 rdmx_ibv_wc_read_imm_data(struct ibv_cq_ex *cq)
+{
+	return ibv_wc_read_imm_data(cq);
+}
+
 static struct ibv_qp *rdmx_ibv_create_qp_ex(struct ibv_context *context,
 					    struct ibv_qp_init_attr_ex *attr)
 {
@@ -86,9 +91,9 @@ static void rdmx_ibv_wr_start(struct ibv_qp_ex *qp)
 	ibv_wr_start(qp);
 }
 
-static void rdmx_ibv_wr_send(struct ibv_qp_ex *qp)
+static void rdmx_ibv_wr_send_imm(struct ibv_qp_ex *qp, __be32 imm_data)
 {
-	ibv_wr_send(qp);
+	ibv_wr_send_imm(qp, imm_data);
 }
 
 static void rdmx_ibv_wr_rdma_read(struct ibv_qp_ex *qp, uint32_t rkey,
@@ -149,13 +154,14 @@ const struct rdmx_ibv_api rdmx_ibv_real = {
 	.wc_read_src_qp = rdmx_ibv_wc_read_src_qp,
 	.wc_read_slid = rdmx_ibv_wc_read_slid,
 	.wc_read_wc_flags = rdmx_ibv_wc_read_wc_flags,
+	.wc_read_imm_data = rdmx_ibv_wc_read_imm_data,
 	.create_qp_ex = rdmx_ibv_create_qp_ex,
 	.modify_qp = ibv_modify_qp,
 	.destroy_qp = ibv_destroy_qp,
 	.qp_to_qp_ex = ibv_qp_to_qp_ex,
 	.post_recv = rdmx_ibv_post_recv,
 	.wr_start = rdmx_ibv_wr_start,
-	.wr_send = rdmx_ibv_wr_send,
+	.wr_send_imm = rdmx_ibv_wr_send_imm,
 	.wr_rdma_read = rdmx_ibv_wr_rdma_read,
 	.wr_set_ud_addr = rdmx_ibv_wr_set_ud_addr,
 	.wr_set_sge_list = rdmx_ibv_wr_set_sge_list,

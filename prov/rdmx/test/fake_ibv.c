@@ -1,16 +1,20 @@
 /*
- * rdmx unit tests: the fake rdma-core (see fake_ibv.h). What it models,
- * and where the behaviour is documented:
+ * rdmx unit tests: the fake rdma-core (see fake_ibv.h; its work requests
+ * and their delivery are in fake_ibv_wr.c). What it models, and where the
+ * behaviour is documented:
  * - ibv_get_device_list(3): a NULL-terminated list, freed with
- *   ibv_free_device_list; ibv_open_device returns NULL with errno set.
+ *   ibv_free_device_list, or NULL with errno ENOSYS on a kernel without
+ *   RDMA support; ibv_open_device returns NULL with errno set.
  * - ibv_query_port(3), ibv_query_gid(3), ibv_query_device(3): 0 or errno.
  * - ibv_alloc_pd(3), ibv_reg_mr(3), ibv_create_ah(3), ibv_create_cq_ex(3),
  *   ibv_create_qp_ex(3), efadv_create_qp_ex(3): NULL with errno on
- *   failure; the destroy calls return 0 or errno, EBUSY while a PD still
+ *   failure (ibv_create_ah: ENOMEM past the device's max_ah, which
+ *   ibv_query_device reports); the destroy calls return 0 or errno, EBUSY while a PD still
  *   has objects or a CQ still has queue pairs.
  * - ibv_modify_qp(3): RESET→INIT needs STATE, PKEY_INDEX, PORT and QKEY
  *   for UD (and SRD), INIT→RTR needs STATE, RTR→RTS STATE and SQ_PSN
- *   (RNR_RETRY allowed); anything else EINVAL.
+ *   (RNR_RETRY allowed on SRD, EOPNOTSUPP on an EFA device without
+ *   EFADV_DEVICE_ATTR_CAPS_RNR_RETRY); anything else EINVAL.
  * - ibv_post_recv(3): ENOMEM and *bad_wr when the receive queue is full;
  *   receives can be posted from INIT on.
  * - ibv_wr_post(3): work requests between ibv_wr_start and
@@ -19,132 +23,53 @@
  *   RTS; inline data larger than max_inline_data fails the batch.
  * - ibv_create_cq_ex(3): ibv_start_poll and ibv_next_poll return ENOENT
  *   when the CQ is empty, status and wr_id are fields of the CQ, the
- *   ibv_wc_read_* calls read the current completion. More completions
- *   than the CQ holds is an overrun (the device's async error), recorded.
+ *   ibv_wc_read_* calls read the current completion. Only the fields
+ *   whose IBV_WC_EX_WITH_* flag wc_flags asked for can be read (the
+ *   others' read functions are NULL: the fake ends the test with
+ *   FAKE_IBV_MISUSE_EXIT, saying which), opcode, vendor_err and wc_flags
+ *   always; efadv_wc_read_sgid only with EFADV_WC_EX_WITH_SGID, which
+ *   needs EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID.
+ *   More completions than the CQ holds is an overrun (the device's async
+ *   error), recorded.
+ * - ibv_create_qp_ex(3): EINVAL past the device's max_qp_wr, max_sge
+ *   (EFA: max_sq_wr, max_rq_wr, max_sq_sge, max_rq_sge, inline_buf_size).
  * - UD (IBTA, ibv_post_recv(3)): every receive starts with a 40-byte GRH,
  *   counted in byte_len, with IBV_WC_GRH; the source GID is at GRH bytes
  *   8..23 (RoCE v2 over IPv4 puts an IPv4 header in bytes 20..39, source
  *   address at 32..35); a datagram that finds no receive is dropped and
  *   the send still succeeds; one larger than the receive gives the
  *   receiver IBV_WC_LOC_LEN_ERR.
- * - EFA SRD (libefa providers/efa/verbs.c, efa_io_defs.h): reliable; no
- *   receive posted is EFA_IO_COMP_STATUS_REMOTE_ERROR_RNR (10) reported
- *   as IBV_WC_RNR_RETRY_EXC_ERR; a QPN that does not exist (or a wrong
- *   Q_Key) is REMOTE_ERROR_BAD_DEST_QPN (9), IBV_WC_REM_INV_RD_REQ_ERR; a
+ * - EFA SRD (libefa providers/efa/verbs.c, efa_io_defs.h): reliable; a
+ *   failed completion has the EFA status code as vendor error and the
+ *   ibv_wc_status libefa folds it into (fake_efa_fold); no receive
+ *   posted is REMOTE_ERROR_RNR (10), IBV_WC_RNR_RETRY_EXC_ERR; a QPN that
+ *   does not exist (or a wrong Q_Key) is REMOTE_ERROR_BAD_DEST_QPN (9),
+ *   IBV_WC_REM_INV_RD_REQ_ERR; a short receive buffer is
+ *   REMOTE_ERROR_BAD_LENGTH (11) to the sender; a read of memory not
+ *   exposed REMOTE_ERROR_BAD_ADDRESS (7), a bad lkey INVALID_LKEY (5); a
  *   receive's slid is the AH number the receiving QP's protection domain
  *   has for the sender's GID, 0xffff when it has none, and efadv_wc_read_sgid gives
  *   the GID only then (else -ENOENT); RDMA read needs a remote MR with
  *   IBV_ACCESS_REMOTE_READ and that rkey; AH numbers are per GID.
  * - An SGE must lie in an MR of the QP's PD with that lkey, else the
  *   completion is IBV_WC_LOC_PROT_ERR.
+ * - ibv_wr_send_imm(3): the receive completion has IBV_WC_WITH_IMM in
+ *   ibv_wc_read_wc_flags and ibv_wc_read_imm_data gives the __be32 the
+ *   sender passed; a send without it has neither. A queue pair only
+ *   offers the ibv_wr_* operations its send_ops_flags asked for (libefa
+ *   and mlx5 leave the others NULL: calling one crashes; the fake ends
+ *   the test with FAKE_IBV_MISUSE_EXIT); UD offers send and send with
+ *   immediate, SRD RDMA read too.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "rdmx.h"
-#include "fake_ibv.h"
+#include "fake_ibv_int.h"
 
-#define FAKE_DEVS_MAX	4
-#define FAKE_SGE_MAX	4
-#define FAKE_BATCH_MAX	256
-#define FAKE_AH_UNKNOWN	0xffff
-
-struct fake_dev {
-	struct ibv_device	dev;
-	struct fake_ibv_dev_cfg	cfg;
-};
-
-struct fake_pd {
-	struct ibv_pd		pd;
-	size_t			children;	/* MRs, QPs and AHs */
-};
-
-struct fake_mr {
-	struct ibv_mr		mr;
-	int			access;
-	struct fake_mr		*next;		/* on g_fake.mrs */
-};
-
-struct fake_wc {
-	uint64_t		wr_id;
-	enum ibv_wc_status	status;
-	enum ibv_wc_opcode	opcode;
-	uint32_t		vendor_err, byte_len, src_qp, wc_flags;
-	uint16_t		slid;
-	union ibv_gid		sgid;
-	uint32_t		sq_qpn;		/* a send's QP: frees its entry */
-};
-
-struct fake_cq {
-	struct ibv_cq_ex	cq;		/* first: the devices cast it */
-	struct efadv_cq		efa_cq;
-	bool			with_sgid;
-	struct fake_wc		*wc;
-	size_t			cap, head, cnt;
-	struct fake_wc		cur;
-	size_t			qps;
-};
-
-struct fake_recv {
-	uint64_t		wr_id;
-	struct ibv_sge		sge[FAKE_SGE_MAX];
-	int			num_sge;
-};
-
-struct fake_wr {
-	uint64_t		wr_id;
-	unsigned		flags;
-	bool			read;
-	uint32_t		rkey;
-	uint64_t		raddr;
-	struct ibv_ah		*ah;
-	uint32_t		qpn, qkey;
-	struct ibv_sge		sge[FAKE_SGE_MAX];
-	size_t			num_sge;
-	uint8_t			*inl;		/* inline data, copied */
-	size_t			inl_len;
-};
-
-struct fake_qp {
-	struct ibv_qp_ex	qpx;		/* first: qp_base is the ibv_qp */
-	bool			srd;
-	struct fake_dev		*fd;
-	uint32_t		qkey;
-	unsigned		rnr_retry;
-	struct ibv_qp_cap	cap;
-	struct fake_recv	*rq;		/* FIFO of cap.max_recv_wr */
-	size_t			rq_head, rq_cnt;
-	size_t			sq_out;		/* signaled sends not polled */
-	struct fake_wr		batch[FAKE_BATCH_MAX];
-	size_t			batch_cnt;
-	int			batch_err;
-	struct fake_qp		*next;		/* on g_fake.qps */
-};
-
-struct fake_ah {
-	struct ibv_ah		ah;
-	union ibv_gid		dgid;
-	uint16_t		ahn;
-	struct fake_ah		*next;		/* on g_fake.ah_list */
-};
-
-static struct {
-	struct fake_dev		devs[FAKE_DEVS_MAX];
-	size_t			ndevs;
-	int			fail_err[FAKE_IBV_CALLS];
-	unsigned		fail_cnt[FAKE_IBV_CALLS];
-	uint32_t		inject_qpn;
-	enum ibv_wc_status	inject_status;
-	uint32_t		inject_vendor;
-	unsigned		inject_cnt;
-	struct fake_mr		*mrs;
-	struct fake_qp		*qps;
-	struct fake_ah		*ah_list;
-	size_t			live, ahs;
-	uint32_t		next_qpn, next_key;
-	bool			overrun;
-} g_fake;
+struct fake_ibv_state g_fake;
 
 void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
 		  const char *name, uint8_t gid_last)
@@ -155,6 +80,8 @@ void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
 	cfg->active_mtu = IBV_MTU_4096;
 	cfg->max_msg_sz = 8928;
 	cfg->max_qp_wr = 4096;
+	cfg->max_sge = 4;
+	cfg->max_ah = 1024;
 	/* fe80::<gid_last>, or ::ffff:10.0.0.<gid_last> for RoCE v2 IPv4. */
 	if (kind == FAKE_IBV_ROCE) {
 		cfg->gid[10] = cfg->gid[11] = 0xff;
@@ -177,20 +104,66 @@ void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
 	cfg->efa.max_rdma_size = 1 << 20;
 }
 
-void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count)
+void fake_ibv_fail_after(enum fake_ibv_call call, unsigned skip, int err,
+			 unsigned count)
 {
 	g_fake.fail_err[call] = err;
+	g_fake.fail_skip[call] = skip;
 	g_fake.fail_cnt[call] = count;
 }
 
-/* Whether this call fails now (errno set); counts the failure down. */
-static int fake_fails(enum fake_ibv_call call)
+void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count)
+{
+	fake_ibv_fail_after(call, 0, err, count);
+}
+
+unsigned fake_ibv_fail_left(enum fake_ibv_call call)
+{
+	return g_fake.fail_cnt[call];
+}
+
+void fake_misuse(const char *what)
+{
+	fprintf(stderr, "fake rdma-core: %s\n", what);
+	/* No exit handlers: what the test held is no leak to report. */
+	_exit(FAKE_IBV_MISUSE_EXIT);
+}
+
+int fake_fails(enum fake_ibv_call call)
 {
 	if (!g_fake.fail_cnt[call])
 		return 0;
+	if (g_fake.fail_skip[call]) {
+		g_fake.fail_skip[call]--;
+		return 0;
+	}
 	g_fake.fail_cnt[call]--;
 	errno = g_fake.fail_err[call];
 	return g_fake.fail_err[call];
+}
+
+void fake_ibv_inject_efa_status(uint32_t qpn, uint32_t code, unsigned count)
+{
+	fake_ibv_inject_send_status(qpn, fake_efa_fold(code), code, count);
+}
+
+void fake_ibv_inject_recv_status(uint32_t qpn, enum ibv_wc_status status,
+				 unsigned count)
+{
+	g_fake.rx_fail_qpn = qpn;
+	g_fake.rx_fail_status = status;
+	g_fake.rx_fail_cnt = count;
+}
+
+void fake_ibv_inject_no_imm(uint32_t qpn, unsigned count)
+{
+	g_fake.no_imm_qpn = qpn;
+	g_fake.no_imm_cnt = count;
+}
+
+void fake_ibv_next_qpn(uint32_t qpn)
+{
+	g_fake.next_qpn = qpn;
 }
 
 void fake_ibv_inject_send_status(uint32_t qpn, enum ibv_wc_status status,
@@ -212,6 +185,11 @@ size_t fake_ibv_ahs(void)
 	return g_fake.ahs;
 }
 
+size_t fake_ibv_ah_destroys(void)
+{
+	return g_fake.ah_destroys;
+}
+
 bool fake_ibv_cq_overrun(void)
 {
 	return g_fake.overrun;
@@ -227,20 +205,23 @@ static struct fake_dev *fake_dev_of(struct ibv_context *ctx)
 	return (struct fake_dev *) ctx->device;
 }
 
-unsigned fake_ibv_qp_rnr_retry(uint32_t qpn)
+int fake_ibv_qp_rnr_retry(uint32_t qpn)
 {
 	for (struct fake_qp *q = g_fake.qps; q; q = q->next)
 		if (q->qpx.qp_base.qp_num == qpn)
 			return q->rnr_retry;
-	return 0;
+	return -1;
 }
 
 /* Devices. */
 
 static struct ibv_device **fake_get_device_list(int *num)
 {
-	struct ibv_device **list = calloc(g_fake.ndevs + 1, sizeof(*list));
+	struct ibv_device **list;
 
+	if (fake_fails(FAKE_IBV_GET_DEVICE_LIST))
+		return NULL;
+	list = calloc(g_fake.ndevs + 1, sizeof(*list));
 	if (!list) {
 		errno = ENOMEM;
 		return NULL;
@@ -288,10 +269,14 @@ static int fake_close_device(struct ibv_context *ctx)
 static int fake_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 {
 	const struct fake_ibv_dev_cfg *cfg = &fake_dev_of(ctx)->cfg;
+	int err = fake_fails(FAKE_IBV_QUERY_DEVICE);
 
+	if (err)
+		return err;
 	memset(attr, 0, sizeof(*attr));
 	attr->max_qp_wr = cfg->max_qp_wr;
-	attr->max_sge = FAKE_SGE_MAX;
+	attr->max_ah = cfg->max_ah;
+	attr->max_sge = cfg->max_sge;
 	attr->max_cqe = 1 << 20;
 	attr->phys_port_cnt = 1;
 	return 0;
@@ -301,7 +286,10 @@ static int fake_query_port(struct ibv_context *ctx, uint8_t port,
 			   struct ibv_port_attr *attr)
 {
 	const struct fake_ibv_dev_cfg *cfg = &fake_dev_of(ctx)->cfg;
+	int err = fake_fails(FAKE_IBV_QUERY_PORT);
 
+	if (err)
+		return err;
 	if (port != 1)
 		return EINVAL;
 	memset(attr, 0, sizeof(*attr));
@@ -327,7 +315,10 @@ static int fake_efadv_query_device(struct ibv_context *ctx,
 				   struct efadv_device_attr *attr, uint32_t inlen)
 {
 	const struct fake_ibv_dev_cfg *cfg = &fake_dev_of(ctx)->cfg;
+	int err = fake_fails(FAKE_IBV_EFADV_QUERY_DEVICE);
 
+	if (err)
+		return err;
 	if (cfg->kind != FAKE_IBV_EFA)
 		return EOPNOTSUPP;
 	memset(attr, 0, inlen);
@@ -407,9 +398,8 @@ static int fake_dereg_mr(struct ibv_mr *ibv_mr)
 	return EINVAL;
 }
 
-/* The MR of pd with this key covering [addr, addr + len), or NULL. */
-static struct fake_mr *fake_mr_find(struct ibv_pd *pd, uint32_t key,
-				    uint64_t addr, size_t len, int access)
+struct fake_mr *fake_mr_find(struct ibv_pd *pd, uint32_t key,
+			     uint64_t addr, size_t len, int access)
 {
 	for (struct fake_mr *mr = g_fake.mrs; mr; mr = mr->next) {
 		uintptr_t base = (uintptr_t) mr->mr.addr;
@@ -435,6 +425,10 @@ static struct fake_cq *fake_cq_new(struct ibv_context *ctx,
 		errno = EINVAL;
 		return NULL;
 	}
+	if (attr->wc_flags & ~(uint64_t) IBV_WC_STANDARD_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	cq = calloc(1, sizeof(*cq));
 	if (cq)
 		cq->wc = calloc(attr->cqe, sizeof(*cq->wc));
@@ -444,6 +438,7 @@ static struct fake_cq *fake_cq_new(struct ibv_context *ctx,
 		return NULL;
 	}
 	cq->cap = attr->cqe;
+	cq->wc_flags = attr->wc_flags;
 	cq->cq.context = ctx;
 	cq->cq.cqe = (int) attr->cqe;
 	g_fake.live++;
@@ -466,7 +461,9 @@ static struct ibv_cq_ex *fake_efadv_create_cq(struct ibv_context *ctx,
 	struct fake_cq *cq;
 
 	(void) inlen;
-	if (fake_dev_of(ctx)->cfg.kind != FAKE_IBV_EFA) {
+	if (fake_dev_of(ctx)->cfg.kind != FAKE_IBV_EFA ||
+	    ((efa_attr->wc_flags & EFADV_WC_EX_WITH_SGID) &&
+	     !(fake_dev_of(ctx)->cfg.efa.device_caps & EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -481,7 +478,7 @@ static struct efadv_cq *fake_efadv_cq_from_ibv_cq_ex(struct ibv_cq_ex *ibv_cq)
 {
 	struct fake_cq *cq = (struct fake_cq *) ibv_cq;
 
-	return cq->with_sgid ? &cq->efa_cq : NULL;
+	return &cq->efa_cq;
 }
 
 static int fake_destroy_cq(struct ibv_cq *ibv_cq)
@@ -496,7 +493,7 @@ static int fake_destroy_cq(struct ibv_cq *ibv_cq)
 	return 0;
 }
 
-static void fake_cq_push(struct ibv_cq *ibv_cq, const struct fake_wc *wc)
+void fake_cq_push(struct ibv_cq *ibv_cq, const struct fake_wc *wc)
 {
 	struct fake_cq *cq = (struct fake_cq *) ibv_cq;
 
@@ -541,45 +538,62 @@ static void fake_end_poll(struct ibv_cq_ex *cq)
 	(void) cq;
 }
 
-static const struct fake_wc *fake_cur(struct ibv_cq_ex *cq)
+/* The current completion, of which field `flag` is read. */
+static const struct fake_wc *fake_cur(struct ibv_cq_ex *ibv_cq, uint64_t flag,
+				      const char *call)
 {
-	return &((struct fake_cq *) cq)->cur;
+	struct fake_cq *cq = (struct fake_cq *) ibv_cq;
+
+	if ((cq->wc_flags & flag) != flag)
+		fake_misuse(call);
+	return &cq->cur;
 }
 
 static enum ibv_wc_opcode fake_wc_read_opcode(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->opcode;
+	return fake_cur(cq, 0, "ibv_wc_read_opcode")->opcode;
 }
 
 static uint32_t fake_wc_read_vendor_err(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->vendor_err;
+	return fake_cur(cq, 0, "ibv_wc_read_vendor_err")->vendor_err;
 }
 
 static uint32_t fake_wc_read_byte_len(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->byte_len;
+	return fake_cur(cq, IBV_WC_EX_WITH_BYTE_LEN,
+			"ibv_wc_read_byte_len without IBV_WC_EX_WITH_BYTE_LEN")->byte_len;
 }
 
 static uint32_t fake_wc_read_src_qp(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->src_qp;
+	return fake_cur(cq, IBV_WC_EX_WITH_SRC_QP,
+			"ibv_wc_read_src_qp without IBV_WC_EX_WITH_SRC_QP")->src_qp;
 }
 
 static uint32_t fake_wc_read_slid(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->slid;
+	return fake_cur(cq, IBV_WC_EX_WITH_SLID,
+			"ibv_wc_read_slid without IBV_WC_EX_WITH_SLID")->slid;
 }
 
 static unsigned int fake_wc_read_wc_flags(struct ibv_cq_ex *cq)
 {
-	return fake_cur(cq)->wc_flags;
+	return fake_cur(cq, 0, "ibv_wc_read_wc_flags")->wc_flags;
+}
+
+static __be32 fake_wc_read_imm_data(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, IBV_WC_EX_WITH_IMM,
+			"ibv_wc_read_imm_data without IBV_WC_EX_WITH_IMM")->imm_data;
 }
 
 static int fake_efadv_wc_read_sgid(struct efadv_cq *efa_cq, union ibv_gid *sgid)
 {
 	struct fake_cq *cq = rdmx_container_of(efa_cq, struct fake_cq, efa_cq);
 
+	if (!cq->with_sgid)
+		fake_misuse("efadv_wc_read_sgid without EFADV_WC_EX_WITH_SGID");
 	/* The GID only comes with a sender the device has no AH for. */
 	if (cq->cur.slid != FAKE_AH_UNKNOWN)
 		return -ENOENT;
@@ -595,14 +609,26 @@ static struct fake_qp *fake_qp_new(struct ibv_context *ctx,
 	const struct fake_ibv_dev_cfg *cfg = &fake_dev_of(ctx)->cfg;
 	uint32_t max_wr = srd ? cfg->efa.max_sq_wr : (uint32_t) cfg->max_qp_wr;
 	uint32_t max_rwr = srd ? cfg->efa.max_rq_wr : (uint32_t) cfg->max_qp_wr;
+	/* The device's SGE limits (efadv_query_device, ibv_query_device). */
+	uint32_t max_ssge = RDMX_MIN(srd ? cfg->efa.max_sq_sge : (uint32_t) cfg->max_sge,
+				     FAKE_SGE_MAX);
+	uint32_t max_rsge = RDMX_MIN(srd ? cfg->efa.max_rq_sge : (uint32_t) cfg->max_sge,
+				     FAKE_SGE_MAX);
+	/* What libefa and a UD queue pair of any verbs device can post. */
+	uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+		       (srd ? IBV_QP_EX_WITH_RDMA_READ : 0);
 	struct fake_qp *qp;
 
 	if (fake_fails(FAKE_IBV_CREATE_QP))
 		return NULL;
+	if (attr->send_ops_flags & ~ops) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    !attr->send_cq || !attr->recv_cq || attr->cap.max_send_wr > max_wr ||
-	    attr->cap.max_recv_wr > max_rwr || attr->cap.max_send_sge > FAKE_SGE_MAX ||
-	    attr->cap.max_recv_sge > FAKE_SGE_MAX ||
+	    attr->cap.max_recv_wr > max_rwr || attr->cap.max_send_sge > max_ssge ||
+	    attr->cap.max_recv_sge > max_rsge ||
 	    (srd && attr->cap.max_inline_data > cfg->efa.inline_buf_size)) {
 		errno = EINVAL;
 		return NULL;
@@ -616,6 +642,8 @@ static struct fake_qp *fake_qp_new(struct ibv_context *ctx,
 		return NULL;
 	}
 	qp->srd = srd;
+	qp->rnr_retry = -1;
+	qp->send_ops = attr->send_ops_flags;
 	qp->fd = fake_dev_of(ctx);
 	qp->cap = attr->cap;
 	qp->qpx.qp_base.context = ctx;
@@ -624,7 +652,7 @@ static struct fake_qp *fake_qp_new(struct ibv_context *ctx,
 	qp->qpx.qp_base.recv_cq = attr->recv_cq;
 	qp->qpx.qp_base.qp_type = attr->qp_type;
 	qp->qpx.qp_base.state = IBV_QPS_RESET;
-	qp->qpx.qp_base.qp_num = 0x100 + g_fake.next_qpn++;
+	qp->qpx.qp_base.qp_num = g_fake.next_qpn++;
 	((struct fake_cq *) attr->send_cq)->qps++;
 	((struct fake_cq *) attr->recv_cq)->qps++;
 	((struct fake_pd *) attr->pd)->children++;
@@ -691,8 +719,14 @@ static int fake_modify_qp(struct ibv_qp *ibv_qp, struct ibv_qp_attr *attr, int m
 		if (ibv_qp->state != IBV_QPS_RTR ||
 		    (mask & ~IBV_QP_RNR_RETRY) != (IBV_QP_STATE | IBV_QP_SQ_PSN))
 			return EINVAL;
-		if (mask & IBV_QP_RNR_RETRY)
-			qp->rnr_retry = attr->rnr_retry;
+		if (!(mask & IBV_QP_RNR_RETRY))
+			break;
+		/* UD has no RNR retry; SRD only where the device says so. */
+		if (!qp->srd)
+			return EINVAL;
+		if (!(qp->fd->cfg.efa.device_caps & EFADV_DEVICE_ATTR_CAPS_RNR_RETRY))
+			return EOPNOTSUPP;
+		qp->rnr_retry = attr->rnr_retry;
 		break;
 	default:
 		return EINVAL;
@@ -751,156 +785,10 @@ static int fake_post_recv(struct ibv_qp *ibv_qp, struct ibv_recv_wr *wr,
 	return 0;
 }
 
-/* Work requests. */
-
-static struct fake_wr *fake_wr_cur(struct ibv_qp_ex *qpx)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-
-	return qp->batch_cnt ? &qp->batch[qp->batch_cnt - 1] : NULL;
-}
-
-static void fake_wr_start(struct ibv_qp_ex *qpx)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-
-	qp->batch_cnt = 0;
-	qp->batch_err = 0;
-}
-
-/* Opens the next work request of the batch with the QP's wr_id/flags. */
-static struct fake_wr *fake_wr_new(struct ibv_qp_ex *qpx)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	struct fake_wr *wr;
-
-	if (qp->batch_cnt == FAKE_BATCH_MAX) {
-		qp->batch_err = ENOMEM;
-		return NULL;
-	}
-	wr = &qp->batch[qp->batch_cnt++];
-	memset(wr, 0, sizeof(*wr));
-	wr->wr_id = qpx->wr_id;
-	wr->flags = qpx->wr_flags;
-	return wr;
-}
-
-static void fake_wr_send(struct ibv_qp_ex *qpx)
-{
-	(void) fake_wr_new(qpx);
-}
-
-static void fake_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t raddr)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	struct fake_wr *wr = fake_wr_new(qpx);
-
-	if (!wr)
-		return;
-	if (!(qp->fd->cfg.efa.device_caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ))
-		qp->batch_err = EOPNOTSUPP;
-	wr->read = true;
-	wr->rkey = rkey;
-	wr->raddr = raddr;
-}
-
-static void fake_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
-				uint32_t qpn, uint32_t qkey)
-{
-	struct fake_wr *wr = fake_wr_cur(qpx);
-
-	if (!wr)
-		return;
-	wr->ah = ah;
-	wr->qpn = qpn;
-	wr->qkey = qkey;
-}
-
-static void fake_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
-				 const struct ibv_sge *sge)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	struct fake_wr *wr = fake_wr_cur(qpx);
-
-	if (!wr)
-		return;
-	if (n > qp->cap.max_send_sge || n > FAKE_SGE_MAX) {
-		qp->batch_err = EINVAL;
-		return;
-	}
-	memcpy(wr->sge, sge, n * sizeof(*sge));
-	wr->num_sge = n;
-}
-
-static void fake_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n,
-					 const struct ibv_data_buf *buf)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	struct fake_wr *wr = fake_wr_cur(qpx);
-	size_t len = 0;
-
-	if (!wr)
-		return;
-	for (size_t i = 0; i < n; i++)
-		len += buf[i].length;
-	if (len > qp->cap.max_inline_data) {
-		qp->batch_err = EINVAL;
-		return;
-	}
-	wr->inl = malloc(len ? len : 1);
-	wr->inl_len = 0;
-	for (size_t i = 0; i < n; i++) {
-		memcpy(wr->inl + wr->inl_len, buf[i].addr, buf[i].length);
-		wr->inl_len += buf[i].length;
-	}
-}
-
-/* The queue pair a work request goes to, or NULL. */
-static struct fake_qp *fake_dest(const struct fake_wr *wr)
-{
-	const struct fake_ah *ah = (const struct fake_ah *) wr->ah;
-
-	for (struct fake_qp *q = g_fake.qps; q; q = q->next)
-		if (q->qpx.qp_base.qp_num == wr->qpn &&
-		    !memcmp(q->fd->cfg.gid, ah->dgid.raw, 16) &&
-		    q->qpx.qp_base.state >= IBV_QPS_RTR)
-			return q;
-	return NULL;
-}
-
-/* Gathers a send's bytes (NULL with a status when an SGE is bad). */
-static uint8_t *fake_gather(struct fake_qp *qp, const struct fake_wr *wr,
-			    size_t *len, enum ibv_wc_status *status)
-{
-	uint8_t *data;
-
-	if (wr->inl) {
-		*len = wr->inl_len;
-		data = malloc(*len ? *len : 1);
-		memcpy(data, wr->inl, *len);
-		return data;
-	}
-	*len = 0;
-	for (size_t i = 0; i < wr->num_sge; i++) {
-		if (!fake_mr_find(qp->qpx.qp_base.pd, wr->sge[i].lkey,
-				  wr->sge[i].addr, wr->sge[i].length, 0)) {
-			*status = IBV_WC_LOC_PROT_ERR;
-			return NULL;
-		}
-		*len += wr->sge[i].length;
-	}
-	data = malloc(*len ? *len : 1);
-	*len = 0;
-	for (size_t i = 0; i < wr->num_sge; i++) {
-		memcpy(data + *len, (void *) (uintptr_t) wr->sge[i].addr,
-		       wr->sge[i].length);
-		*len += wr->sge[i].length;
-	}
-	return data;
-}
+/* Address handles. */
 
 /* A live AH of protection domain pd to gid, or NULL. */
-static struct fake_ah *fake_ah_find(const struct ibv_pd *pd, const uint8_t *gid)
+struct fake_ah *fake_ah_find(const struct ibv_pd *pd, const uint8_t *gid)
 {
 	for (struct fake_ah *ah = g_fake.ah_list; ah; ah = ah->next)
 		if (ah->ah.pd == pd && !memcmp(ah->dgid.raw, gid, 16))
@@ -908,153 +796,15 @@ static struct fake_ah *fake_ah_find(const struct ibv_pd *pd, const uint8_t *gid)
 	return NULL;
 }
 
-/* The AH number dst's PD has for gid (one per GID), or unknown. */
-static uint16_t fake_ahn_of(struct fake_qp *dst, const uint8_t *gid)
+/* Address handles alive on the device of ctx. */
+static size_t fake_dev_ahs(struct ibv_context *ctx)
 {
-	struct fake_ah *ah = fake_ah_find(dst->qpx.qp_base.pd, gid);
+	size_t n = 0;
 
-	return ah ? ah->ahn : FAKE_AH_UNKNOWN;
+	for (struct fake_ah *ah = g_fake.ah_list; ah; ah = ah->next)
+		n += ah->ah.context->device == ctx->device;
+	return n;
 }
-
-/* Delivers a send to dst's oldest receive; the receiver's status. */
-static void fake_deliver(struct fake_qp *src, struct fake_qp *dst,
-			 const uint8_t *data, size_t len, enum ibv_wc_status *status,
-			 uint32_t *vendor)
-{
-	struct fake_recv *r = &dst->rq[dst->rq_head];
-	struct fake_wc wc = { .opcode = IBV_WC_RECV, .src_qp = src->qpx.qp_base.qp_num };
-	uint8_t grh[40] = { 0 };
-	size_t off = 0, room = 0, grh_len = src->srd ? 0 : sizeof(grh);
-	size_t total = grh_len + len;
-
-	dst->rq_head = (dst->rq_head + 1) % dst->cap.max_recv_wr;
-	dst->rq_cnt--;
-	memcpy(wc.sgid.raw, src->fd->cfg.gid, 16);
-	if (src->fd->cfg.kind == FAKE_IBV_ROCE)
-		memcpy(grh + 32, src->fd->cfg.gid + 12, 4);
-	else
-		memcpy(grh + 8, src->fd->cfg.gid, 16);
-	wc.wr_id = r->wr_id;
-	wc.slid = dst->srd ? fake_ahn_of(dst, src->fd->cfg.gid) : 0;
-	wc.wc_flags = src->srd ? 0 : IBV_WC_GRH;
-	for (int i = 0; i < r->num_sge; i++) {
-		if (!fake_mr_find(dst->qpx.qp_base.pd, r->sge[i].lkey, r->sge[i].addr,
-				  r->sge[i].length, IBV_ACCESS_LOCAL_WRITE)) {
-			wc.status = IBV_WC_LOC_PROT_ERR;
-			fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
-			return;
-		}
-		room += r->sge[i].length;
-	}
-	if (total > room) {
-		/* SRD reports the short receive to the sender too. */
-		wc.status = IBV_WC_LOC_LEN_ERR;
-		fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
-		if (src->srd) {
-			*status = IBV_WC_REM_INV_REQ_ERR;
-			*vendor = 11;	/* REMOTE_ERROR_BAD_LENGTH */
-		}
-		return;
-	}
-	for (int i = 0; i < r->num_sge && off < total; i++) {
-		uint8_t *to = (uint8_t *) (uintptr_t) r->sge[i].addr;
-
-		for (size_t j = 0; j < r->sge[i].length && off < total; j++, off++)
-			to[j] = off < grh_len ? grh[off] : data[off - grh_len];
-	}
-	wc.byte_len = (uint32_t) total;
-	fake_cq_push(dst->qpx.qp_base.recv_cq, &wc);
-}
-
-/* An RDMA read of wr from dst's memory; the completion status. */
-static enum ibv_wc_status fake_read(struct fake_qp *src, struct fake_qp *dst,
-				    const struct fake_wr *wr, size_t *len)
-{
-	size_t off = 0;
-
-	*len = 0;
-	for (size_t i = 0; i < wr->num_sge; i++)
-		*len += wr->sge[i].length;
-	if (!fake_mr_find(dst->qpx.qp_base.pd, wr->rkey, wr->raddr, *len,
-			  IBV_ACCESS_REMOTE_READ))
-		return IBV_WC_REM_ACCESS_ERR;
-	for (size_t i = 0; i < wr->num_sge; i++) {
-		if (!fake_mr_find(src->qpx.qp_base.pd, wr->sge[i].lkey, wr->sge[i].addr,
-				  wr->sge[i].length, IBV_ACCESS_LOCAL_WRITE))
-			return IBV_WC_LOC_PROT_ERR;
-	}
-	for (size_t i = 0; i < wr->num_sge; i++) {
-		memcpy((void *) (uintptr_t) wr->sge[i].addr,
-		       (const uint8_t *) (uintptr_t) wr->raddr + off, wr->sge[i].length);
-		off += wr->sge[i].length;
-	}
-	return IBV_WC_SUCCESS;
-}
-
-/* Carries out one work request and writes the sender's completion. */
-static void fake_execute(struct fake_qp *qp, const struct fake_wr *wr)
-{
-	struct fake_wc wc = {
-		.wr_id = wr->wr_id,
-		.opcode = wr->read ? IBV_WC_RDMA_READ : IBV_WC_SEND,
-	};
-	struct fake_qp *dst = fake_dest(wr);
-	uint8_t *data = NULL;
-	size_t len = 0;
-
-	if (g_fake.inject_cnt && g_fake.inject_qpn == qp->qpx.qp_base.qp_num) {
-		g_fake.inject_cnt--;
-		wc.status = g_fake.inject_status;
-		wc.vendor_err = g_fake.inject_vendor;
-	} else if (!dst || dst->qkey != wr->qkey) {
-		/* UD drops it unseen; SRD reports the bad destination. */
-		if (qp->srd) {
-			wc.status = IBV_WC_REM_INV_RD_REQ_ERR;
-			wc.vendor_err = FAKE_EFA_REMOTE_ERROR_BAD_DEST_QPN;
-		}
-	} else if (wr->read) {
-		wc.status = fake_read(qp, dst, wr, &len);
-		wc.byte_len = (uint32_t) len;
-	} else if ((data = fake_gather(qp, wr, &len, &wc.status))) {
-		if (!qp->srd && len > (size_t) 128 << qp->fd->cfg.active_mtu)
-			wc.status = IBV_WC_LOC_LEN_ERR;
-		else if (dst->rq_cnt)
-			fake_deliver(qp, dst, data, len, &wc.status, &wc.vendor_err);
-		else if (qp->srd) {
-			wc.status = IBV_WC_RNR_RETRY_EXC_ERR;
-			wc.vendor_err = FAKE_EFA_REMOTE_ERROR_RNR;
-		}
-	}
-	free(data);
-	if ((wr->flags & IBV_SEND_SIGNALED) || wc.status != IBV_WC_SUCCESS) {
-		qp->sq_out++;
-		wc.sq_qpn = qp->qpx.qp_base.qp_num;
-		fake_cq_push(qp->qpx.qp_base.send_cq, &wc);
-	}
-}
-
-static int fake_wr_complete(struct ibv_qp_ex *qpx)
-{
-	struct fake_qp *qp = (struct fake_qp *) qpx;
-	int err = fake_fails(FAKE_IBV_WR_COMPLETE);
-
-	if (!err && qpx->qp_base.state != IBV_QPS_RTS)
-		err = EINVAL;
-	if (!err)
-		err = qp->batch_err;
-	/* Completions not yet polled hold their send queue entries. */
-	if (!err && qp->sq_out + qp->batch_cnt > qp->cap.max_send_wr)
-		err = ENOMEM;
-	for (size_t i = 0; i < qp->batch_cnt; i++) {
-		if (!err)
-			fake_execute(qp, &qp->batch[i]);
-		free(qp->batch[i].inl);
-	}
-	qp->batch_cnt = 0;
-	return err;
-}
-
-/* Address handles. */
 
 static struct ibv_ah *fake_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
@@ -1064,6 +814,11 @@ static struct ibv_ah *fake_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr
 		return NULL;
 	if (!attr->is_global || attr->port_num != 1) {
 		errno = EINVAL;
+		return NULL;
+	}
+	/* The device has max_ah of them, whoever asks. */
+	if (fake_dev_ahs(pd->context) >= (size_t) fake_dev_of(pd->context)->cfg.max_ah) {
+		errno = ENOMEM;
 		return NULL;
 	}
 	ah = calloc(1, sizeof(*ah));
@@ -1097,6 +852,7 @@ static int fake_destroy_ah(struct ibv_ah *ah)
 	free(ah);
 	g_fake.live--;
 	g_fake.ahs--;
+	g_fake.ah_destroys++;
 	return 0;
 }
 
@@ -1134,13 +890,14 @@ static const struct rdmx_ibv_api fake_ibv_api = {
 	.wc_read_src_qp = fake_wc_read_src_qp,
 	.wc_read_slid = fake_wc_read_slid,
 	.wc_read_wc_flags = fake_wc_read_wc_flags,
+	.wc_read_imm_data = fake_wc_read_imm_data,
 	.create_qp_ex = fake_create_qp_ex,
 	.modify_qp = fake_modify_qp,
 	.destroy_qp = fake_destroy_qp,
 	.qp_to_qp_ex = fake_qp_to_qp_ex,
 	.post_recv = fake_post_recv,
 	.wr_start = fake_wr_start,
-	.wr_send = fake_wr_send,
+	.wr_send_imm = fake_wr_send_imm,
 	.wr_rdma_read = fake_wr_rdma_read,
 	.wr_set_ud_addr = fake_wr_set_ud_addr,
 	.wr_set_sge_list = fake_wr_set_sge_list,
@@ -1159,6 +916,7 @@ static const struct rdmx_ibv_api fake_ibv_api = {
 void fake_ibv_install(const struct fake_ibv_dev_cfg *devs, size_t n)
 {
 	memset(&g_fake, 0, sizeof(g_fake));
+	g_fake.next_qpn = 0x100;
 	for (size_t i = 0; i < n && i < FAKE_DEVS_MAX; i++) {
 		struct fake_dev *fd = &g_fake.devs[g_fake.ndevs++];
 

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rdmx_dev_efa.h"
 #include "rdmx_ibv.h"
 
 enum fake_ibv_kind {
@@ -28,6 +29,8 @@ struct fake_ibv_dev_cfg {
 	uint32_t		max_msg_sz;	/* EFA: the datagram size */
 	uint8_t			gid[16];
 	int			max_qp_wr;
+	int			max_sge;	/* IB and RoCE: SGEs per WR */
+	int			max_ah;		/* address handles at most */
 	struct efadv_device_attr efa;		/* EFA only */
 };
 
@@ -38,9 +41,20 @@ void fake_ibv_cfg(struct fake_ibv_dev_cfg *cfg, enum fake_ibv_kind kind,
 /* Resets the fake, gives it these devices and points g_rdmx_ibv at it. */
 void fake_ibv_install(const struct fake_ibv_dev_cfg *devs, size_t n);
 
+/*
+ * The exit status of a test that misused the fake: called an operation
+ * or read a completion field it did not ask for at creation, which
+ * crashes under rdma-core (the function is NULL).
+ */
+#define FAKE_IBV_MISUSE_EXIT	86
+
 /* Calls that failure injection can make fail. */
 enum fake_ibv_call {
+	FAKE_IBV_GET_DEVICE_LIST,	/* ENOSYS: no RDMA in the kernel */
 	FAKE_IBV_OPEN_DEVICE,
+	FAKE_IBV_QUERY_DEVICE,
+	FAKE_IBV_QUERY_PORT,
+	FAKE_IBV_EFADV_QUERY_DEVICE,
 	FAKE_IBV_ALLOC_PD,
 	FAKE_IBV_REG_MR,
 	FAKE_IBV_CREATE_CQ,		/* ibv_create_cq_ex and efadv_create_cq */
@@ -55,6 +69,13 @@ enum fake_ibv_call {
 /* The next count calls fail the documented way with errno err. */
 void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count);
 
+/* The same after skip calls succeeded. */
+void fake_ibv_fail_after(enum fake_ibv_call call, unsigned skip, int err,
+			 unsigned count);
+
+/* Failures of call still to come (0: the injected ones happened). */
+unsigned fake_ibv_fail_left(enum fake_ibv_call call);
+
 /*
  * The next count work requests posted on queue pair qpn complete with
  * status and vendor_err instead of reaching their destination.
@@ -62,21 +83,44 @@ void fake_ibv_fail(enum fake_ibv_call call, int err, unsigned count);
 void fake_ibv_inject_send_status(uint32_t qpn, enum ibv_wc_status status,
 				 uint32_t vendor_err, unsigned count);
 
+/*
+ * The same, as an EFA device reports EFA status code `code`
+ * (RDMX_EFA_IO_*): the code as vendor error, libefa's ibv_wc_status.
+ */
+void fake_ibv_inject_efa_status(uint32_t qpn, uint32_t code, unsigned count);
+
+/* The ibv_wc_status libefa reports for EFA status code `code`. */
+enum ibv_wc_status fake_efa_fold(uint32_t code);
+
+/*
+ * The next count datagrams that arrive at queue pair qpn take a receive
+ * and complete it with status (no data lands).
+ */
+void fake_ibv_inject_recv_status(uint32_t qpn, enum ibv_wc_status status,
+				 unsigned count);
+
+/*
+ * The next count sends of queue pair qpn arrive without their immediate
+ * data, as from a sender that posted them with ibv_wr_send.
+ */
+void fake_ibv_inject_no_imm(uint32_t qpn, unsigned count);
+
+/* The next queue pair created gets QPN qpn, as a reused QPN would. */
+void fake_ibv_next_qpn(uint32_t qpn);
+
 /* Objects not destroyed: contexts, PDs, MRs, CQs, QPs and AHs. */
 size_t fake_ibv_live(void);
 
 /* Hardware address handles alive (a subset of fake_ibv_live). */
 size_t fake_ibv_ahs(void);
 
-/* The RNR retry count queue pair qpn was given at RTS (0 if none). */
-unsigned fake_ibv_qp_rnr_retry(uint32_t qpn);
+/* ibv_destroy_ah calls so far. */
+size_t fake_ibv_ah_destroys(void);
+
+/* The RNR retry count queue pair qpn was given at RTS, -1 if none. */
+int fake_ibv_qp_rnr_retry(uint32_t qpn);
 
 /* Whether any CQ had more completions than it can hold. */
 bool fake_ibv_cq_overrun(void);
-
-/* EFA vendor errors the fake reports (libefa's efa_io_comp_status). */
-#define FAKE_EFA_REMOTE_ERROR_RNR		10
-#define FAKE_EFA_REMOTE_ERROR_BAD_DEST_QPN	9
-#define FAKE_EFA_LOCAL_ERROR_UNRESP_REMOTE	13
 
 #endif /* FAKE_IBV_H */

@@ -7,6 +7,7 @@
 #include "fake_ibv.h"
 #include "rdmx_dev_ibv.h"
 #include "rdmx_swsrd.h"
+#include "rdmx_test_dev.h"
 #include "rdmx_test_pair.h"
 
 static struct fake_ibv_dev_cfg cfg;
@@ -20,14 +21,19 @@ static void verbs_setup(void)
 
 TestSuite(verbs, .init = verbs_setup);
 
-static struct rdmx_dev *verbs_open(void)
+static struct rdmx_dev *verbs_open_sized(size_t sq_size, size_t rq_size)
 {
-	struct rdmx_dev_attr attr = { .sq_size = 256, .rq_size = 64 };
+	struct rdmx_dev_attr attr = { .sq_size = sq_size, .rq_size = rq_size };
 	struct rdmx_dev *dev;
 	int ret = rdmx_dev_verbs_ops.open(&attr, &dev);
 
 	cr_assert_eq(ret, 0, "verbs open: %s", fi_strerror(-ret));
 	return dev;
+}
+
+static struct rdmx_dev *verbs_open(void)
+{
+	return verbs_open_sized(256, 64);
 }
 
 Test(verbs, mtu_is_the_active_mtu_less_swsrd)
@@ -49,22 +55,21 @@ Test(verbs, mtu_is_the_active_mtu_less_swsrd)
 
 Test(verbs, failed_open_releases_everything)
 {
-	static const enum fake_ibv_call calls[] = {
-		FAKE_IBV_ALLOC_PD, FAKE_IBV_CREATE_CQ, FAKE_IBV_CREATE_QP,
-		FAKE_IBV_MODIFY_QP, FAKE_IBV_REG_MR, FAKE_IBV_POST_RECV,
+	static const struct rdmx_test_open_fail fails[] = {
+		{ FAKE_IBV_OPEN_DEVICE, 0, ENOMEM, -FI_ENODEV },
+		{ FAKE_IBV_QUERY_PORT, 0, EIO, -FI_ENODEV },
+		{ FAKE_IBV_QUERY_DEVICE, 0, EIO, -FI_EIO },
+		{ FAKE_IBV_ALLOC_PD, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_CREATE_CQ, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_CREATE_QP, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_MODIFY_QP, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_REG_MR, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_REG_MR, 1, EFAULT, -FI_EFAULT },	/* the receive ring */
+		{ FAKE_IBV_POST_RECV, 0, ENOMEM, -FI_ENOMEM },
+		{ FAKE_IBV_POST_RECV, 10, EINVAL, -FI_EINVAL },
 	};
-	struct rdmx_dev_attr attr = { .sq_size = 64, .rq_size = 64 };
 
-	for (size_t i = 0; i < RDMX_ARRAY_SIZE(calls); i++) {
-		struct rdmx_dev *dev = NULL;
-
-		fake_ibv_install(&cfg, 1);
-		fake_ibv_fail(calls[i], ENOMEM, 1);
-		cr_assert_lt(rdmx_dev_verbs_ops.open(&attr, &dev), 0,
-			     "open succeeded with call %zu failing", i);
-		cr_assert_null(dev);
-		cr_assert_eq(fake_ibv_live(), 0, "call %zu: objects leaked", i);
-	}
+	rdmx_test_failed_opens(&rdmx_dev_verbs_ops, &cfg, fails, RDMX_ARRAY_SIZE(fails));
 }
 
 /* A datagram through swsrd lands in the posted buffer, GRH stripped. */
@@ -131,19 +136,203 @@ Test(verbs, roce_ipv4_senders_are_named_from_the_grh)
 	rdmx_test_pair_close(&tp);
 }
 
-/* UD loses what the fake fails; swsrd resends it. */
-Test(verbs, lost_datagrams_are_sent_again)
+/*
+ * Opens a pair that retransmits quickly and has connected once; returns
+ * the QPN of endpoint 0, for failures to be injected on.
+ */
+static uint32_t verbs_pair_open_quick(struct rdmx_test_pair *tp)
 {
-	struct rdmx_test_pair tp;
 	struct rdmx_ibv_addr addr;
 	size_t len = sizeof(addr);
 
 	g_rdmx_params.rto_min_us = 100;
-	rdmx_test_pair_open(&tp, "verbs");
-	rdmx_test_pair_transfer(&tp, 8, 1);
-	cr_assert_eq(fi_getname(&tp.ep[0]->fid, &addr, &len), 0);
-	fake_ibv_inject_send_status(rdmx_ibv_addr_qpn(&addr), IBV_WC_GENERAL_ERR, 0, 5);
+	rdmx_test_pair_open(tp, "verbs");
+	rdmx_test_pair_transfer(tp, 8, 1);
+	cr_assert_eq(fi_getname(&tp->ep[0]->fid, &addr, &len), 0);
+	return rdmx_ibv_addr_qpn(&addr);
+}
+
+/* UD loses what the fake fails; swsrd resends it. */
+Test(verbs, lost_datagrams_are_sent_again)
+{
+	struct rdmx_test_pair tp;
+	uint32_t qpn = verbs_pair_open_quick(&tp);
+
+	fake_ibv_inject_send_status(qpn, IBV_WC_GENERAL_ERR, 0, 5);
 	rdmx_test_pair_transfer(&tp, 20000, 2);
 	cr_assert_geq(rdmx_test_pair_stats(&tp, 0).retransmits, 1);
 	rdmx_test_pair_close(&tp);
+}
+
+/* A datagram without immediate data is no rdmx packet: dropped, counted. */
+Test(verbs, receive_without_immediate_is_malformed)
+{
+	struct rdmx_test_pair tp;
+	uint32_t qpn = verbs_pair_open_quick(&tp);
+
+	cr_assert_eq(rdmx_test_pair_stats(&tp, 1).rx_malformed, 0);
+	fake_ibv_inject_no_imm(qpn, 1);
+	rdmx_test_pair_transfer(&tp, 100, 2);
+	cr_assert_eq(rdmx_test_pair_stats(&tp, 1).rx_malformed, 1);
+	cr_assert_geq(rdmx_test_pair_stats(&tp, 0).retransmits, 1);
+	rdmx_test_pair_close(&tp);
+}
+
+/* Every status a UD send can fail with is a loss, which swsrd resends. */
+Test(verbs, every_failed_send_is_a_loss)
+{
+	struct rdmx_test_pair tp;
+	uint32_t qpn = verbs_pair_open_quick(&tp);
+	uint64_t tag = 2;
+
+	for (int wc = IBV_WC_LOC_LEN_ERR; wc <= IBV_WC_TM_RNDV_INCOMPLETE; wc++) {
+		fake_ibv_inject_send_status(qpn, (enum ibv_wc_status) wc, 0, 1);
+		rdmx_test_pair_transfer(&tp, 100, tag++);
+	}
+	cr_assert_geq(rdmx_test_pair_stats(&tp, 0).retransmits, tag - 2);
+	rdmx_test_pair_close(&tp);
+}
+
+/*
+ * A failed receive is dropped and counted, and its ring slot goes back
+ * to the queue pair: 4 failures fill a 4-slot ring, and 2 more failures
+ * and a good datagram still find slots after the next poll.
+ */
+Test(verbs, failed_receives_are_dropped_and_reposted)
+{
+	struct rdmx_dev *a = verbs_open(), *b = verbs_open_sized(256, 4);
+	struct rdmx_ibv_addr b_addr;
+	static uint8_t rx[4096], byte = 7;
+	struct iovec iov = { &byte, 1 };
+	struct rdmx_dev_cqe cqe[4];
+	struct rdmx_ah *ah;
+	int n = 0;
+
+	b->ops->getname(b, &b_addr);
+	cr_assert_eq(b->caps.rq_size, 4);
+	cr_assert_eq(a->ops->ah_create(a, &b_addr, &ah), 0);
+	cr_assert_eq(b->ops->post_recv(b, rx, sizeof(rx), 3), 0);
+	fake_ibv_inject_recv_status(rdmx_ibv_addr_qpn(&b_addr), IBV_WC_LOC_PROT_ERR, 6);
+	for (uint64_t i = 0; i < 4; i++)
+		cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, i, RDMX_DEV_SEND_AWAITED), 0);
+	cr_assert_eq(b->ops->poll_cq(b, cqe, 4), 0);
+	cr_assert_eq(b->stats.rx_malformed, 4);
+	for (uint64_t i = 4; i < 7; i++)
+		cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, i, RDMX_DEV_SEND_AWAITED), 0);
+	n = b->ops->poll_cq(b, cqe, 4);
+	cr_assert_eq(n, 1, "%d completions, %lu malformed", n,
+		     (unsigned long) b->stats.rx_malformed);
+	cr_assert_eq(cqe[0].wr_id, 3);
+	cr_assert_eq(cqe[0].status, RDMX_DEV_OK);
+	cr_assert_eq(rx[0], 7);
+	cr_assert_eq(b->stats.rx_malformed, 6);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* ibv_create_ah failing fails ah_create with its code, leak-free. */
+Test(verbs, failed_address_handle_is_a_clean_error)
+{
+	struct rdmx_dev *a = verbs_open(), *b = verbs_open();
+	struct rdmx_ah *ah = rdmx_test_failed_ah(a, b);
+
+	a->ops->ah_destroy(a, ah);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* A send ibv_wr_complete refuses is a loss: swsrd sends it again. */
+Test(verbs, refused_send_is_sent_again)
+{
+	struct rdmx_test_pair tp;
+
+	(void) verbs_pair_open_quick(&tp);
+	fake_ibv_fail(FAKE_IBV_WR_COMPLETE, ENOMEM, 3);
+	rdmx_test_pair_transfer(&tp, 20000, 2);
+	cr_assert_eq(fake_ibv_fail_left(FAKE_IBV_WR_COMPLETE), 0);
+	cr_assert_geq(rdmx_test_pair_stats(&tp, 0).retransmits, 1);
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/*
+ * verbs keeps a handle's hardware part as long as its swsrd state (until
+ * close): a GID more than max_ah is -FI_ENOSPC.
+ */
+Test(verbs, address_handles_stay_within_max_ah)
+{
+	struct rdmx_dev *a, *b;
+	struct rdmx_ibv_addr b_addr, other;
+	union ibv_gid gid = { .raw = { 0xfe, 0x80 } };
+	struct rdmx_ah *to_b, *ah = NULL;
+
+	cfg.max_ah = 1;
+	fake_ibv_install(&cfg, 1);
+	a = verbs_open();
+	b = verbs_open();
+	b->ops->getname(b, &b_addr);
+	gid.raw[15] = 0x30;
+	rdmx_ibv_addr_make(&other, &gid, 0x200, 1);
+	cr_assert_eq(a->ops->ah_create(a, &b_addr, &to_b), 0);
+	cr_assert_eq(a->ops->ah_create(a, &other, &ah), -FI_ENOSPC);
+	cr_assert_null(ah);
+	cr_assert_eq(fake_ibv_ahs(), 1);
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/*
+ * Full queues: the send queue and the receive queue say -FI_EAGAIN, the
+ * sends they took all complete, and then there is room again.
+ */
+Test(verbs, full_queues_are_eagain)
+{
+	struct rdmx_dev *a = verbs_open_sized(16, 64), *b = verbs_open_sized(256, 16);
+	struct rdmx_ibv_addr b_addr;
+	static uint8_t rx[16][256], byte = 1;
+	struct iovec iov = { &byte, 1 };
+	struct rdmx_dev_cqe cqe[16];
+	size_t sent, sends_done = 0, recvs_done = 0;
+	struct rdmx_ah *ah;
+
+	b->ops->getname(b, &b_addr);
+	cr_assert_eq(a->ops->ah_create(a, &b_addr, &ah), 0);
+	for (uint64_t i = 0; i < 16; i++)
+		cr_assert_eq(b->ops->post_recv(b, rx[i], sizeof(rx[i]), i), 0);
+	cr_assert_eq(b->ops->post_recv(b, rx[0], sizeof(rx[0]), 16), -FI_EAGAIN);
+	for (sent = 0; a->ops->post_send(a, ah, &iov, 1, sent,
+					 RDMX_DEV_SEND_AWAITED) == 0; sent++)
+		cr_assert_lt(sent, 64);
+	cr_assert_eq(sent, a->caps.sq_size);
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, sent, 0), -FI_EAGAIN);
+	for (int round = 0; round < 1000 && sends_done < sent; round++) {
+		int n = b->ops->poll_cq(b, cqe, 16);
+
+		recvs_done += (size_t) RDMX_MAX(n, 0);
+		n = a->ops->poll_cq(a, cqe, 16);
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(cqe[i].status, RDMX_DEV_OK);
+		sends_done += (size_t) RDMX_MAX(n, 0);
+	}
+	cr_assert_eq(sends_done, sent);
+	cr_assert_eq(recvs_done, sent);
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, sent, 0), 0);
+	cr_assert_not(fake_ibv_cq_overrun());
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* UD has no RNR retry: the verbs device never sets one. */
+Test(verbs, no_rnr_retry_on_ud)
+{
+	struct rdmx_ibv_addr addr;
+	struct rdmx_dev *dev = verbs_open();
+
+	dev->ops->getname(dev, &addr);
+	cr_assert_eq(fake_ibv_qp_rnr_retry(rdmx_ibv_addr_qpn(&addr)), -1);
+	dev->ops->close(dev);
 }

@@ -4,6 +4,8 @@
  * an empty CQ, queue pair state masks, full queues, Q_Key checks, UD
  * silent drops and GRH, and PDs that refuse to go while in use.
  */
+#include <endian.h>
+
 #include "fake_ibv.h"
 #include "rdmx_test.h"
 
@@ -21,13 +23,17 @@ struct fake_side {
 static void fake_side_open(struct fake_side *s, uint32_t max_wr)
 {
 	struct ibv_device **list = g_rdmx_ibv->get_device_list(NULL);
-	struct ibv_cq_init_attr_ex cq_attr = { .cqe = 16 };
+	struct ibv_cq_init_attr_ex cq_attr = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP |
+			    IBV_WC_EX_WITH_IMM,
+	};
 	struct ibv_qp_init_attr_ex qp_attr = {
 		.qp_type = IBV_QPT_UD,
 		.cap = { .max_send_wr = max_wr, .max_recv_wr = max_wr,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_IMM,
 	};
 
 	cr_assert_not_null(list);
@@ -59,6 +65,15 @@ static void fake_side_ready(struct fake_side *s, uint32_t qkey)
 					   IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
 }
 
+/* Two queue pairs of max_wr entries each way, in RTS with Q_Key 5. */
+static void fake_pair_open(struct fake_side *a, struct fake_side *b, uint32_t max_wr)
+{
+	fake_side_open(a, max_wr);
+	fake_side_open(b, max_wr);
+	fake_side_ready(a, 5);
+	fake_side_ready(b, 5);
+}
+
 static void fake_side_close(struct fake_side *s)
 {
 	if (s->ah)
@@ -78,7 +93,7 @@ static int side_post_recv(struct fake_side *s)
 	return g_rdmx_ibv->post_recv(s->qp, &wr, &bad);
 }
 
-/* Sends 8 bytes of s's buffer to `to` with Q_Key qkey. */
+/* Sends 8 bytes of s's buffer to `to` with Q_Key qkey, immediate 0x1234. */
 static int side_send(struct fake_side *s, struct fake_side *to, uint32_t qkey)
 {
 	struct ibv_qp_ex *qpx = g_rdmx_ibv->qp_to_qp_ex(s->qp);
@@ -96,7 +111,7 @@ static int side_send(struct fake_side *s, struct fake_side *to, uint32_t qkey)
 	g_rdmx_ibv->wr_start(qpx);
 	qpx->wr_id = 9;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	g_rdmx_ibv->wr_send(qpx);
+	g_rdmx_ibv->wr_send_imm(qpx, htobe32(0x1234));
 	g_rdmx_ibv->wr_set_ud_addr(qpx, s->ah, to->qp->qp_num, qkey);
 	g_rdmx_ibv->wr_set_sge_list(qpx, 1, &sge);
 	return g_rdmx_ibv->wr_complete(qpx);
@@ -140,10 +155,7 @@ Test(fake_ibv, full_queues_are_enomem)
 {
 	struct fake_side a, b;
 
-	fake_side_open(&a, 2);
-	fake_side_open(&b, 2);
-	fake_side_ready(&a, 5);
-	fake_side_ready(&b, 5);
+	fake_pair_open(&a, &b, 2);
 	cr_assert_eq(side_post_recv(&b), 0);
 	cr_assert_eq(side_post_recv(&b), 0);
 	cr_assert_eq(side_post_recv(&b), ENOMEM);
@@ -159,10 +171,7 @@ Test(fake_ibv, ud_receive_has_grh_and_wrong_qkey_is_dropped)
 	struct fake_side a, b;
 	struct ibv_poll_cq_attr attr = { 0 };
 
-	fake_side_open(&a, 4);
-	fake_side_open(&b, 4);
-	fake_side_ready(&a, 5);
-	fake_side_ready(&b, 5);
+	fake_pair_open(&a, &b, 4);
 	memset(a.buf, 0x77, 8);
 	cr_assert_eq(side_post_recv(&b), 0);
 	cr_assert_eq(side_send(&a, &b, 6), 0, "a UD send with a wrong Q_Key");
@@ -178,9 +187,95 @@ Test(fake_ibv, ud_receive_has_grh_and_wrong_qkey_is_dropped)
 	cr_assert_eq(g_rdmx_ibv->wc_read_src_qp(b.cq), a.qp->qp_num);
 	cr_assert_eq(memcmp(b.buf + 8, cfg.gid, 16), 0, "source GID at GRH byte 8");
 	cr_assert_eq(b.buf[40], 0x77);
+	cr_assert(g_rdmx_ibv->wc_read_wc_flags(b.cq) & IBV_WC_WITH_IMM);
+	cr_assert_eq(be32toh(g_rdmx_ibv->wc_read_imm_data(b.cq)), 0x1234);
 	g_rdmx_ibv->end_poll(b.cq);
 	cr_assert_eq(g_rdmx_ibv->dealloc_pd(a.pd), EBUSY, "a PD in use stays");
 	fake_side_close(&a);
 	fake_side_close(&b);
 	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* A receive has immediate data exactly when its sender sent some. */
+Test(fake_ibv, immediate_data_only_from_send_imm)
+{
+	struct fake_side a, b;
+	struct ibv_poll_cq_attr attr = { 0 };
+
+	fake_pair_open(&a, &b, 4);
+	cr_assert_eq(side_post_recv(&b), 0);
+	fake_ibv_inject_no_imm(a.qp->qp_num, 1);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert_eq(g_rdmx_ibv->start_poll(b.cq, &attr), 0);
+	cr_assert_eq(b.cq->status, IBV_WC_SUCCESS);
+	cr_assert_eq(g_rdmx_ibv->wc_read_wc_flags(b.cq), IBV_WC_GRH);
+	g_rdmx_ibv->end_poll(b.cq);
+	fake_side_close(&a);
+	fake_side_close(&b);
+}
+
+/* The device's limits: an SGE more than it has is EINVAL. */
+Test(fake_ibv, queue_pairs_within_the_device_sge_limits)
+{
+	struct ibv_device **list = g_rdmx_ibv->get_device_list(NULL);
+	struct ibv_context *ctx = g_rdmx_ibv->open_device(list[0]);
+	struct ibv_device_attr dattr;
+	struct ibv_pd *pd = g_rdmx_ibv->alloc_pd(ctx);
+	struct ibv_cq_init_attr_ex cq_attr = { .cqe = 4 };
+	struct ibv_cq_ex *cq = g_rdmx_ibv->create_cq_ex(ctx, &cq_attr);
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = IBV_QPT_UD,
+		.send_cq = ibv_cq_ex_to_cq(cq),
+		.recv_cq = ibv_cq_ex_to_cq(cq),
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1 },
+		.pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	struct ibv_qp *qp;
+
+	g_rdmx_ibv->free_device_list(list);
+	cr_assert_eq(g_rdmx_ibv->query_device(ctx, &dattr), 0);
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = (uint32_t) dattr.max_sge + 1;
+	cr_assert_null(g_rdmx_ibv->create_qp_ex(ctx, &attr));
+	cr_assert_eq(errno, EINVAL);
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = (uint32_t) dattr.max_sge;
+	qp = g_rdmx_ibv->create_qp_ex(ctx, &attr);
+	cr_assert_not_null(qp);
+	cr_assert_eq(g_rdmx_ibv->destroy_qp(qp), 0);
+	cr_assert_eq(g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	cr_assert_eq(g_rdmx_ibv->dealloc_pd(pd), 0);
+	cr_assert_eq(g_rdmx_ibv->close_device(ctx), 0);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* A CQ read of a field its wc_flags did not ask for ends the test. */
+Test(fake_ibv, reading_a_field_not_asked_for_is_misuse, .exit_code = FAKE_IBV_MISUSE_EXIT)
+{
+	struct ibv_device **list = g_rdmx_ibv->get_device_list(NULL);
+	struct ibv_context *ctx = g_rdmx_ibv->open_device(list[0]);
+	struct ibv_cq_init_attr_ex cq_attr = {
+		.cqe = 4,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN,
+	};
+	struct ibv_cq_ex *cq = g_rdmx_ibv->create_cq_ex(ctx, &cq_attr);
+
+	g_rdmx_ibv->free_device_list(list);
+	(void) g_rdmx_ibv->wc_read_byte_len(cq);
+	(void) g_rdmx_ibv->wc_read_src_qp(cq);
+	cr_assert_fail("ibv_wc_read_src_qp was allowed");
+}
+
+/* So does an ibv_wr_* operation send_ops_flags did not ask for. */
+Test(fake_ibv, operation_not_asked_for_is_misuse, .exit_code = FAKE_IBV_MISUSE_EXIT)
+{
+	struct fake_side s;
+	struct ibv_qp_ex *qpx;
+
+	fake_side_open(&s, 4);
+	fake_side_ready(&s, 5);
+	qpx = g_rdmx_ibv->qp_to_qp_ex(s.qp);
+	g_rdmx_ibv->wr_start(qpx);
+	g_rdmx_ibv->wr_rdma_read(qpx, 1, 0);
+	cr_assert_fail("ibv_wr_rdma_read was allowed on a UD queue pair");
 }

@@ -49,9 +49,12 @@ struct rdmx_peer {
 
 /*
  * The peer of AV address addr, made on first use (and shared with every
- * other AV address of the same endpoint); NULL if addr is not in the AV.
+ * other AV address of the same endpoint), in *peer_p. 0; -FI_EINVAL if
+ * addr is not in the AV; or why it could not be made: the device's
+ * handle refused (-FI_ENOSPC: its table of handles is full) or
+ * -FI_ENOMEM.
  */
-struct rdmx_peer *rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr);
+int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p);
 
 /* Peers an endpoint makes for senders outside its AV, at most. */
 #define RDMX_PEER_ANON_MAX	4096

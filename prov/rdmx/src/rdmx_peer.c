@@ -54,21 +54,27 @@ static struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah)
 	return peer;
 }
 
-struct rdmx_peer *rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr)
+int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 {
 	const void *canon = ep->av ? rdmx_av_addr(ep->av, addr) : NULL;
 	struct rdmx_peer *peer;
 	struct rdmx_ah *ah;
+	int ret;
 
-	if (!canon || !rdmx_peer_index_fit(ep, addr))
-		return NULL;
-	if (ep->peers[addr])
-		return ep->peers[addr];
-	if (ep->dev->ops->ah_create(ep->dev, canon, &ah))
-		return NULL;
+	if (!canon)
+		return -FI_EINVAL;
+	if (!rdmx_peer_index_fit(ep, addr))
+		return -FI_ENOMEM;
+	if (ep->peers[addr]) {
+		*peer_p = ep->peers[addr];
+		return 0;
+	}
+	ret = ep->dev->ops->ah_create(ep->dev, canon, &ah);
+	if (ret)
+		return ret;
 	peer = rdmx_peer_of_ah(ep, ah);
 	if (!peer)
-		return NULL;
+		return -FI_ENOMEM;
 	if (peer->addr == FI_ADDR_NOTAVAIL)
 		peer->addr = addr;
 	if (peer->anon) {
@@ -77,7 +83,8 @@ struct rdmx_peer *rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr)
 		ep->anon_peers--;
 	}
 	ep->peers[addr] = peer;
-	return peer;
+	*peer_p = peer;
+	return 0;
 }
 
 struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon)

@@ -38,7 +38,7 @@ static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
 	/* Unknown, or outside the AV: it may have been inserted since. */
 	addr = rdmx_av_reverse(ep->av, cqe->src_addr);
 	if (addr != FI_ADDR_NOTAVAIL)
-		return rdmx_peer_get(ep, addr);
+		return rdmx_peer_get(ep, addr, &peer) ? NULL : peer;
 	return peer ? peer : rdmx_peer_anon(ep, cqe->src_addr);
 }
 

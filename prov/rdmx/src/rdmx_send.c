@@ -493,11 +493,12 @@ static ssize_t rdmx_send_locked(struct rdmx_ep *ep, const struct rdmx_send_req *
 
 	if (ret)
 		return ret;
-	peer = rdmx_peer_get(ep, req->dest);
-	if (!peer) {
-		RDMX_WARN(FI_LOG_EP_DATA, "send to unknown fi_addr %lu\n",
-			  (unsigned long) req->dest);
-		return -FI_EINVAL;
+	ret = rdmx_peer_get(ep, req->dest, &peer);
+	if (ret) {
+		RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu: %s\n",
+			  (unsigned long) req->dest, ret == -FI_EINVAL ?
+			  "not in the address vector" : fi_strerror(-ret));
+		return ret;
 	}
 	txe = rdmx_rnr_blocked(peer) ? NULL : rdmx_send_txe_alloc(ep);
 	if (!txe) {

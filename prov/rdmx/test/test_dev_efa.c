@@ -776,6 +776,32 @@ Test(efa, rdm_backs_off_on_rnr_then_delivers)
 }
 
 /*
+ * A send to another GID when the device has no hardware handle left (the
+ * pair's two endpoints hold its two): fi_tsend says why, the device's
+ * ENOMEM, not that the address is unknown, and the endpoint goes on.
+ */
+Test(efa, rdm_send_without_a_handle_left_says_why)
+{
+	struct rdmx_test_pair tp;
+	struct rdmx_ibv_addr other;
+	size_t len = sizeof(other);
+	static uint8_t msg[8];
+	fi_addr_t far;
+
+	cfg.max_ah = 2;
+	fake_ibv_install(&cfg, 1);
+	rdmx_test_pair_open(&tp, "efa");
+	rdmx_test_pair_transfer(&tp, 8, 1);
+	cr_assert_eq(fi_getname(&tp.ep[1]->fid, &other, &len), 0);
+	other.gid[15] ^= 0xff;		/* a device on another host */
+	cr_assert_eq(fi_av_insert(tp.av[0], &other, 1, &far, 0, NULL), 1);
+	cr_assert_eq(fi_tsend(tp.ep[0], msg, sizeof(msg), NULL, far, 2, msg), -FI_ENOMEM);
+	rdmx_test_pair_transfer(&tp, 8, 3);
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/*
  * Sends a message from endpoint 0 that the device fails with EFA status
  * code `code`; returns the error its completion carries.
  */

@@ -147,4 +147,11 @@ void rdmx_copy_to_iov_at(const struct iovec *iov, size_t count, size_t off,
 size_t rdmx_iov_slice(struct iovec *dst, const struct iovec *src, size_t count,
 		      size_t off, size_t len);
 
+/*
+ * 64 random bits for identities that must differ between processes and
+ * opens (incarnations, connection ids): the kernel's, or, before it has
+ * entropy (early boot), time, pid and a count mixed.
+ */
+uint64_t rdmx_random64(void);
+
 #endif /* RDMX_H */

@@ -1,6 +1,5 @@
 /* rdmx: wireup and the endpoint's side of the handshake (see rdmx_conn.h). */
 #include <stdlib.h>
-#include <sys/random.h>
 
 #include "rdmx.h"
 #include "rdmx_clock.h"
@@ -102,11 +101,9 @@ static const struct rdmx_hs_ops rdmx_conn_hs_ops = {
 
 void rdmx_conn_ep_init(struct rdmx_ep *ep)
 {
-	uint64_t incarnation = 0;
+	uint64_t incarnation = rdmx_random64();
 	uint64_t retry = g_rdmx_params.hs_retry_ms * 1000000ULL;
 
-	if (getrandom(&incarnation, sizeof(incarnation), GRND_NONBLOCK) != sizeof(incarnation))
-		incarnation = rdmx_mix64(rdmx_clock_ns() ^ (uint64_t) (uintptr_t) ep);
 	ep->hs_local = (struct rdmx_hs_local) {
 		.probe_version = RDMX_HS_PROBE_VERSION,
 		.proto_min = RDMX_PROTO_LEGACY,

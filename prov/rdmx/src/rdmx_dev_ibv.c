@@ -5,12 +5,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <arpa/inet.h>
-#include <sys/random.h>
 
 #include "rdmx.h"
-#include "rdmx_clock.h"
 #include "rdmx_dev_ibv.h"
 
 void rdmx_ibv_addr_make(struct rdmx_ibv_addr *addr, const union ibv_gid *gid,
@@ -212,11 +209,8 @@ int rdmx_ibv_core_query(const struct rdmx_ibv_core *core, const char *kind,
 __be32 rdmx_ibv_qp_name(const struct rdmx_ibv_core *core, const struct ibv_qp *qp,
 			struct rdmx_ibv_addr *addr)
 {
-	uint32_t connid = 0;
+	uint32_t connid = (uint32_t) rdmx_random64();
 
-	/* Before the kernel has entropy (early boot), time and pid differ. */
-	if (getrandom(&connid, sizeof(connid), GRND_NONBLOCK) != sizeof(connid))
-		connid = (uint32_t) rdmx_mix64(rdmx_clock_ns() ^ (uint64_t) getpid());
 	connid = connid ? connid : 1;
 	rdmx_ibv_addr_make(addr, &core->gid, qp->qp_num, connid);
 	return htobe32(connid);

@@ -4,11 +4,8 @@
  * their sockets or queue pairs.
  */
 #include <stdlib.h>
-#include <unistd.h>
-#include <sys/random.h>
 
 #include "rdmx.h"
-#include "rdmx_clock.h"
 #include "rdmx_dgram.h"
 
 static struct rdmx_dgram *rdmx_dgram(struct rdmx_dev *dev)
@@ -273,15 +270,6 @@ int rdmx_dgram_report(struct rdmx_dgram *dg, struct rdmx_dev_cqe *cqe, int max)
 	return done;
 }
 
-static uint32_t rdmx_dgram_incarnation(void)
-{
-	uint32_t val;
-
-	if (getrandom(&val, sizeof(val), GRND_NONBLOCK) != sizeof(val))
-		val = (uint32_t) (rdmx_clock_ns() ^ ((uint64_t) getpid() << 16));
-	return val;
-}
-
 int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_ops,
 			 const struct rdmx_dgram_ops *ops,
 			 const struct rdmx_dev_attr *attr)
@@ -309,7 +297,7 @@ int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_o
 	rdmx_dlist_init(&dg->ahs);
 	rdmx_swsrd_cfg_default(&cfg);
 	rdmx_swsrd_construct(&dg->srd, &rdmx_dgram_srd_ops, dg, &cfg,
-			     rdmx_dgram_incarnation(), &dg->dev.stats);
+			     (uint32_t) rdmx_random64(), &dg->dev.stats);
 	return 0;
 
 err_destruct_pool:

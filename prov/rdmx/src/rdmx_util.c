@@ -1,8 +1,22 @@
 /* rdmx: small helpers shared by all layers. */
+#include <unistd.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_dev.h"
+
+uint64_t rdmx_random64(void)
+{
+	static uint64_t drawn;
+	uint64_t val;
+
+	if (getrandom(&val, sizeof(val), GRND_NONBLOCK) == sizeof(val))
+		return val;
+	return rdmx_mix64(rdmx_clock_ns() ^ ((uint64_t) getpid() << 32) ^
+			  __atomic_add_fetch(&drawn, 1, __ATOMIC_RELAXED));
+}
 
 size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
 			const void *buf, size_t len)

@@ -171,16 +171,25 @@ static struct rdmx_efa_ah *rdmx_efa_ah_find(struct rdmx_efa_dev *efa,
 	       (struct rdmx_efa_ah *) (uintptr_t) val : NULL;
 }
 
-/* A handle taken into use: no longer idle. */
-static void rdmx_efa_ah_use(struct rdmx_efa_ah *ah)
+/*
+ * Counts one more use of a handle in *count (its refs or busy): a handle
+ * taken into use is no longer idle.
+ */
+static void rdmx_efa_ah_use(struct rdmx_efa_ah *ah, uint32_t *count)
 {
 	if (!ah->refs && !ah->busy)
 		rdmx_dlist_remove(&ah->idle);
+	(*count)++;
 }
 
-/* A handle put out of use: idle, the most recently used, when unused. */
-static void rdmx_efa_ah_unuse(struct rdmx_efa_dev *efa, struct rdmx_efa_ah *ah)
+/*
+ * Counts one use less in *count: a handle left without any is idle, the
+ * most recently used.
+ */
+static void rdmx_efa_ah_unuse(struct rdmx_efa_dev *efa, struct rdmx_efa_ah *ah,
+			      uint32_t *count)
 {
+	(*count)--;
 	if (!ah->refs && !ah->busy)
 		rdmx_dlist_insert_tail(&efa->idle, &ah->idle);
 }
@@ -223,8 +232,7 @@ static int rdmx_efa_ah_create(struct rdmx_dev *dev, const void *canon,
 	int ret;
 
 	if (ah) {
-		rdmx_efa_ah_use(ah);
-		ah->refs++;
+		rdmx_efa_ah_use(ah, &ah->refs);
 		*ah_p = &ah->ah;
 		return 0;
 	}
@@ -258,8 +266,7 @@ static void rdmx_efa_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
 {
 	struct rdmx_efa_ah *eah = rdmx_container_of(ah, struct rdmx_efa_ah, ah);
 
-	eah->refs--;
-	rdmx_efa_ah_unuse(rdmx_efa_dev(dev), eah);
+	rdmx_efa_ah_unuse(rdmx_efa_dev(dev), eah, &eah->refs);
 }
 
 static int rdmx_efa_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
@@ -307,8 +314,7 @@ static int rdmx_efa_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 		return ret == ENOMEM ? -FI_EAGAIN : -ret;
 	}
 	efa->sq_cnt++;
-	rdmx_efa_ah_use(eah);
-	eah->busy++;
+	rdmx_efa_ah_use(eah, &eah->busy);
 	return 0;
 }
 
@@ -431,8 +437,7 @@ static bool rdmx_efa_poll_read(struct rdmx_efa_dev *efa, struct rdmx_efa_read *r
 	if (--rd->chunks)
 		return false;
 	rdmx_dlist_remove(&rd->link);
-	rd->ah->busy--;
-	rdmx_efa_ah_unuse(efa, rd->ah);
+	rdmx_efa_ah_unuse(efa, rd->ah, &rd->ah->busy);
 	g_rdmx_ibv->dereg_mr(rd->mr);
 	cqe->wr_id = rd->wr_id;
 	cqe->op = RDMX_DEV_OP_READ;
@@ -478,8 +483,7 @@ static bool rdmx_efa_poll_one(struct rdmx_efa_dev *efa, struct rdmx_dev_cqe *cqe
 	default:
 		efa->sq_cnt--;
 		rdmx_ibv_slab_release(&efa->tx_slab, (uint32_t) val);
-		efa->tx[val].ah->busy--;
-		rdmx_efa_ah_unuse(efa, efa->tx[val].ah);
+		rdmx_efa_ah_unuse(efa, efa->tx[val].ah, &efa->tx[val].ah->busy);
 		cqe->wr_id = efa->tx[val].wr_id;
 		cqe->op = RDMX_DEV_OP_SEND;
 		cqe->status = status;
@@ -606,8 +610,7 @@ static int rdmx_efa_post_read(struct rdmx_dev *dev, struct rdmx_ah *ah,
 		return ret == ENOMEM ? -FI_EAGAIN : -ret;
 	}
 	efa->sq_cnt += chunks;
-	rdmx_efa_ah_use(eah);
-	eah->busy++;
+	rdmx_efa_ah_use(eah, &eah->busy);
 	rdmx_dlist_insert_tail(&efa->reads, &rd->link);
 	return 0;
 }

@@ -62,4 +62,12 @@ static inline struct rdmx_ah *rdmx_test_failed_ah(struct rdmx_dev *a,
 	return ah;
 }
 
+/* Closes both devices of a test; nothing of the fake may be left. */
+static inline void rdmx_test_close_devs(struct rdmx_dev *a, struct rdmx_dev *b)
+{
+	a->ops->close(a);
+	b->ops->close(b);
+	cr_assert_eq(fake_ibv_live(), 0, "objects leaked at close");
+}
+
 #endif /* RDMX_TEST_DEV_H */

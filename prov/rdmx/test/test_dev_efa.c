@@ -223,9 +223,7 @@ Test(efa, send_reaches_a_posted_receive)
 	cr_assert_eq(cqe.src_ah, to_a);
 	cr_assert_eq(memcmp(cqe.src_addr, &a_addr, sizeof(a_addr)), 0);
 	cr_assert_eq(efa_poll_one(a).wr_id, 42);
-	a->ops->close(a);
-	b->ops->close(b);
-	cr_assert_eq(fake_ibv_live(), 0);
+	rdmx_test_close_devs(a, b);
 }
 
 Test(efa, each_queue_pair_draws_a_connection_id)
@@ -647,9 +645,7 @@ Test(efa, refused_send_loses_and_leaks_nothing)
 		done += (size_t) got;
 	}
 	cr_assert_eq(done, n);
-	a->ops->close(a);
-	b->ops->close(b);
-	cr_assert_eq(fake_ibv_live(), 0);
+	rdmx_test_close_devs(a, b);
 }
 
 /*
@@ -685,9 +681,7 @@ Test(efa, failed_read_registrations_leave_nothing)
 	cr_assert_eq(efa_poll_one(a).status, RDMX_DEV_OK);
 	cr_assert_eq(dst[4095], 0x3c);
 	b->ops->read_revoke(b, &rkey);
-	a->ops->close(a);
-	b->ops->close(b);
-	cr_assert_eq(fake_ibv_live(), 0);
+	rdmx_test_close_devs(a, b);
 }
 
 /* ibv_create_ah failing fails ah_create with its code, leak-free. */
@@ -698,9 +692,7 @@ Test(efa, failed_address_handle_is_a_clean_error)
 
 	cr_assert_eq(efa_send_byte(a, ah, 1), 0);
 	cr_assert_eq(efa_poll_one(a).wr_id, 1);
-	a->ops->close(a);
-	b->ops->close(b);
-	cr_assert_eq(fake_ibv_live(), 0);
+	rdmx_test_close_devs(a, b);
 }
 
 /*

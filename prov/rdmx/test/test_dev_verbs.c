@@ -106,9 +106,7 @@ Test(verbs, send_reaches_a_posted_receive)
 	cr_assert_eq(n, 1);
 	cr_assert_eq(cqe[0].wr_id, 77);
 	cr_assert_eq(cqe[0].status, RDMX_DEV_OK);
-	a->ops->close(a);
-	b->ops->close(b);
-	cr_assert_eq(fake_ibv_live(), 0);
+	rdmx_test_close_devs(a, b);
 }
 
 Test(verbs, rdm_transfers_every_protocol)
@@ -226,9 +224,7 @@ Test(verbs, failed_receives_are_dropped_and_reposted)
 	cr_assert_eq(cqe[0].status, RDMX_DEV_OK);
 	cr_assert_eq(rx[0], 7);
 	cr_assert_eq(b->stats.rx_malformed, 6);
-	a->ops->close(a);
-	b->ops->close(b);
-	cr_assert_eq(fake_ibv_live(), 0);
+	rdmx_test_close_devs(a, b);
 }
 
 /* ibv_create_ah failing fails ah_create with its code, leak-free. */
@@ -238,9 +234,7 @@ Test(verbs, failed_address_handle_is_a_clean_error)
 	struct rdmx_ah *ah = rdmx_test_failed_ah(a, b);
 
 	a->ops->ah_destroy(a, ah);
-	a->ops->close(a);
-	b->ops->close(b);
-	cr_assert_eq(fake_ibv_live(), 0);
+	rdmx_test_close_devs(a, b);
 }
 
 /* A send ibv_wr_complete refuses is a loss: swsrd sends it again. */
@@ -279,9 +273,7 @@ Test(verbs, address_handles_stay_within_max_ah)
 	cr_assert_eq(a->ops->ah_create(a, &other, &ah), -FI_ENOSPC);
 	cr_assert_null(ah);
 	cr_assert_eq(fake_ibv_ahs(), 1);
-	a->ops->close(a);
-	b->ops->close(b);
-	cr_assert_eq(fake_ibv_live(), 0);
+	rdmx_test_close_devs(a, b);
 }
 
 /*
@@ -321,9 +313,7 @@ Test(verbs, full_queues_are_eagain)
 	cr_assert_eq(recvs_done, sent);
 	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, sent, 0), 0);
 	cr_assert_not(fake_ibv_cq_overrun());
-	a->ops->close(a);
-	b->ops->close(b);
-	cr_assert_eq(fake_ibv_live(), 0);
+	rdmx_test_close_devs(a, b);
 }
 
 /* UD has no RNR retry: the verbs device never sets one. */

@@ -148,13 +148,8 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 {
 	int ret;
 
-	size_t mtu = ep->dev->caps.mtu;
-
 	ep->max_msg_size = RDMX_MAX_MSG_SIZE;
 	ep->inject_size = RDMX_MIN(ep->inject_size, RDMX_INJECT_MAX);
-	ep->eager_max = mtu - sizeof(struct rdmx_wire_eager);
-	ep->medium_seg = mtu - sizeof(struct rdmx_wire_medium);
-	ep->data_seg = mtu - sizeof(struct rdmx_wire_data);
 	ep->medium_max = RDMX_MIN(g_rdmx_params.medium_max, RDMX_MEDIUM_LIMIT);
 	ret = rdmx_pool_construct(&ep->txe_pool,
 				  sizeof(struct rdmx_txe) + ep->inject_size,

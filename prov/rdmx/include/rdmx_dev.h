@@ -120,9 +120,15 @@ struct rdmx_dev_domain {
 
 /* What the rdm layer asks of a device when it opens one. */
 struct rdmx_dev_attr {
-	const void	*src_addr;	/* raw address to bind, or NULL */
-	size_t		sq_size;
-	size_t		rq_size;
+	/*
+	 * Raw address to bind, or NULL. A device whose addresses can name
+	 * "any address of this host" (udp's wildcard) binds them all, and
+	 * its name (getname) is the domain's address with the bound queue.
+	 */
+	const void			*src_addr;
+	const struct rdmx_dev_domain	*domain;	/* where; NULL: src_addr's */
+	size_t				sq_size;
+	size_t				rq_size;
 };
 
 /* Flags for post_send. */

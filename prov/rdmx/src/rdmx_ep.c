@@ -303,6 +303,7 @@ static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
 {
 	struct rdmx_dev_attr attr = {
 		.src_addr = src,
+		.domain = &ep->domain->dev_dom,
 		/* A send entry and a segment packet each per tx_size. */
 		.sq_size = 2 * ep->tx_size,
 		.rq_size = g_rdmx_params.rx_bufs,

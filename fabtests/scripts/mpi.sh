@@ -102,7 +102,7 @@ mpi_run() {
 	t_spawn_with "$name" "env $MPI_MARK TMPDIR=$T_DIR" mpirun --oversubscribe -np "$ranks" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include rdmx \
 		--mca btl self --mca mtl_ofi_verbose 1 --mca pml_base_verbose 10 \
-		-x FI_PROVIDER_PATH -x FI_RDMX_IFACE $MPI_SAN $MPI_X "$@"
+		-x FI_PROVIDER_PATH $MPI_SAN $MPI_X "$@"
 	t_collect "$T_LAST_PID"
 	case $T_RC in
 	0)	;;

@@ -18,8 +18,7 @@ t_env_defaults() {
 	: "${RDMX_BUILDDIR:=$PWD}"
 	: "${FI_PROVIDER_PATH:=$RDMX_BUILDDIR/.libs}"
 	: "${FI_PROVIDER:=rdmx}"
-	: "${FI_RDMX_IFACE:=lo}"
-	export RDMX_BUILDDIR FI_PROVIDER_PATH FI_PROVIDER FI_RDMX_IFACE
+	export RDMX_BUILDDIR FI_PROVIDER_PATH FI_PROVIDER
 	PP="$RDMX_BUILDDIR/fabtests/rdmx_pingpong"
 	ST="$RDMX_BUILDDIR/fabtests/rdmx_stream"
 	t_require_prog "$PP"
@@ -92,7 +91,7 @@ t_fail() {
 # background, output in $T_DIR/name.out and name.err; its pid goes to
 # T_LAST_PID. prefix (words, may be "") goes in front of the timeout, so
 # RDMX_WRAP still wraps cmd itself: "env FI_RDMX_RX_BUFS=8",
-# "ip netns exec ns1 env FI_RDMX_IFACE=veth0".
+# "ip netns exec ns1".
 t_spawn_with() {
 	local name="$1" prefix="$2"
 	shift 2

@@ -309,7 +309,18 @@ static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
 		.rq_size = g_rdmx_params.rx_bufs,
 	};
 
-	return ep->domain->dev_ops->open(&attr, &ep->dev);
+	const struct rdmx_dev_ops *ops = ep->domain->dev_ops;
+	uint8_t name[RDMX_DEV_ADDR_MAX];
+	char text[96];
+	int ret = ops->open(&attr, &ep->dev);
+
+	if (ret)
+		return ret;
+	ops->getname(ep->dev, name);
+	ops->addr_str(name, text, sizeof(text));
+	RDMX_INFO(FI_LOG_EP_CTRL, "endpoint %s on domain %s, packets of %zu bytes\n",
+		  text, ep->domain->dev_dom.name, ep->dev->caps.mtu);
+	return 0;
 }
 
 static int rdmx_ep_getname(fid_t fid, void *addr, size_t *addrlen)

@@ -189,6 +189,14 @@ struct rdmx_dev_ops {
 	 * after it.
 	 */
 	void	(*ah_reset)(struct rdmx_dev *dev, struct rdmx_ah *ah);
+	/*
+	 * Optional (NULL: caps.mtu for every peer). The largest datagram the
+	 * path to ah carries, at most caps.mtu: a device whose receive side
+	 * takes more than one link carries (udp: loopback's 64 KiB beside a
+	 * NIC's 1,500 bytes) tells here what suits one peer. May make system
+	 * calls: the rdm layer asks once per session.
+	 */
+	size_t	(*ah_mtu)(struct rdmx_dev *dev, struct rdmx_ah *ah);
 
 	/*
 	 * Queues a datagram gathered from iov to ah. The iov memory must stay

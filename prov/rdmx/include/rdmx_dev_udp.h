@@ -80,4 +80,14 @@ int rdmx_udp_resolve(const char *node, const char *service, void *canon);
 int rdmx_udp_domains(const void *src, const void *dest,
 		     struct rdmx_dev_domain *out, size_t max);
 
+/*
+ * The largest rdm packet any interface of family takes (loopback's when
+ * it is up): what an endpoint's receive buffers must hold, since peers
+ * on this host reach it over loopback whatever its domain.
+ */
+size_t rdmx_udp_family_mtu(int family);
+
+/* The largest rdm packet the route to dest carries; 0 if unknown. */
+size_t rdmx_udp_route_mtu(const union rdmx_udp_addr *dest);
+
 #endif /* RDMX_DEV_UDP_H */

@@ -71,17 +71,20 @@ static void rdmx_conn_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 }
 
 /*
- * The largest packet to send the peer: the device's, or what the peer
- * said it receives if that is less. A peer that says less than
- * RDMX_CONN_PKT_MIN is not believed: a packet must hold a header and data.
+ * The largest packet to send the peer: what the path to it carries, or
+ * what the peer said it receives if that is less. A peer that says less
+ * than RDMX_CONN_PKT_MIN is not believed: a packet must hold a header
+ * and data.
  */
 static size_t rdmx_conn_pkt_max(const struct rdmx_ep *ep, const struct rdmx_peer *peer)
 {
+	struct rdmx_dev *dev = ep->dev;
+	size_t path = dev->ops->ah_mtu ? dev->ops->ah_mtu(dev, peer->ah) : dev->caps.mtu;
 	size_t rx_max = peer->hs.peer_rx_max;
 
 	if (!rx_max)
-		return ep->dev->caps.mtu;
-	return RDMX_MIN(ep->dev->caps.mtu, RDMX_MAX(rx_max, RDMX_CONN_PKT_MIN));
+		return path;
+	return RDMX_MIN(path, RDMX_MAX(rx_max, RDMX_CONN_PKT_MIN));
 }
 
 static void rdmx_conn_event(void *ctx, enum rdmx_hs_event ev, int err)

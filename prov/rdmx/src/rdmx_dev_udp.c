@@ -63,6 +63,7 @@ struct rdmx_udp_dev {
 	union rdmx_udp_addr	addr;		/* bound */
 	union rdmx_udp_addr	name;		/* what peers send to */
 	bool			wildcard;	/* addr is the family's wildcard */
+	size_t			dom_mtu;	/* the domain's interface's packets */
 	/* Wildcard only: where the datagram being handled was sent to. */
 	const union rdmx_udp_addr *rx_dst;
 
@@ -510,18 +511,19 @@ static void rdmx_udp_faults_init(struct rdmx_udp_faults *f, size_t mtu)
 
 static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p)
 {
+	const union rdmx_udp_addr *src = attr->src_addr;
 	struct rdmx_dev_domain dom;
 	struct rdmx_udp_dev *udp;
-	int ret = 1;
+	int dom_family, ret = 1;
 
-	if (!attr->src_addr)
+	if (!src)
 		ret = 0;
 	else if (attr->domain)
 		dom = *attr->domain;
 	else
-		ret = rdmx_udp_domains(attr->src_addr, NULL, &dom, 1);
-	if (ret <= 0 || ((const union rdmx_udp_addr *) dom.addr)->sa.sa_family !=
-			((const union rdmx_udp_addr *) attr->src_addr)->sa.sa_family) {
+		ret = rdmx_udp_domains(src, NULL, &dom, 1);
+	dom_family = ret > 0 ? ((const union rdmx_udp_addr *) dom.addr)->sa.sa_family : 0;
+	if (ret <= 0 || dom_family != src->sa.sa_family) {
 		RDMX_WARN(FI_LOG_EP_CTRL, "no interface owns the source address\n");
 		return ret < 0 ? ret : -FI_EADDRNOTAVAIL;
 	}
@@ -538,9 +540,10 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	if (ret)
 		goto err_destruct_dgram;
 	rdmx_udp_set_name(udp, &dom);
-	rdmx_udp_faults_init(&udp->faults, dom.mtu + sizeof(struct rdmx_wire_srd));
-	udp->dg.dev.caps.mtu = dom.mtu;
-	udp->dg.dev.caps.max_inline = dom.mtu;	/* copied at send */
+	udp->dom_mtu = dom.mtu;
+	udp->dg.dev.caps.mtu = RDMX_MAX(dom.mtu, rdmx_udp_family_mtu(dom_family));
+	udp->dg.dev.caps.max_inline = udp->dg.dev.caps.mtu;	/* copied at send */
+	rdmx_udp_faults_init(&udp->faults, udp->dg.dev.caps.mtu + sizeof(struct rdmx_wire_srd));
 	udp->dg.dev.caps.sq_size = attr->sq_size;
 	udp->dg.dev.caps.rq_size = attr->rq_size;
 	udp->dg.dev.caps.rx_headroom = RDMX_UDP_HDR;
@@ -568,6 +571,18 @@ static void rdmx_udp_close(struct rdmx_dev *dev)
 	free(udp);
 }
 
+/*
+ * A peer's packets: what the route to it carries (loopback's for a peer
+ * on this host), else what the domain's interface does.
+ */
+static size_t rdmx_udp_ah_mtu(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	const struct rdmx_dgram_ah *dah = rdmx_container_of(ah, struct rdmx_dgram_ah, ah);
+	size_t mtu = rdmx_udp_route_mtu((const union rdmx_udp_addr *) dah->addr);
+
+	return RDMX_MIN(mtu ? mtu : rdmx_udp_dev(dev)->dom_mtu, dev->caps.mtu);
+}
+
 static void rdmx_udp_getname(struct rdmx_dev *dev, void *canon)
 {
 	memcpy(canon, &rdmx_udp_dev(dev)->name, sizeof(union rdmx_udp_addr));
@@ -588,6 +603,7 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.ah_create = rdmx_dgram_ah_create,
 	.ah_destroy = rdmx_dgram_ah_destroy,
 	.ah_reset = rdmx_dgram_ah_reset,
+	.ah_mtu = rdmx_udp_ah_mtu,
 	.post_send = rdmx_udp_post_send,
 	.post_recv = rdmx_dgram_post_recv,
 	.poll_cq = rdmx_udp_poll_cq,

@@ -210,28 +210,38 @@ in_port_t *rdmx_udp_addr_port(union rdmx_udp_addr *a)
 	return a->sa.sa_family == AF_INET ? &a->sin.sin_port : &a->sin6.sin6_port;
 }
 
+/* Bytes of UDP payload left for an rdm packet in a datagram of mtu. */
+static size_t rdmx_udp_payload(size_t mtu, int family)
+{
+	size_t hdr = (family == AF_INET ? 20 : 40) + 8 + sizeof(struct rdmx_wire_srd);
+	size_t max = RDMX_UDP_PAYLOAD_MAX - sizeof(struct rdmx_wire_srd);
+
+	if (mtu > hdr)
+		max = RDMX_MIN(max, mtu - hdr);
+	if (g_rdmx_params.mtu)
+		max = RDMX_MIN(max, g_rdmx_params.mtu);
+	return max;
+}
+
 /*
  * Bytes of an rdm packet on an interface: its MTU less the IP, UDP and
  * swsrd headers.
  */
 static size_t rdmx_udp_iface_mtu(const char *name, int family)
 {
-	size_t hdr = (family == AF_INET ? 20 : 40) + 8 + sizeof(struct rdmx_wire_srd);
-	size_t mtu = RDMX_UDP_PAYLOAD_MAX - sizeof(struct rdmx_wire_srd);
 	struct ifreq ifr;
+	size_t mtu = 0;
 	int fd;
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
 		memset(&ifr, 0, sizeof(ifr));
 		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-		if (!ioctl(fd, SIOCGIFMTU, &ifr) && (size_t) ifr.ifr_mtu > hdr)
-			mtu = RDMX_MIN(mtu, (size_t) ifr.ifr_mtu - hdr);
+		if (!ioctl(fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
+			mtu = (size_t) ifr.ifr_mtu;
 		close(fd);
 	}
-	if (g_rdmx_params.mtu)
-		mtu = RDMX_MIN(mtu, g_rdmx_params.mtu);
-	return mtu;
+	return rdmx_udp_payload(mtu, family);
 }
 
 /* Usable: up, IPv4 or IPv6 (not link-local, whose scope would leak). */
@@ -288,6 +298,38 @@ static bool rdmx_udp_domain_fits(const struct ifaddrs *ifa,
 	if (want && !any_ip)
 		return rdmx_udp_ip_equal(want, &have);
 	return !g_rdmx_params.iface || !strcmp(g_rdmx_params.iface, ifa->ifa_name);
+}
+
+size_t rdmx_udp_family_mtu(int family)
+{
+	struct ifaddrs *ifas;
+	size_t max = 0;
+
+	if (getifaddrs(&ifas))
+		return 0;
+	for (const struct ifaddrs *ifa = ifas; ifa; ifa = ifa->ifa_next) {
+		if (rdmx_udp_iface_usable(ifa) && ifa->ifa_addr->sa_family == family)
+			max = RDMX_MAX(max, rdmx_udp_iface_mtu(ifa->ifa_name, family));
+	}
+	freeifaddrs(ifas);
+	return max;
+}
+
+size_t rdmx_udp_route_mtu(const union rdmx_udp_addr *dest)
+{
+	int family = dest->sa.sa_family, mtu = 0;
+	socklen_t len = sizeof(mtu);
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		return 0;
+	/* Connecting a UDP socket looks the route up and sends nothing. */
+	ok = !connect(fd, &dest->sa, rdmx_udp_addr_len(dest)) &&
+	     !(family == AF_INET ? getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len) :
+	       getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len));
+	close(fd);
+	return ok && mtu > 0 ? rdmx_udp_payload((size_t) mtu, family) : 0;
 }
 
 /* Writes the domain of interface address ifa, with port, to out. */

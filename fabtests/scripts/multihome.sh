@@ -69,14 +69,17 @@ mh_link 2
 A="ip netns exec $ns_a"
 B="ip netns exec $ns_b"
 
+# fi_info is libfabric's (t_foreign_prefix).
+FI_INFO="$(t_foreign_prefix) fi_info"
+
 # mh_domains fi_info-args...: the domain names fi_info lists on host a.
 mh_domains() {
-	$A fi_info -p rdmx "$@" 2>/dev/null | sed -n 's/^ *domain: *//p' | sort | tr '\n' ' '
+	$A $FI_INFO -p rdmx "$@" 2>/dev/null | sed -n 's/^ *domain: *//p' | sort | tr '\n' ' '
 }
 
 # mh_formats fi_info-args...: the address formats fi_info lists on host a.
 mh_formats() {
-	$A fi_info -p rdmx -v "$@" 2>/dev/null |
+	$A $FI_INFO -p rdmx -v "$@" 2>/dev/null |
 		sed -n 's/^ *addr_format: *//p' | sort -u | tr '\n' ' '
 }
 

@@ -24,6 +24,15 @@ t_env_defaults() {
 	t_require_prog "$PP"
 }
 
+# The words to put in front of a program that was not built here (fi_info,
+# fi_pingpong, upstream fabtests, NPopenmpi) so that it can load the
+# provider: in a sanitizer build, the sanitizers' runtimes preloaded (what
+# leaks inside such a program is not ours); else nothing.
+t_foreign_prefix() {
+	[ -n "${RDMX_SAN_PRELOAD:-}" ] || return 0
+	echo "env LD_PRELOAD=$(echo $RDMX_SAN_PRELOAD | tr ' ' ':') ASAN_OPTIONS=detect_leaks=0"
+}
+
 T_PIDS=""
 T_ON_EXIT=""
 

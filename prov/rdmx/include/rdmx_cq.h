@@ -64,6 +64,16 @@ int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
 		      int err, size_t olen, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/*
+ * Queues an error entry with code err and no err_data (err_data NULL,
+ * err_data_size 0): an outcome the application asked for rather than a
+ * failure of the provider, such as a peek that found nothing. Readers
+ * that test only err and never initialise err_data_size (as upstream
+ * fabtests' fi_rdm_tagged_peek does) then never get data written
+ * through their err_data. 0 or -FI_ENOMEM.
+ */
+int rdmx_cq_write_outcome(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry, int err);
+
 /* Binds an endpoint for progress (once, however many directions). */
 int rdmx_cq_attach(struct rdmx_cq *cq, struct rdmx_ep *ep);
 void rdmx_cq_detach(struct rdmx_cq *cq, struct rdmx_ep *ep);

@@ -69,20 +69,16 @@ int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry)
 	return 0;
 }
 
-int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
-		      int err, size_t olen, const char *fmt, ...)
+/* Queues an error entry with room for text_max bytes of err_data; NULL
+ * when out of memory. */
+static struct rdmx_cq_err *rdmx_cq_err_queue(struct rdmx_cq *cq,
+					     const struct rdmx_cq_entry *entry,
+					     int err, size_t olen, size_t text_max)
 {
-	struct rdmx_cq_err *ce;
-	va_list ap;
-	int n;
+	struct rdmx_cq_err *ce = calloc(1, sizeof(*ce) + text_max);
 
-	ce = calloc(1, sizeof(*ce) + RDMX_ERR_DATA_MAX);
 	if (!ce)
-		return -FI_ENOMEM;
-	va_start(ap, fmt);
-	n = vsnprintf(ce->text, RDMX_ERR_DATA_MAX, fmt, ap);
-	va_end(ap);
-	ce->text_len = RDMX_MIN((size_t) RDMX_MAX(n, 0) + 1, RDMX_ERR_DATA_MAX);
+		return NULL;
 	ce->entry.op_context = entry->op_context;
 	ce->entry.flags = entry->flags;
 	ce->entry.len = entry->len;
@@ -94,7 +90,29 @@ int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
 	ce->entry.prov_errno = err;
 	ce->src = entry->src;
 	rdmx_dlist_insert_tail(&cq->errs, &ce->link);
+	return ce;
+}
+
+int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
+		      int err, size_t olen, const char *fmt, ...)
+{
+	struct rdmx_cq_err *ce;
+	va_list ap;
+	int n;
+
+	ce = rdmx_cq_err_queue(cq, entry, err, olen, RDMX_ERR_DATA_MAX);
+	if (!ce)
+		return -FI_ENOMEM;
+	va_start(ap, fmt);
+	n = vsnprintf(ce->text, RDMX_ERR_DATA_MAX, fmt, ap);
+	va_end(ap);
+	ce->text_len = RDMX_MIN((size_t) RDMX_MAX(n, 0) + 1, RDMX_ERR_DATA_MAX);
 	return 0;
+}
+
+int rdmx_cq_write_outcome(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry, int err)
+{
+	return rdmx_cq_err_queue(cq, entry, err, 0, 0) ? 0 : -FI_ENOMEM;
 }
 
 static void rdmx_cq_progress(struct rdmx_cq *cq)
@@ -168,7 +186,7 @@ static ssize_t rdmx_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *bu
 	/* Callers before API 1.5 pass the older entry, without err_data_size. */
 	if (FI_VERSION_LT(cq->domain->api_version, FI_VERSION(1, 5))) {
 		memcpy(buf, &ce->entry, offsetof(struct fi_cq_err_entry, err_data_size));
-		buf->err_data = ce->text;
+		buf->err_data = ce->text_len ? ce->text : NULL;
 		free(cq->last_err);
 		cq->last_err = ce;
 		rdmx_lock_release(&cq->domain->lock);
@@ -181,10 +199,15 @@ static ssize_t rdmx_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *bu
 	 * A caller reusing an entry whose err_data still points at our last
 	 * copy offers no buffer of its own.
 	 */
-	copy_out = FI_VERSION_GE(cq->domain->api_version, FI_VERSION(1, 5)) &&
+	/* No provider data: the caller's buffer is neither read nor written. */
+	copy_out = ce->text_len &&
+		   FI_VERSION_GE(cq->domain->api_version, FI_VERSION(1, 5)) &&
 		   user_size > 0 &&
 		   !(cq->last_err && user_data == cq->last_err->text);
-	if (copy_out) {
+	if (!ce->text_len) {
+		buf->err_data = NULL;
+		buf->err_data_size = 0;
+	} else if (copy_out) {
 		buf->err_data = user_data;
 		buf->err_data_size = RDMX_MIN(user_size, ce->text_len);
 		memcpy(user_data, ce->text, buf->err_data_size);

@@ -38,8 +38,7 @@ static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *r
 			.tag = req->tag,
 			.src = FI_ADDR_NOTAVAIL,
 		};
-		rdmx_cq_write_err(ep->rx_cq, &entry, FI_ENOMSG, 0,
-				  "rdmx: no message matches the peek");
+		rdmx_cq_write_outcome(ep->rx_cq, &entry, FI_ENOMSG);
 		return 0;
 	}
 	entry = rdmx_probe_entry(req, ux, ux->len);

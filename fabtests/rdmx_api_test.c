@@ -987,6 +987,47 @@ out:
 	node_close(&c, false, "endpoint C");
 }
 
+/*
+ * fi_av_remove right after a send the application was told is complete:
+ * A injects to a new endpoint D, whose handshake has not started yet,
+ * and removes D from the AV at once. fi_inject completes on return and
+ * fi_av(3) leaves only operations in progress undefined, so the message
+ * is rdmx's to deliver: D must receive it, and A's CQ stays clean.
+ * (Upstream fabtests' fi_av_xfer removes its peer right after a send.)
+ */
+static void test_av_remove_after_inject(struct fixture *fx)
+{
+	struct node *a = &fx->node[A], d = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_context ctx;
+	uint8_t tx[32], rx[32] = { 0 };
+	fi_addr_t daddr, src;
+
+	if (!node_create(fx->domain, fx->info, &d, false, "endpoint D") ||
+	    !node_enable(fx->av, &d, 0, false, "endpoint D"))
+		goto out;
+	fill(tx, sizeof(tx), ++g_seed);
+	daddr = d.addr;
+	if (!check_ret(fi_inject(a->ep, tx, sizeof(tx), daddr), 0,
+		       "fi_inject to a new endpoint D") ||
+	    !check_ret(fi_av_remove(fx->av, &daddr, 1, 0), 0,
+		       "fi_av_remove of D right after the inject"))
+		goto out;
+	fx->guest[0] = &d;
+	if (check_ret(fi_recv(d.ep, rx, sizeof(rx), NULL, FI_ADDR_UNSPEC, &ctx), 0,
+		      "D posts a receive") &&
+	    expect_comp(fx, d.rx_cq, &ctx, FI_RECV, &e, &src,
+			"D receives what A injected before removing D"))
+		ft_check(e.len == sizeof(tx) && payload_ok(rx, sizeof(rx), g_seed, 0) &&
+			 src == a->addr, "the message removed D got is A's, intact",
+			 "len %zu, source %llu (A is %llu)", e.len,
+			 (unsigned long long) src, (unsigned long long) a->addr);
+	expect_empty(a->tx_cq, "A's tx CQ holds no error for the inject");
+out:
+	fx->guest[0] = NULL;
+	node_close(&d, false, "endpoint D");
+}
+
 static void test_self(struct fixture *fx)
 {
 	send_between(fx, A, A, 200, "self-send through A's own AV entry");
@@ -2844,6 +2885,7 @@ static const struct {
 	{ "fi_setname", test_setname, { 0 } },
 	{ "fi_enable errors", test_enable_errors, { 0 } },
 	{ "address vector", test_av, { 0 } },
+	{ "fi_av_remove after a completed send", test_av_remove_after_inject, { 0 } },
 	{ "self-send", test_self, { 0 } },
 	{ "send calls", test_send_calls, { 0 } },
 	{ "scatter receive", test_scatter, { 0 } },

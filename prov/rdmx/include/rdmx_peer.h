@@ -69,7 +69,11 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon);
 /* The peer of addr if one was made, else NULL. */
 struct rdmx_peer *rdmx_peer_find(const struct rdmx_ep *ep, fi_addr_t addr);
 
-/* addr left the AV: fails the sends queued to it; the peer stays. */
+/*
+ * addr left the AV: it no longer names the peer. The peer stays, and so
+ * do the sends queued to it, which were posted (and may have completed)
+ * while addr was valid.
+ */
 void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr);
 
 /*

@@ -117,8 +117,13 @@ void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr)
 	ep->peers[addr] = NULL;
 	if (peer->addr == addr)
 		peer->addr = FI_ADDR_NOTAVAIL;
-	rdmx_rnr_flush(ep, peer, FI_ECANCELED);
-	rdmx_conn_flush(ep, peer, FI_ECANCELED);
+	/*
+	 * Sends queued to the peer (waiting for its handshake or for an RNR
+	 * backoff) stay: small ones already completed to the application,
+	 * which may remove an address right after a completion. The peer
+	 * outlives the address, so they still go out in order, or fail
+	 * through the handshake's and backoff's own limits.
+	 */
 }
 
 void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)

@@ -86,6 +86,14 @@ up_checksum() {
 	fi | cut -c1-64
 }
 
+# up_wait cmd...: runs cmd in the background and waits for it, so that a
+# signal (the runtime cap's SIGTERM) interrupts the wait and the cleanup
+# runs at once; a shell defers its traps until a foreground child ends.
+up_wait() {
+	"$@" &
+	wait $!
+}
+
 # up_build dir: unpacks (or copies) the source into dir/src, builds it and
 # installs it into dir/prefix. dir/done, written last, marks a complete
 # build; a folder without it is the remains of an interrupted one.
@@ -99,10 +107,10 @@ up_build() {
 		tar -xzf "$TARBALL" -C "$dir/src" --strip-components=1
 	fi
 	echo "fabtests: building in $dir (log: $dir/build.log)"
-	if ! (cd "$dir/src" &&
-	      { [ -x configure ] || ./autogen.sh; } &&
-	      ./configure --prefix="$dir/prefix" --with-libfabric=/usr &&
-	      make -j2 && make install) > "$dir/build.log" 2>&1; then
+	if ! up_wait sh -c 'cd "$1/src" &&
+			{ [ -x configure ] || ./autogen.sh; } &&
+			./configure --prefix="$1/prefix" --with-libfabric=/usr &&
+			make -j2 && make install' sh "$dir" > "$dir/build.log" 2>&1; then
 		tail -n 40 "$dir/build.log"
 		t_fail "fabtests did not build"
 	fi
@@ -177,6 +185,15 @@ up_free_port() {
 	echo "$port"
 }
 
+# up_runfabtests port: the quick suite over $PROV, from the scratch
+# folder (runfabtests.sh writes its scratch files in the current one).
+up_runfabtests() {
+	cd "$T_DIR" &&
+	PATH="$T_DIR/path:$UP_PREFIX/bin:$PATH" exec bash "$UP_PREFIX/bin/runfabtests.sh" \
+		-v -T 60 -t quick -p "$T_DIR/bin" -L "-B $1" -C "-P $1" \
+		-s 127.0.0.1 -c 127.0.0.1 "$PROV"
+}
+
 # up_count log filter: "P pass, F fail, N not run" over the tests of the
 # runfabtests.sh -v log whose name matches (awk regex) or not (filter "!").
 up_count() {
@@ -225,14 +242,12 @@ echo "fabtests: ready in $((built - start)) s (source ${FABTESTS_SRC:-$TARBALL})
 
 up_make_shims "$T_DIR"
 LOG="$RDMX_BUILDDIR/upstream/runfabtests-$(echo "$PROV" | tr -c 'a-z0-9_\n' _).log"
-# runfabtests.sh writes its scratch files in the current folder.
 port=$(up_free_port)
 echo "fabtests: runfabtests.sh -v -T 60 -t quick -s 127.0.0.1 -c 127.0.0.1 $PROV, port $port"
+t_on_exit '[ -n "${done_at:-}" ] || { echo "upstream.sh: stopped; the log so far:"; cat "$LOG"; }'
 rc=0
 if [ "$PROV" = rdmx ]; then FI_PROVIDER=rdmx; export FI_PROVIDER; else unset FI_PROVIDER; fi
-(cd "$T_DIR" && PATH="$T_DIR/path:$UP_PREFIX/bin:$PATH" \
-	bash "$UP_PREFIX/bin/runfabtests.sh" -v -T 60 -t quick -p "$T_DIR/bin" \
-	-L "-B $port" -C "-P $port" -s 127.0.0.1 -c 127.0.0.1 "$PROV") > "$LOG" 2>&1 || rc=$?
+up_wait up_runfabtests "$port" > "$LOG" 2>&1 || rc=$?
 done_at=$(date +%s)
 cat "$LOG"
 up_kill_session

@@ -27,15 +27,6 @@ PORT_TRIES=5
 t_env_defaults
 t_init
 
-# Whether any TCP or UDP socket of this host uses local port $1.
-port_in_use() {
-	local hex
-	hex=$(printf '%04X' "$1")
-	cat /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6 2>/dev/null |
-		awk -v p=":$hex" 'substr($2, length($2) - 4) == p { found = 1 }
-				  END { exit !found }'
-}
-
 # Whether a socket listens on TCP port $1 (state 0A is LISTEN).
 port_listening() {
 	local hex
@@ -43,16 +34,6 @@ port_listening() {
 	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
 		awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { found = 1 }
 				  END { exit !found }'
-}
-
-# A port in 20000..59999 that no socket uses right now.
-free_port() {
-	local port
-	while :; do
-		port=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000))
-		port_in_use "$port" || break
-	done
-	echo "$port"
 }
 
 # Waits until the server listens on $2, or it exits (then returns 1).
@@ -73,7 +54,7 @@ fp_case() {
 	echo "== $name"
 	while :; do
 		try=$((try + 1))
-		port=$(free_port)
+		port=$(t_free_port)
 		t_spawn "$name-server" $FP_ENV "$FI_PINGPONG" -p rdmx -e rdm -c -S all -B "$port" "$@"
 		server=$T_LAST_PID
 		server_ready "$server" "$port" && break

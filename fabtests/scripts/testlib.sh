@@ -236,6 +236,27 @@ pp_case() {
 	pp_client_and_reap "$name" "$host" "$@"
 }
 
+# t_port_in_use port: whether any TCP or UDP socket of this host uses
+# local port port.
+t_port_in_use() {
+	local hex
+	hex=$(printf '%04X' "$1")
+	cat /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6 2>/dev/null |
+		awk -v p=":$hex" 'substr($2, length($2) - 4) == p { found = 1 }
+				  END { exit !found }'
+}
+
+# t_free_port: a port in 20000..59999 that no socket of this host uses
+# right now, for programs that cannot take port 0.
+t_free_port() {
+	local port
+	while :; do
+		port=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000))
+		t_port_in_use "$port" || break
+	done
+	echo "$port"
+}
+
 pp_have_ipv6_loopback() {
 	[ -r /proc/net/if_inet6 ] &&
 		grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6

@@ -27,8 +27,8 @@
 # when this script ends is killed. The programs take a port nobody uses
 # (-B/-P through runfabtests.sh's -L/-C) instead of fabtests' fixed 9228.
 #
-# In a sanitizer build the wrappers preload the sanitizer runtimes, as
-# fi_pingpong.sh does, so that the programs load the sanitized provider.
+# In a sanitizer build the wrappers preload the sanitizer runtimes
+# (t_foreign_prefix), so that the programs load the sanitized provider.
 #
 # UPSTREAM_PROV (default rdmx) names another provider to run the same
 # suite over for comparison, by hand: UPSTREAM_PROV='tcp;ofi_rxm'
@@ -144,7 +144,7 @@ up_kill_session() {
 # someone else runs on this host does not kill it; in a sanitizer build
 # the wrapper also preloads the sanitizer runtimes.
 up_make_shims() {
-	local dir=$1 prog name env=""
+	local dir=$1 prog name prefix
 	mkdir -p "$dir/path" "$dir/bin" "$dir/run"
 	cat > "$dir/path/ps" <<EOF
 #!/bin/sh
@@ -160,29 +160,13 @@ done
 exec "$REAL_PS" "\$@"
 EOF
 	chmod +x "$dir/path/ps"
-	[ -z "${RDMX_SAN_PRELOAD:-}" ] ||
-		env="LD_PRELOAD=$(echo $RDMX_SAN_PRELOAD | tr ' ' ':') ASAN_OPTIONS=detect_leaks=0 "
+	prefix=$(t_foreign_prefix)
 	for prog in "$UP_PREFIX"/bin/fi_*; do
 		name=${prog##*/}
 		ln -s "$prog" "$dir/run/up-$name"
-		printf '#!/bin/sh\n%sexec %s "$@"\n' "$env" "$dir/run/up-$name" > "$dir/bin/$name"
+		printf '#!/bin/sh\nexec %s %s "$@"\n' "$prefix" "$dir/run/up-$name" > "$dir/bin/$name"
 		chmod +x "$dir/bin/$name"
 	done
-}
-
-# up_free_port: a UDP and TCP port in 20000..59999 that no socket of this
-# host uses now: the suite's default (9228) is taken whenever someone
-# else runs fabtests here.
-up_free_port() {
-	local port hex
-	while :; do
-		port=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000))
-		hex=$(printf ':%04X' "$port")
-		cat /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6 2>/dev/null |
-			awk -v p="$hex" 'substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' ||
-			break
-	done
-	echo "$port"
 }
 
 # up_runfabtests port: the quick suite over $PROV, from the scratch
@@ -194,8 +178,8 @@ up_runfabtests() {
 		-s 127.0.0.1 -c 127.0.0.1 "$PROV"
 }
 
-# up_count log filter: "P pass, F fail, N not run" over the tests of the
-# runfabtests.sh -v log whose name matches (awk regex) or not (filter "!").
+# up_count log which: "P pass, F fail, N not run" over the tests of the
+# runfabtests.sh -v log run with -U (which "-U") or without (which "!").
 up_count() {
 	awk -v want="$2" '
 		/^- name:/ { sub(/^- name: */, ""); name = $0 }
@@ -242,7 +226,8 @@ echo "fabtests: ready in $((built - start)) s (source ${FABTESTS_SRC:-$TARBALL})
 
 up_make_shims "$T_DIR"
 LOG="$RDMX_BUILDDIR/upstream/runfabtests-$(echo "$PROV" | tr -c 'a-z0-9_\n' _).log"
-port=$(up_free_port)
+# fabtests' own port (9228) is taken whenever someone else runs them here.
+port=$(t_free_port)
 echo "fabtests: runfabtests.sh -v -T 60 -t quick -s 127.0.0.1 -c 127.0.0.1 $PROV, port $port"
 t_on_exit '[ -n "${done_at:-}" ] || { echo "upstream.sh: stopped; the log so far:"; cat "$LOG"; }'
 rc=0

@@ -11,7 +11,13 @@
 # upstream fabtests' server is) and the client sending to each of a's
 # addresses: 127.0.0.1 and both NICs from a itself, both NICs and IPv6
 # from b; and a server bound to one NIC with a client on the other link
-# bound to the other NIC, so two entries on different links meet.
+# bound to the other NIC, so two entries on different links meet. Then
+# the same with libfabric's own fi_rdm_tagged_pingpong (fabtests 1.17.0,
+# built as upstream.sh builds it; left out where its source is absent):
+# the server naming no address (-B port) with clients to 127.0.0.1 on
+# the machine itself, to a NIC from host a and from host b; the
+# out-of-band exchange (-E), where the client learns the server's name;
+# both sides naming their source (-s); and delivery complete (-U).
 # Then it runs the MPI tests (mpi.sh: every program at 2 and 4 ranks)
 # inside host a, where Open MPI spreads the ranks over both NICs' entries;
 # mpi.sh's further runs (long-read off, NetPIPE) are left to the run on
@@ -27,6 +33,7 @@ MH_CAP_S=900
 MH_ITERS=200
 
 . "$(dirname "$0")/testlib.sh"
+. "$(dirname "$0")/upstream_lib.sh"
 
 mh_skip() {
 	echo "SKIP: multihome.sh: $*"
@@ -116,6 +123,46 @@ mh_case other-host-nic1 "$A" "" "$B" 10.214.1.1 ""
 mh_case other-host-nic2 "$A" "-m msg" "$B" 10.214.2.1 "-m msg"
 mh_case other-host-ipv6 "$A" "-b ::" "$B" fd14:2::1 ""
 mh_case crossed-links "$A" "-b 10.214.1.1" "$B" 10.214.1.1 "-b 10.214.2.2"
+
+# mh_up_case name server-prefix "server-args" client-prefix "client-args":
+# libfabric's own fi_rdm_tagged_pingpong, server and client over rdmx
+# (FI_PROVIDER picks it), both must exit 0. With -E the client connects
+# to the server's out-of-band port, so it starts once that listens.
+mh_up_case() {
+	local name=$1 sp=$2 sargs=$3 cp=$4 cargs=$5 oob
+	echo "== $name (upstream)"
+	t_spawn_with "$name-server" "$sp" $UPP $sargs
+	T_SERVER_PID=$T_LAST_PID
+	oob=$(echo "$sargs" | sed -n 's/.*-E=\([0-9]*\).*/\1/p')
+	[ -z "$oob" ] || t_wait_ready "$T_SERVER_PID" "$name server" \
+		mh_listening "$sp" "$oob"
+	t_spawn_with "$name" "$cp" $UPP $cargs
+	t_reap "$T_LAST_PID" "$name client"
+	t_reap "$T_SERVER_PID" "$name server"
+	tail -n 1 "$T_DIR/$name.out"
+}
+
+# mh_listening prefix port: whether a TCP socket listens on port where
+# prefix runs.
+mh_listening() {
+	[ -n "$($1 ss -Hltn "sport = :$2" 2>/dev/null)" ]
+}
+
+if up_prepare; then
+	ln -s "$UP_PREFIX/bin/fi_rdm_tagged_pingpong" "$T_DIR/up-rdm_tagged_pingpong"
+	UPP="$(t_foreign_prefix) $T_DIR/up-rdm_tagged_pingpong -p rdmx -I 20"
+	p=$(t_free_port)
+	q=$(t_free_port)
+	mh_up_case machine-no-address "" "-B $p" "" "-P $p 127.0.0.1"
+	mh_up_case same-host-no-address "$A" "-B $p" "$A" "-P $p 10.214.2.1"
+	mh_up_case other-host-no-address "$A" "-B $p" "$B" "-P $p 10.214.1.1"
+	mh_up_case other-host-oob "$A" "-B $p -E=$q" "$B" "-P $p -E=$q 10.214.2.1"
+	mh_up_case other-host-source "$A" "-s 10.214.1.1 -B $p" "$B" \
+		"-s 10.214.1.2 -P $p 10.214.1.1"
+	mh_up_case other-host-delivery "$A" "-U -B $p" "$B" "-U -P $p 10.214.2.1"
+else
+	echo "== upstream fi_rdm_tagged_pingpong: not run, $UP_WHY"
+fi
 
 echo "== the MPI tests inside host a"
 $A env RDMX_MPI_QUICK=1 sh "$(dirname "$0")/mpi.sh" || t_fail "mpi.sh failed inside host a"

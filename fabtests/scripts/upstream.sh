@@ -3,12 +3,9 @@
 # release that matches Debian 12's libfabric), over the rdmx just built.
 #
 # The suite is built against the system libfabric into the build tree,
-# once per source checksum: $RDMX_BUILDDIR/upstream/fabtests-<sha256
-# prefix>/ holds its programs, and a later run reuses them. Its source is
-# FABTESTS_SRC when set (an unpacked fabtests tree), else the unmodified
-# release tarball fabtests-1.17.0.tar.gz in ../shared/upstream next to
-# the source tree (or next to the main checkout, for a git worktree).
-# Without either the test is skipped.
+# once per source checksum, from FABTESTS_SRC or the release tarball in
+# ../shared/upstream (upstream_lib.sh); without either the test is
+# skipped.
 #
 # Then runfabtests.sh runs its quick set (unit, functional and short
 # tests) on loopback, both processes of each test on this host:
@@ -41,6 +38,7 @@
 set -eu
 
 . "$(dirname "$0")/testlib.sh"
+. "$(dirname "$0")/upstream_lib.sh"
 
 t_cap_runtime "${UPSTREAM_TIMEOUT:-1800}" "$@"
 
@@ -51,7 +49,6 @@ if [ "$(ps -o sid= -p $$ | tr -d ' ')" != "$$" ]; then
 	exec setsid -w sh "$0" "$@"
 fi
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${RDMX_BUILDDIR:=$PWD}"
 : "${FI_PROVIDER_PATH:=$RDMX_BUILDDIR/.libs}"
 export RDMX_BUILDDIR FI_PROVIDER_PATH
@@ -61,65 +58,6 @@ PROV=${UPSTREAM_PROV:-rdmx}
 # Raise it with the man page when rdmx passes more.
 MIN_PASS=39
 [ "$PROV" = rdmx ] || MIN_PASS=0
-
-# up_find_tarball: prints the path of fabtests-1.17.0.tar.gz in the
-# shared/upstream folder next to the source tree or next to the main
-# checkout of its git repository; prints nothing when there is none.
-up_find_tarball() {
-	local common
-	up_tarball_in "$top/../shared/upstream" && return 0
-	common=$(git -C "$top" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) ||
-		return 0
-	up_tarball_in "$(dirname "$common")/../shared/upstream" || :
-}
-
-# up_tarball_in dir: prints dir's fabtests-1.17.0.tar.gz; 1 if it has none.
-up_tarball_in() {
-	[ -f "$1/fabtests-1.17.0.tar.gz" ] || return 1
-	echo "$1/fabtests-1.17.0.tar.gz"
-}
-
-# up_checksum: the sha256 of the fabtests source (of the tarball, or of
-# every file of FABTESTS_SRC with its name).
-up_checksum() {
-	if [ -n "${FABTESTS_SRC:-}" ]; then
-		(cd "$FABTESTS_SRC" && find . -type f ! -path './.git/*' | LC_ALL=C sort |
-			xargs -d '\n' sha256sum | sha256sum)
-	else
-		sha256sum < "$TARBALL"
-	fi | cut -c1-64
-}
-
-# up_wait cmd...: runs cmd in the background and waits for it, so that a
-# signal (the runtime cap's SIGTERM) interrupts the wait and the cleanup
-# runs at once; a shell defers its traps until a foreground child ends.
-up_wait() {
-	"$@" &
-	wait $!
-}
-
-# up_build dir: unpacks (or copies) the source into dir/src, builds it and
-# installs it into dir/prefix. dir/done, written last, marks a complete
-# build; a folder without it is the remains of an interrupted one.
-up_build() {
-	local dir=$1
-	rm -rf "$dir"
-	mkdir -p "$dir/src"
-	if [ -n "${FABTESTS_SRC:-}" ]; then
-		cp -a "$FABTESTS_SRC/." "$dir/src/"
-	else
-		tar -xzf "$TARBALL" -C "$dir/src" --strip-components=1
-	fi
-	echo "fabtests: building in $dir (log: $dir/build.log)"
-	if ! up_wait sh -c 'cd "$1/src" &&
-			{ [ -x configure ] || ./autogen.sh; } &&
-			./configure --prefix="$1/prefix" --with-libfabric=/usr &&
-			make -j2 && make install' sh "$dir" > "$dir/build.log" 2>&1; then
-		tail -n 40 "$dir/build.log"
-		t_fail "fabtests did not build"
-	fi
-	touch "$dir/done"
-}
 
 # up_kill_session: ends every other process of this script's session
 # (what runfabtests.sh left behind): SIGTERM first, SIGKILL after 2 s.
@@ -200,33 +138,15 @@ up_count() {
 t_init
 t_on_exit up_kill_session
 
-if [ -n "${FABTESTS_SRC:-}" ]; then
-	[ -f "$FABTESTS_SRC/scripts/runfabtests.sh" ] ||
-		t_fail "FABTESTS_SRC=$FABTESTS_SRC is not a fabtests source tree"
-	TARBALL=""
-else
-	TARBALL=$(up_find_tarball)
-	if [ -z "$TARBALL" ]; then
-		echo "SKIP: no fabtests source: neither $top/../shared/upstream/fabtests-1.17.0.tar.gz nor FABTESTS_SRC"
-		exit 77
-	fi
-fi
+start=$(date +%s)
+up_prepare || { echo "SKIP: $UP_WHY"; exit 77; }
 for tool in bash python3 getopt timeout; do
 	command -v "$tool" >/dev/null ||
 		t_fail "$tool not found: contrib/rdmx installs what the suite needs"
 done
 [ -f "$FI_PROVIDER_PATH/librdmx-fi.so" ] || t_fail "no librdmx-fi.so in $FI_PROVIDER_PATH"
-
-UP_DIR="$RDMX_BUILDDIR/upstream/fabtests-$(up_checksum | cut -c1-12)"
-UP_PREFIX="$UP_DIR/prefix"
-start=$(date +%s)
-if [ -f "$UP_DIR/done" ]; then
-	echo "fabtests: reusing the build in $UP_DIR"
-else
-	up_build "$UP_DIR"
-fi
 built=$(date +%s)
-echo "fabtests: ready in $((built - start)) s (source ${FABTESTS_SRC:-$TARBALL})"
+echo "fabtests: ready in $((built - start)) s (source $UP_SOURCE)"
 
 up_make_shims "$T_DIR"
 LOG="$RDMX_BUILDDIR/upstream/runfabtests-$(echo "$PROV" | tr -c 'a-z0-9_\n' _).log"

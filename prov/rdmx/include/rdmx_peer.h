@@ -68,7 +68,10 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon);
 /* The peer of addr if one was made, else NULL. */
 struct rdmx_peer *rdmx_peer_find(const struct rdmx_ep *ep, fi_addr_t addr);
 
-/* addr left the AV: fails the sends queued to it; the peer stays. */
+/*
+ * addr left the AV: fails the sends queued to it; the peer stays, and if
+ * it had closed, the next send to it starts a new handshake.
+ */
 void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr);
 
 /*

@@ -119,6 +119,8 @@ void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr)
 		peer->addr = FI_ADDR_NOTAVAIL;
 	rdmx_rnr_flush(ep, peer, FI_ECANCELED);
 	rdmx_conn_flush(ep, peer, FI_ECANCELED);
+	/* A later insert of the address may find a new endpoint there. */
+	rdmx_hs_reopen(&peer->hs);
 }
 
 void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)

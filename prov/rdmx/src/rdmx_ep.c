@@ -285,7 +285,12 @@ static int rdmx_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
  */
 #define RDMX_EP_CLOSE_NS	20000000ULL
 
-/* Whether a send already handed to the device has not finished. */
+/*
+ * Whether something handed to the device has not finished: a send, or a
+ * packet of our own (the clear to send of a message the peer is waiting
+ * to see completed, a handshake answer): until its peer acknowledged it,
+ * a close notice could overtake it and fail what was delivered.
+ */
 static bool rdmx_ep_sends_out(const struct rdmx_ep *ep)
 {
 	const struct rdmx_dlist *it;
@@ -293,7 +298,7 @@ static bool rdmx_ep_sends_out(const struct rdmx_ep *ep)
 
 	rdmx_dlist_foreach(&ep->peer_list, it)
 		waiting += rdmx_container_of(it, const struct rdmx_peer, link)->pending_cnt;
-	return ep->txe_pool.in_use > waiting;
+	return ep->txe_pool.in_use > waiting || ep->pke_pool.in_use;
 }
 
 /*

@@ -274,9 +274,15 @@ static bool rdmx_conn_is_close(const struct rdmx_pke *pke)
 void rdmx_conn_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		       enum rdmx_dev_status status)
 {
-	/* A refused packet is sent again: only its last completion counts. */
-	if (status != RDMX_DEV_RNR && rdmx_conn_is_close(pke))
+	/*
+	 * A refused packet is sent again: only its last completion counts.
+	 * A CLOSE that did not arrive (the peer closed too, or is gone) is
+	 * no loss to report: nothing but the count waits for it.
+	 */
+	if (status != RDMX_DEV_RNR && rdmx_conn_is_close(pke)) {
 		ep->close_out--;
+		status = RDMX_DEV_OK;
+	}
 	/*
 	 * A packet of a send that the peer's close flushed (what it had
 	 * received it acknowledged first): the send fails as the peer's

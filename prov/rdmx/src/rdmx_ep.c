@@ -278,10 +278,11 @@ static int rdmx_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
 }
 
 /*
- * How long fi_close may keep making progress to end its sessions well:
- * long enough for several retransmissions of a lost packet at the
- * smallest timeout (FI_RDMX_RTO_MIN_US, 500 us), short enough that a
- * program closing with a dead peer barely notices.
+ * How long each of the two steps of a graceful fi_close may keep making
+ * progress: long enough for several retransmissions of a lost packet at
+ * the smallest timeout (FI_RDMX_RTO_MIN_US, 500 us) even when the host
+ * is busy, short enough that a program closing with a dead peer barely
+ * notices (40 ms at most in all).
  */
 #define RDMX_EP_CLOSE_NS	20000000ULL
 
@@ -302,10 +303,10 @@ static bool rdmx_ep_sends_out(const struct rdmx_ep *ep)
 }
 
 /*
- * The graceful part of fi_close, bounded by RDMX_EP_CLOSE_NS: sends in
- * flight get the time to be acknowledged (a send that completed at
- * injection may still be on its way), then every peer of a session under
- * way is told with a CLOSE, and progress goes on until the device
+ * The graceful part of fi_close, each step bounded by RDMX_EP_CLOSE_NS:
+ * sends in flight get the time to be acknowledged (a send that completed
+ * at injection may still be on its way), then every peer of a session
+ * under way is told with a CLOSE, and progress goes on until the device
  * finished each (the peer acknowledged it) or the time is up. The device
  * sends the acknowledgements it still owes when it closes.
  */
@@ -317,6 +318,7 @@ static void rdmx_ep_linger(struct rdmx_ep *ep)
 		rdmx_ep_progress(ep);
 	if (!rdmx_conn_goodbye(ep))
 		return;
+	deadline = rdmx_clock_ns() + RDMX_EP_CLOSE_NS;
 	while (ep->close_out && rdmx_clock_ns() < deadline)
 		rdmx_ep_progress(ep);
 	if (ep->close_out)

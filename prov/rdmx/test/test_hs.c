@@ -10,6 +10,7 @@
  */
 #include "rdmx_test.h"
 #include "rdmx_hs.h"
+#include "rdmx_wire.h"
 
 #define MS		1000000ULL
 #define QUEUE_MAX	256
@@ -522,4 +523,25 @@ Test(hs, reopen_lets_a_closed_peer_be_connected_again)
 	rdmx_hs_connect(&B.hs, now);	/* B sends first, to the new A */
 	deliver();
 	assert_connected(RDMX_PROTO_VERSION);
+}
+
+Test(hs, close_travels_on_the_wire)
+{
+	struct rdmx_hs_msg msg = { .type = RDMX_HS_CLOSE, .incarnation = 0xa1,
+				   .peer_incarnation = 0xb1, .session = 7, .seq = 3 };
+	struct rdmx_hs_msg back;
+	struct rdmx_wire_hs wire;
+	struct rdmx_pkt pkt;
+
+	rdmx_wire_hs_encode(&wire, &msg);
+	cr_assert_eq(rdmx_wire_decode(&wire, sizeof(wire), &pkt), 0, "a CLOSE is valid");
+	rdmx_wire_hs_decode(&wire, &back);
+	cr_assert_eq(back.type, RDMX_HS_CLOSE);
+	cr_assert_eq(back.session, 7);
+	cr_assert_eq(back.seq, 3);
+	cr_assert_eq(back.incarnation, 0xa1);
+	cr_assert_eq(back.peer_incarnation, 0xb1);
+	wire.hs_type = htole32(RDMX_HS_CLOSE + 1);
+	cr_assert_neq(rdmx_wire_decode(&wire, sizeof(wire), &pkt), 0,
+		      "the next type is unknown: malformed");
 }

@@ -8,5 +8,5 @@ set -eu
 
 t_env_defaults
 t_init
-echo "rdmx demo: tagged ping-pong over rdmx on $FI_RDMX_IFACE (2 processes)"
+echo "rdmx demo: tagged ping-pong over rdmx on loopback (2 processes)"
 pp_case demo 127.0.0.1 -m tagged -n 2000

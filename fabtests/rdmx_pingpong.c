@@ -686,8 +686,9 @@ static int pp_getinfo(struct pp *pp)
 			ret = fi_getinfo(PP_FI_VERSION, o->host, o->port, 0, hints,
 					 &pp->info);
 	} else {
-		ret = fi_getinfo(PP_FI_VERSION, o->bind_addr ? o->bind_addr : "127.0.0.1",
-				 o->port, FI_SOURCE, hints, &pp->info);
+		/* No -b: as a server that names no address, reachable at all. */
+		ret = fi_getinfo(PP_FI_VERSION, o->bind_addr, o->port, FI_SOURCE,
+				 hints, &pp->info);
 	}
 	fi_freeinfo(hints);
 	if (ret)
@@ -856,7 +857,7 @@ static void pp_usage(void)
 		"  -m tagged|msg  interface (default tagged)\n"
 		"  -p port        server port (default " PP_DEFAULT_PORT "; 0 lets the "
 		"server pick one and print it)\n"
-		"  -b addr        local address to bind (server default 127.0.0.1)\n"
+		"  -b addr        local address to bind (server default: none, so every address)\n"
 		"  -n iters       timed iterations per size (default %d)\n"
 		"  -w warmup      untimed iterations per size (default %d)\n"
 		"  -S size|all    one message size, or 0 B up to 64 KiB (default all)\n"

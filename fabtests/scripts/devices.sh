@@ -16,10 +16,7 @@ set -eu
 t_env_defaults
 t_init
 command -v fi_info >/dev/null || t_fail "fi_info not found (Debian: libfabric-bin)"
-FI_ENV=""
-if [ -n "${RDMX_SAN_PRELOAD:-}" ]; then
-	FI_ENV="env LD_PRELOAD=$(echo $RDMX_SAN_PRELOAD | tr ' ' ':') ASAN_OPTIONS=detect_leaks=0"
-fi
+FI_ENV=$(t_foreign_prefix)
 
 # run name device: fi_info -p rdmx with FI_RDMX_DEVICE=device (unset
 # when empty), output in $T_DIR/name.out, status in $rc.

@@ -16,9 +16,9 @@
 # send (tx_errors=0) and no unreachable peer (peers_unreachable=0); the
 # nft counters must show loss both ways.
 #
-# No FI_RDMX_* variable is set except FI_RDMX_IFACE, which places each
-# program on its namespace's veth (testlib.sh sets it to lo). Needs
-# root, ip and nft; skips (77) without them. Capped at 600 s.
+# No FI_RDMX_* variable is set: the receiver binds its veth address, the
+# sender reaches it from its own. Needs root, ip and nft; skips (77)
+# without them. Capped at 600 s.
 # Exit status: 0 pass, 1 fail, 77 skip.
 set -eu
 
@@ -100,10 +100,10 @@ end_rules "$ns_r"
 # exit 0 with PASS and report no failed send and no unreachable peer.
 end_run() {
 	local name=$1 count=$2 side errs unreach
-	t_start_server "$name-receiver" "ip netns exec $ns_r env FI_RDMX_IFACE=$veth_r" \
+	t_start_server "$name-receiver" "ip netns exec $ns_r" \
 		"$ST" -r -b "$addr_r" -p 0 --max-size "$END_MAX_SIZE" \
 		--ctrl-completion "$END_CTRL" -t "$END_WAIT_S"
-	t_spawn_with "$name-sender" "ip netns exec $ns_s env FI_RDMX_IFACE=$veth_s" \
+	t_spawn_with "$name-sender" "ip netns exec $ns_s" \
 		"$ST" -p "$T_SERVER_PORT" -n "$count" --sizes mixed \
 		--max-size "$END_MAX_SIZE" --completion inject --linger-ms 0 \
 		--ctrl-completion "$END_CTRL" -t "$END_WAIT_S" "$addr_r"

@@ -15,12 +15,8 @@ set -eu
 . "$(dirname "$0")/testlib.sh"
 
 FI_PINGPONG=$(command -v fi_pingpong || :)
-# fi_pingpong is not built with the sanitizers: it must preload their
-# runtimes to load a sanitized provider (leaks inside it are not ours).
-FP_ENV=""
-if [ -n "${RDMX_SAN_PRELOAD:-}" ]; then
-	FP_ENV="env LD_PRELOAD=$(echo $RDMX_SAN_PRELOAD | tr ' ' ':') ASAN_OPTIONS=detect_leaks=0"
-fi
+# fi_pingpong is not built with the sanitizers (t_foreign_prefix).
+FP_ENV=$(t_foreign_prefix)
 if [ -z "$FI_PINGPONG" ]; then
 	echo "SKIP: fi_pingpong not installed (Debian: libfabric-bin)"
 	exit 77

@@ -3,8 +3,8 @@
 # of its own, joined by a veth pair (MTU 1500) with addresses in
 # 10.213.7.0/30 that exist only inside them; in each namespace an nftables
 # rule drops 5% of the UDP packets it receives at random, so data and acks
-# are both lost. The receiver runs in one namespace on the veth
-# (FI_RDMX_IFACE), the sender in the other streams 100000 messages of mixed
+# are both lost. The receiver runs in one namespace, bound to its veth
+# address, the sender in the other streams 100000 messages of mixed
 # sizes up to 64 KiB, so the larger ones travel as medium (up to 16 KiB
 # here) or long messages cut into about 1.4 KB segments, reassembled
 # whatever order loss recovery leaves them in: every message must arrive
@@ -92,10 +92,10 @@ loss_rules "$ns_s"
 loss_rules "$ns_r"
 
 echo "== receiver in $ns_r on $veth_r ($addr_r), sender in $ns_s on $veth_s ($addr_s)"
-t_start_server receiver "ip netns exec $ns_r env FI_RDMX_IFACE=$veth_r $LOSS_PROTO_ENV" \
+t_start_server receiver "ip netns exec $ns_r env $LOSS_PROTO_ENV" \
 	"$ST" -r -b "$addr_r" -p 0 --ordered
 echo "== sender: $LOSS_COUNT messages, sizes mixed, $LOSS_PERCENT% of UDP packets dropped each way"
-t_spawn_with sender "ip netns exec $ns_s env FI_RDMX_IFACE=$veth_s $LOSS_PROTO_ENV" \
+t_spawn_with sender "ip netns exec $ns_s env $LOSS_PROTO_ENV" \
 	"$ST" -p "$T_SERVER_PORT" -n "$LOSS_COUNT" --sizes mixed "$addr_r"
 t_reap "$T_LAST_PID" sender
 t_reap "$T_SERVER_PID" receiver

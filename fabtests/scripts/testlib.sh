@@ -18,11 +18,19 @@ t_env_defaults() {
 	: "${RDMX_BUILDDIR:=$PWD}"
 	: "${FI_PROVIDER_PATH:=$RDMX_BUILDDIR/.libs}"
 	: "${FI_PROVIDER:=rdmx}"
-	: "${FI_RDMX_IFACE:=lo}"
-	export RDMX_BUILDDIR FI_PROVIDER_PATH FI_PROVIDER FI_RDMX_IFACE
+	export RDMX_BUILDDIR FI_PROVIDER_PATH FI_PROVIDER
 	PP="$RDMX_BUILDDIR/fabtests/rdmx_pingpong"
 	ST="$RDMX_BUILDDIR/fabtests/rdmx_stream"
 	t_require_prog "$PP"
+}
+
+# The words to put in front of a program that was not built here (fi_info,
+# fi_pingpong, upstream fabtests, NPopenmpi) so that it can load the
+# provider: in a sanitizer build, the sanitizers' runtimes preloaded (what
+# leaks inside such a program is not ours); else nothing.
+t_foreign_prefix() {
+	[ -n "${RDMX_SAN_PRELOAD:-}" ] || return 0
+	echo "env LD_PRELOAD=$(echo $RDMX_SAN_PRELOAD | tr ' ' ':') ASAN_OPTIONS=detect_leaks=0"
 }
 
 T_PIDS=""
@@ -92,7 +100,7 @@ t_fail() {
 # background, output in $T_DIR/name.out and name.err; its pid goes to
 # T_LAST_PID. prefix (words, may be "") goes in front of the timeout, so
 # RDMX_WRAP still wraps cmd itself: "env FI_RDMX_RX_BUFS=8",
-# "ip netns exec ns1 env FI_RDMX_IFACE=veth0".
+# "ip netns exec ns1".
 t_spawn_with() {
 	local name="$1" prefix="$2"
 	shift 2

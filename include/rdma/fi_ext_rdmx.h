@@ -80,7 +80,7 @@ enum fi_rdmx_peer_state {
 };
 
 /* Bits of fi_rdmx_peer_attr.features. */
-#define FI_RDMX_PEER_FEAT_CLOSE	(1ULL << 0)	/* tells us when it closes */
+#define FI_RDMX_PEER_FEAT_CLOSE	(1ULL << 2)	/* tells us when it closes */
 
 struct fi_rdmx_peer_attr {
 	enum fi_rdmx_peer_state	state;

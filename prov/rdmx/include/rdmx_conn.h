@@ -45,7 +45,8 @@ bool rdmx_conn_ready(struct rdmx_ep *ep, struct rdmx_peer *peer);
 int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe *txe);
 
 /* A handshake packet from peer (decoded at buf). */
-void rdmx_conn_recv(struct rdmx_ep *ep, struct rdmx_peer *peer, const void *buf);
+void rdmx_conn_recv(struct rdmx_ep *ep, struct rdmx_peer *peer, const void *buf,
+		    size_t len);
 
 /*
  * Whether a message packet from peer belongs to the session under way

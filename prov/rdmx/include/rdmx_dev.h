@@ -120,9 +120,15 @@ struct rdmx_dev_domain {
 
 /* What the rdm layer asks of a device when it opens one. */
 struct rdmx_dev_attr {
-	const void	*src_addr;	/* raw address to bind, or NULL */
-	size_t		sq_size;
-	size_t		rq_size;
+	/*
+	 * Raw address to bind, or NULL. A device whose addresses can name
+	 * "any address of this host" (udp's wildcard) binds them all, and
+	 * its name (getname) is the domain's address with the bound queue.
+	 */
+	const void			*src_addr;
+	const struct rdmx_dev_domain	*domain;	/* where; NULL: src_addr's */
+	size_t				sq_size;
+	size_t				rq_size;
 };
 
 /* Flags for post_send. */
@@ -188,6 +194,14 @@ struct rdmx_dev_ops {
 	 * after it.
 	 */
 	void	(*ah_reset)(struct rdmx_dev *dev, struct rdmx_ah *ah);
+	/*
+	 * Optional (NULL: caps.mtu for every peer). The largest datagram the
+	 * path to ah carries, at most caps.mtu: a device whose receive side
+	 * takes more than one link carries (udp: loopback's 64 KiB beside a
+	 * NIC's 1,500 bytes) tells here what suits one peer. May make system
+	 * calls: the rdm layer asks once per session.
+	 */
+	size_t	(*ah_mtu)(struct rdmx_dev *dev, struct rdmx_ah *ah);
 
 	/*
 	 * Queues a datagram gathered from iov to ah. The iov memory must stay

@@ -5,6 +5,7 @@
 #ifndef RDMX_DEV_UDP_H
 #define RDMX_DEV_UDP_H
 
+#include <stdbool.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 
@@ -34,6 +35,42 @@ socklen_t rdmx_udp_addr_len(const union rdmx_udp_addr *addr);
 int rdmx_udp_addr_canon(const union rdmx_udp_addr *in, socklen_t len,
 			union rdmx_udp_addr *out);
 
+/* The port (queue) of a canonical address, to read or write. */
+in_port_t *rdmx_udp_addr_port(union rdmx_udp_addr *addr);
+
+/* Whether a canonical address names every address of its family. */
+bool rdmx_udp_addr_is_any(const union rdmx_udp_addr *addr);
+
+/*
+ * Room for the one control message a datagram carries on a socket bound
+ * to the wildcard: the local address it was sent to (IP_PKTINFO or
+ * IPV6_PKTINFO on receive) or the one to send it from (on send).
+ */
+union rdmx_udp_ctl {
+	struct cmsghdr	align;
+	uint8_t		buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+};
+
+/*
+ * Asks the kernel to tell, for every datagram the socket fd of family
+ * receives, the local address it was sent to. 0 or -errno.
+ */
+int rdmx_udp_ctl_enable(int fd, int family);
+
+/*
+ * Attaches to m (using ctl) the local address src (a canonical address
+ * of the socket's family, port ignored) to send the datagram from.
+ */
+void rdmx_udp_ctl_set_src(struct msghdr *m, union rdmx_udp_ctl *ctl,
+			  const union rdmx_udp_addr *src);
+
+/*
+ * The unicast local address a datagram received with m was sent to, in
+ * out (port 0); false when the kernel said none, or it was sent to a
+ * group address (IPv4 gives the receiving interface's own then).
+ */
+bool rdmx_udp_ctl_get_dst(const struct msghdr *m, union rdmx_udp_addr *out);
+
 /* The rdmx_dev_ops address and domain calls of the udp device. */
 uint32_t rdmx_udp_addr_format(const void *canon);
 int rdmx_udp_addr_check(const void *addr, size_t len, void *canon);
@@ -42,5 +79,15 @@ void rdmx_udp_addr_str(const void *canon, char *buf, size_t len);
 int rdmx_udp_resolve(const char *node, const char *service, void *canon);
 int rdmx_udp_domains(const void *src, const void *dest,
 		     struct rdmx_dev_domain *out, size_t max);
+
+/*
+ * The largest rdm packet any interface of family takes (loopback's when
+ * it is up): what an endpoint's receive buffers must hold, since peers
+ * on this host reach it over loopback whatever its domain.
+ */
+size_t rdmx_udp_family_mtu(int family);
+
+/* The largest rdm packet the route to dest carries; 0 if unknown. */
+size_t rdmx_udp_route_mtu(const union rdmx_udp_addr *dest);
 
 #endif /* RDMX_DEV_UDP_H */

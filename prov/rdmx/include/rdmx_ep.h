@@ -55,10 +55,7 @@ struct rdmx_ep {
 	size_t			tx_size;
 	size_t			rx_size;
 
-	size_t			eager_max;	/* largest eager message */
 	size_t			medium_max;	/* largest medium message */
-	size_t			medium_seg;	/* payload of a MEDIUM packet */
-	size_t			data_seg;	/* payload of a DATA packet */
 	size_t			min_multi_recv;	/* FI_OPT_MIN_MULTI_RECV */
 
 	struct rdmx_dev		*dev;

@@ -49,6 +49,13 @@
 /* Probe versions: 1 predates negotiation (its RESET carries no range). */
 #define RDMX_HS_PROBE_LEGACY	1
 #define RDMX_HS_PROBE_VERSION	2
+/*
+ * Feature bits of RESET and ACK. RX_MAX: the packet carries rx_max, the
+ * largest packet the sender can receive (endpoints on interfaces of
+ * different MTUs each send the other no more than it takes).
+ */
+#define RDMX_HS_FEAT_RX_MAX	(1ULL << 0)
+
 /* Probes one side sends, at most; and what an endpoint sends. */
 #define RDMX_HS_PROBES_MAX	32
 #define RDMX_HS_PROBES		3
@@ -62,8 +69,12 @@ enum rdmx_hs_state {
 	RDMX_HS_CLOSED,		/* the peer closed its endpoint */
 };
 
-/* Feature bits of RESET and ACK. */
-#define RDMX_HS_FEAT_CLOSE	(1ULL << 0)	/* sends and honours CLOSE */
+/*
+ * More feature bits (RX_MAX is above). CLOSE: sends and honours CLOSE.
+ * Bit 1 is taken by the delivery acknowledgement (branch comp).
+ */
+#define RDMX_HS_FEAT_CLOSE	(1ULL << 2)
+/* What an endpoint announces besides RX_MAX, which rx_max implies. */
 #define RDMX_HS_FEATURES	RDMX_HS_FEAT_CLOSE
 
 enum rdmx_hs_type {
@@ -90,6 +101,8 @@ struct rdmx_hs_msg {
 						   ACK: the session of the RESET answered;
 						   CLOSE: the receiver's session */
 	uint32_t		session;	/* RESET, ACK, CLOSE: the sender's */
+	uint32_t		rx_max;		/* RESET, ACK: largest packet the
+						   sender receives (0: unsaid) */
 };
 
 /* What this endpoint says of itself. */
@@ -99,6 +112,7 @@ struct rdmx_hs_local {
 	uint32_t	proto_max;
 	uint64_t	features;
 	uint64_t	incarnation;	/* random per endpoint, never 0 */
+	uint32_t	rx_max;		/* largest packet this endpoint receives */
 };
 
 struct rdmx_hs_cfg {
@@ -134,6 +148,7 @@ struct rdmx_hs {
 	uint32_t			version;	/* negotiated; 0 until known */
 	uint64_t			peer_incarnation; /* 0: unknown */
 	uint64_t			peer_features;
+	uint32_t			peer_rx_max;	/* 0: unsaid */
 	uint32_t			session;	/* ours: handshakes started */
 	uint32_t			peer_session;	/* theirs, from its RESET or ACK */
 	uint64_t			deadline;	/* the timer's next call; 0: none */

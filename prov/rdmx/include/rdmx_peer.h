@@ -45,6 +45,7 @@ struct rdmx_peer {
 	struct rdmx_dlist	pending;	/* of rdmx_txe waiting for CONNECTED */
 	size_t			pending_cnt;
 	struct rdmx_dlist	conn_link;	/* on rdmx_ep.conn_peers */
+	size_t			pkt_max;	/* largest packet to send it */
 };
 
 /*

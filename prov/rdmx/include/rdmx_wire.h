@@ -133,8 +133,13 @@ struct rdmx_wire_hs {
 	uint64_t		peer_incarnation;
 	uint32_t		seq;
 	uint32_t		session;
+	/* RDMX_HS_FEAT_RX_MAX: present in RESET and ACK. */
+	uint32_t		rx_max;
+	uint32_t		reserved;
 };
-_Static_assert(sizeof(struct rdmx_wire_hs) == 56, "wire hs size");
+_Static_assert(sizeof(struct rdmx_wire_hs) == 64, "wire hs size");
+/* An HS of a peer without RDMX_HS_FEAT_RX_MAX ends before rx_max. */
+#define RDMX_WIRE_HS_BASE_SIZE	offsetof(struct rdmx_wire_hs, rx_max)
 
 union rdmx_wire_hdr {
 	struct rdmx_wire_eager	eager;
@@ -247,8 +252,11 @@ int rdmx_wire_read_decode(const void *buf, size_t len, uint64_t msg_len,
 /* Fills a handshake packet. */
 void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg);
 
-/* The handshake message of a decoded RDMX_PKT_HS packet at buf. */
-void rdmx_wire_hs_decode(const void *buf, struct rdmx_hs_msg *msg);
+/* Bytes of the HS packet rdmx_wire_hs_encode wrote for msg. */
+size_t rdmx_wire_hs_size(const struct rdmx_hs_msg *msg);
+
+/* The handshake message of a decoded RDMX_PKT_HS packet of len bytes at buf. */
+void rdmx_wire_hs_decode(const void *buf, size_t len, struct rdmx_hs_msg *msg);
 
 /* Fills a clear to send. */
 void rdmx_wire_cts_encode(struct rdmx_wire_cts *hdr, uint32_t msg_id,

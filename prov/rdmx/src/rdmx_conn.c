@@ -11,6 +11,9 @@
 #include "rdmx_rx.h"
 #include "rdmx_tx.h"
 
+/* The smallest packet size a peer's rx_max can bring sends down to. */
+#define RDMX_CONN_PKT_MIN	512
+
 /* How often progress looks at the handshake timers. */
 #define RDMX_CONN_TICK_NS	1000000ULL
 /* Why sends to a peer that closed its endpoint fail. */
@@ -29,7 +32,7 @@ static void rdmx_conn_send(void *ctx, const struct rdmx_hs_msg *msg)
 	}
 	rdmx_tx_pke_init(pke, NULL, peer, true);
 	rdmx_wire_hs_encode(&pke->hdr.hs, msg);
-	rdmx_tx_pke_iov(pke, sizeof(pke->hdr.hs), NULL, 0, 0, 0);
+	rdmx_tx_pke_iov(pke, rdmx_wire_hs_size(msg), NULL, 0, 0, 0);
 	/* The endpoint's close waits for these (rdmx_conn_tx_done). */
 	if (msg->type == RDMX_HS_CLOSE)
 		ep->close_out++;
@@ -79,6 +82,23 @@ static void rdmx_conn_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 	peer->rx_msg_id = 0;
 }
 
+/*
+ * The largest packet to send the peer: what the path to it carries, or
+ * what the peer said it receives if that is less. A peer that says less
+ * than RDMX_CONN_PKT_MIN is not believed: a packet must hold a header
+ * and data.
+ */
+static size_t rdmx_conn_pkt_max(const struct rdmx_ep *ep, const struct rdmx_peer *peer)
+{
+	struct rdmx_dev *dev = ep->dev;
+	size_t path = dev->ops->ah_mtu ? dev->ops->ah_mtu(dev, peer->ah) : dev->caps.mtu;
+	size_t rx_max = peer->hs.peer_rx_max;
+
+	if (!rx_max)
+		return path;
+	return RDMX_MIN(path, RDMX_MAX(rx_max, RDMX_CONN_PKT_MIN));
+}
+
 static void rdmx_conn_event(void *ctx, enum rdmx_hs_event ev, int err)
 {
 	struct rdmx_peer *peer = ctx;
@@ -86,8 +106,10 @@ static void rdmx_conn_event(void *ctx, enum rdmx_hs_event ev, int err)
 
 	switch (ev) {
 	case RDMX_HS_EV_CONNECTED:
-		RDMX_INFO(FI_LOG_EP_CTRL, "peer fi_addr %lu connected, protocol %u\n",
-			  (unsigned long) peer->addr, peer->hs.version);
+		peer->pkt_max = rdmx_conn_pkt_max(ep, peer);
+		RDMX_INFO(FI_LOG_EP_CTRL, "peer fi_addr %lu connected, protocol %u, "
+			  "packets of %zu bytes\n", (unsigned long) peer->addr,
+			  peer->hs.version, peer->pkt_max);
 		rdmx_conn_replay(ep, peer);
 		rdmx_peer_notify(ep, peer, 0);
 		break;
@@ -129,6 +151,7 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 		.proto_max = RDMX_PROTO_VERSION,
 		.features = RDMX_HS_FEATURES,
 		.incarnation = incarnation | 1,
+		.rx_max = (uint32_t) ep->rx_buf_size,
 	};
 	ep->hs_cfg = (struct rdmx_hs_cfg) {
 		.retry_ns = retry,
@@ -147,6 +170,7 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 void rdmx_conn_peer_init(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
 	peer->ep = ep;
+	peer->pkt_max = ep->dev->caps.mtu;
 	rdmx_hs_init(&peer->hs, &ep->hs_local, &ep->hs_cfg, &rdmx_conn_hs_ops, peer);
 	rdmx_dlist_init(&peer->pending);
 	rdmx_dlist_init(&peer->conn_link);
@@ -201,11 +225,12 @@ int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe 
 	return 0;
 }
 
-void rdmx_conn_recv(struct rdmx_ep *ep, struct rdmx_peer *peer, const void *buf)
+void rdmx_conn_recv(struct rdmx_ep *ep, struct rdmx_peer *peer, const void *buf,
+		    size_t len)
 {
 	struct rdmx_hs_msg msg;
 
-	rdmx_wire_hs_decode(buf, &msg);
+	rdmx_wire_hs_decode(buf, len, &msg);
 	rdmx_conn_watch(ep, peer);
 	rdmx_hs_recv(&peer->hs, &msg, rdmx_clock_ns());
 }

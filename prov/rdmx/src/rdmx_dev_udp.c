@@ -12,6 +12,12 @@
  * Several go in batches, sendmmsg and recvmmsg, the batch growing to what
  * the socket holds.
  *
+ * An endpoint bound to the wildcard address (a server that named no
+ * address) is reachable at every address of its family, as any socket
+ * bound so is. Its peers know it by the address they sent to, so each
+ * handle keeps the local address to send from: where the handle's first
+ * datagram arrived, else the endpoint's name (the domain's address).
+ *
  * FI_RDMX_UDP_DROP/DUP/REORDER (percent, test only) inject faults on the
  * send side with a fixed seed (FI_RDMX_UDP_SEED).
  */
@@ -48,16 +54,23 @@ struct rdmx_udp_faults {
 	uint8_t			*held;		/* a datagram kept back */
 	size_t			held_len;
 	union rdmx_udp_addr	held_to;
+	union rdmx_udp_addr	held_from;	/* AF_UNSPEC: the kernel's choice */
 };
 
 struct rdmx_udp_dev {
 	struct rdmx_dgram	dg;
 	int			fd;
-	union rdmx_udp_addr	addr;
+	union rdmx_udp_addr	addr;		/* bound */
+	union rdmx_udp_addr	name;		/* what peers send to */
+	bool			wildcard;	/* addr is the family's wildcard */
+	size_t			dom_mtu;	/* the domain's interface's packets */
+	/* Wildcard only: where the datagram being handled was sent to. */
+	const union rdmx_udp_addr *rx_dst;
 
 	struct mmsghdr		tx_msgs[RDMX_UDP_BATCH];
 	struct iovec		tx_iov[RDMX_UDP_BATCH][1 + RDMX_DEV_SGE_MAX];
 	struct rdmx_wire_srd	tx_hdr[RDMX_UDP_BATCH];	/* headers, copied */
+	union rdmx_udp_ctl	tx_ctl[RDMX_UDP_BATCH];	/* wildcard: source */
 	size_t			tx_cnt;
 	uint8_t			tx_gather[RDMX_UDP_GATHER_MAX];
 
@@ -65,6 +78,7 @@ struct rdmx_udp_dev {
 	struct iovec		rx_iov[RDMX_UDP_BATCH];	/* headroom + buffer */
 	struct rdmx_wire_srd	rx_hdr[RDMX_UDP_BATCH];	/* when none is posted */
 	union rdmx_udp_addr	rx_src[RDMX_UDP_BATCH];
+	union rdmx_udp_ctl	rx_ctl[RDMX_UDP_BATCH];	/* wildcard: destination */
 	struct rdmx_dgram_buf	rx_slot[RDMX_UDP_BATCH];	/* buf NULL: none */
 	size_t			rx_want;	/* slots the next read prepares */
 
@@ -84,7 +98,7 @@ static void rdmx_udp_send_one(struct rdmx_udp_dev *udp)
 	size_t len = rdmx_iov_len(m->msg_iov, m->msg_iovlen);
 	ssize_t ret;
 
-	if (len <= sizeof(udp->tx_gather)) {
+	if (len <= sizeof(udp->tx_gather) && !m->msg_controllen) {
 		rdmx_copy_from_iov(udp->tx_gather, m->msg_iov, m->msg_iovlen);
 		ret = sendto(udp->fd, udp->tx_gather, len, 0, m->msg_name, m->msg_namelen);
 	} else {
@@ -122,11 +136,14 @@ static void rdmx_udp_flush(struct rdmx_udp_dev *udp)
 }
 
 /*
- * Queues one datagram in the batch (flushing a full batch first). With
- * own_hdr, iov[0] is a swsrd header, copied here because swsrd reuses
- * its storage at once (several ACKs to one peer may wait in a batch).
+ * Queues one datagram to to, sent from the local address from when it is
+ * not AF_UNSPEC (else the kernel picks), in the batch (flushing a full
+ * batch first). With own_hdr, iov[0] is a swsrd header, copied here
+ * because swsrd reuses its storage at once (several ACKs to one peer may
+ * wait in a batch).
  */
 static void rdmx_udp_queue(struct rdmx_udp_dev *udp, union rdmx_udp_addr *to,
+			   const union rdmx_udp_addr *from,
 			   const struct iovec *iov, size_t iov_cnt, bool own_hdr)
 {
 	struct msghdr *m;
@@ -145,6 +162,8 @@ static void rdmx_udp_queue(struct rdmx_udp_dev *udp, union rdmx_udp_addr *to,
 	m->msg_namelen = rdmx_udp_addr_len(to);
 	m->msg_iov = udp->tx_iov[udp->tx_cnt];
 	m->msg_iovlen = iov_cnt;
+	if (from->sa.sa_family != AF_UNSPEC)
+		rdmx_udp_ctl_set_src(m, &udp->tx_ctl[udp->tx_cnt], from);
 	udp->tx_cnt++;
 }
 
@@ -161,12 +180,22 @@ static bool rdmx_udp_fault(struct rdmx_udp_faults *f, unsigned percent)
 
 /* Keeps a copy of a datagram back, to send it after the next one. */
 static void rdmx_udp_hold(struct rdmx_udp_dev *udp, union rdmx_udp_addr *to,
+			  const union rdmx_udp_addr *from,
 			  const struct iovec *iov, size_t iov_cnt)
 {
 	struct rdmx_udp_faults *f = &udp->faults;
 
 	f->held_len = rdmx_copy_from_iov(f->held, iov, iov_cnt);
 	f->held_to = *to;
+	f->held_from = *from;
+}
+
+/* The local address to send to ah from: AF_UNSPEC for the kernel's. */
+static const union rdmx_udp_addr *rdmx_udp_ah_src(const struct rdmx_dgram_ah *ah)
+{
+	static const union rdmx_udp_addr unspec;
+
+	return ah->raw ? ah->raw : &unspec;
 }
 
 static int rdmx_udp_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
@@ -174,29 +203,60 @@ static int rdmx_udp_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
 {
 	struct rdmx_udp_dev *udp = rdmx_container_of(dg, struct rdmx_udp_dev, dg);
 	union rdmx_udp_addr *to = (union rdmx_udp_addr *) ah->addr;
+	const union rdmx_udp_addr *from = rdmx_udp_ah_src(ah);
 	struct rdmx_udp_faults *f = &udp->faults;
 
 	if (rdmx_udp_fault(f, f->drop))
 		return 0;
 	if (f->held && !f->held_len && rdmx_udp_fault(f, f->reorder)) {
-		rdmx_udp_hold(udp, to, iov, iov_cnt);
+		rdmx_udp_hold(udp, to, from, iov, iov_cnt);
 		return 0;
 	}
-	rdmx_udp_queue(udp, to, iov, iov_cnt, true);
+	rdmx_udp_queue(udp, to, from, iov, iov_cnt, true);
 	if (rdmx_udp_fault(f, f->dup))
-		rdmx_udp_queue(udp, to, iov, iov_cnt, true);
+		rdmx_udp_queue(udp, to, from, iov, iov_cnt, true);
 	if (f->held_len) {
 		struct iovec held = { f->held, f->held_len };
 
-		rdmx_udp_queue(udp, &f->held_to, &held, 1, false);
+		rdmx_udp_queue(udp, &f->held_to, &f->held_from, &held, 1, false);
 		rdmx_udp_flush(udp);
 		f->held_len = 0;
 	}
 	return 0;
 }
 
+/*
+ * A new handle of a wildcard-bound device: the local address its peer
+ * sent its first datagram to, else the endpoint's name, is where
+ * everything to it comes from, since that is the address the peer knows
+ * this endpoint by.
+ */
+static int rdmx_udp_raw_create(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah)
+{
+	struct rdmx_udp_dev *udp = rdmx_container_of(dg, struct rdmx_udp_dev, dg);
+	union rdmx_udp_addr *src;
+
+	if (!udp->wildcard)
+		return 0;
+	src = malloc(sizeof(*src));
+	if (!src)
+		return -FI_ENOMEM;
+	*src = udp->rx_dst ? *udp->rx_dst : udp->name;
+	*rdmx_udp_addr_port(src) = 0;
+	ah->raw = src;
+	return 0;
+}
+
+static void rdmx_udp_raw_destroy(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah)
+{
+	(void) dg;
+	free(ah->raw);
+}
+
 static const struct rdmx_dgram_ops rdmx_udp_dgram_ops = {
 	.xmit = rdmx_udp_xmit,
+	.raw_create = rdmx_udp_raw_create,
+	.raw_destroy = rdmx_udp_raw_destroy,
 };
 
 static int rdmx_udp_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
@@ -220,6 +280,8 @@ static void rdmx_udp_rx_init(struct rdmx_udp_dev *udp)
 		m->msg_name = &udp->rx_src[i];
 		m->msg_iov = &udp->rx_iov[i];
 		m->msg_iovlen = 1;
+		if (udp->wildcard)
+			m->msg_control = udp->rx_ctl[i].buf;
 	}
 	udp->rx_want = RDMX_UDP_RX_IDLE;
 }
@@ -245,18 +307,24 @@ static size_t rdmx_udp_rx_prepare(struct rdmx_udp_dev *udp, size_t n)
 			udp->rx_iov[i].iov_base = &udp->rx_hdr[i];
 			udp->rx_iov[i].iov_len = RDMX_UDP_HDR;
 		}
-		/* The kernel overwrites the length with the sender's. */
+		/* The kernel overwrites the lengths with the sender's. */
 		udp->rx_msgs[i].msg_hdr.msg_namelen = sizeof(udp->rx_src[i]);
+		if (udp->wildcard)
+			udp->rx_msgs[i].msg_hdr.msg_controllen = sizeof(udp->rx_ctl[i]);
 	}
 	return n;
 }
 
-/* Reads the first slot's datagram with recvfrom: 1, or 0 when none came. */
+/*
+ * Reads the first slot's datagram with recvfrom (recvmsg when bound to
+ * the wildcard, for the local address too): 1, or 0 when none came.
+ */
 static int rdmx_udp_read_one(struct rdmx_udp_dev *udp)
 {
 	struct msghdr *m = &udp->rx_msgs[0].msg_hdr;
 	/* MSG_TRUNC: the datagram's length even when it was cut. */
-	ssize_t len = recvfrom(udp->fd, udp->rx_iov[0].iov_base, udp->rx_iov[0].iov_len,
+	ssize_t len = udp->wildcard ? recvmsg(udp->fd, m, MSG_DONTWAIT | MSG_TRUNC) :
+		      recvfrom(udp->fd, udp->rx_iov[0].iov_base, udp->rx_iov[0].iov_len,
 			       MSG_DONTWAIT | MSG_TRUNC, m->msg_name, &m->msg_namelen);
 
 	if (len < 0)
@@ -279,14 +347,20 @@ static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i, uint64_t now,
 {
 	struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
 	union rdmx_udp_addr *src = &udp->rx_src[i];
+	union rdmx_udp_addr dst;
+	bool ret;
 
 	if (rdmx_udp_addr_canon(src, m->msg_namelen, src)) {
 		udp->dg.dev.stats.rx_malformed++;
 		return false;
 	}
-	return rdmx_dgram_rx(&udp->dg, udp->rx_iov[i].iov_base, udp->rx_msgs[i].msg_len, src,
-			     udp->rx_slot[i].buf ? &udp->rx_slot[i] : NULL,
-			     m->msg_flags & MSG_TRUNC, now, cqe);
+	if (udp->wildcard && rdmx_udp_ctl_get_dst(m, &dst))
+		udp->rx_dst = &dst;
+	ret = rdmx_dgram_rx(&udp->dg, udp->rx_iov[i].iov_base, udp->rx_msgs[i].msg_len, src,
+			    udp->rx_slot[i].buf ? &udp->rx_slot[i] : NULL,
+			    m->msg_flags & MSG_TRUNC, now, cqe);
+	udp->rx_dst = NULL;
+	return ret;
 }
 
 /* Reads datagrams into posted buffers; returns the receive completions. */
@@ -376,22 +450,30 @@ static void rdmx_udp_set_bufsize(int fd, int opt, int force_opt, size_t size)
 		(void) setsockopt(fd, SOL_SOCKET, opt, &val, sizeof(val));
 }
 
-/* Opens and binds the socket; the canonical bound address goes to udp. */
+/*
+ * Opens and binds the socket; the canonical bound address goes to udp.
+ * An IPv6 socket takes IPv6 only: an IPv4 peer could not tell it from
+ * another endpoint, and the wildcards of both families stay separate.
+ */
 static int rdmx_udp_socket(struct rdmx_udp_dev *udp, const union rdmx_udp_addr *src)
 {
 	union rdmx_udp_addr bound = *src;
 	socklen_t len = sizeof(bound);
+	int on = 1;
 
 	udp->fd = socket(bound.sa.sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (udp->fd < 0) {
 		RDMX_WARN(FI_LOG_EP_CTRL, "socket: %s\n", strerror(errno));
 		return -errno;
 	}
-	if (bind(udp->fd, &bound.sa, rdmx_udp_addr_len(&bound)) ||
+	if ((bound.sa.sa_family == AF_INET6 &&
+	     setsockopt(udp->fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on))) ||
+	    (udp->wildcard && rdmx_udp_ctl_enable(udp->fd, bound.sa.sa_family)) ||
+	    bind(udp->fd, &bound.sa, rdmx_udp_addr_len(&bound)) ||
 	    getsockname(udp->fd, &bound.sa, &len)) {
 		int ret = -errno;
 
-		RDMX_WARN(FI_LOG_EP_CTRL, "bind: %s\n", strerror(errno));
+		RDMX_WARN(FI_LOG_EP_CTRL, "socket set-up: %s\n", strerror(errno));
 		close(udp->fd);
 		return ret;
 	}
@@ -399,6 +481,19 @@ static int rdmx_udp_socket(struct rdmx_udp_dev *udp, const union rdmx_udp_addr *
 	rdmx_udp_set_bufsize(udp->fd, SO_SNDBUF, SO_SNDBUFFORCE, g_rdmx_params.sockbuf);
 	rdmx_udp_addr_canon(&bound, len, &udp->addr);
 	return 0;
+}
+
+/*
+ * What peers send to: the bound address, or for a wildcard, the domain's
+ * address with the bound port.
+ */
+static void rdmx_udp_set_name(struct rdmx_udp_dev *udp, const struct rdmx_dev_domain *dom)
+{
+	udp->name = udp->addr;
+	if (udp->wildcard) {
+		memcpy(&udp->name, dom->addr, sizeof(udp->name));
+		*rdmx_udp_addr_port(&udp->name) = *rdmx_udp_addr_port(&udp->addr);
+	}
 }
 
 static void rdmx_udp_faults_init(struct rdmx_udp_faults *f, size_t mtu)
@@ -416,12 +511,19 @@ static void rdmx_udp_faults_init(struct rdmx_udp_faults *f, size_t mtu)
 
 static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p)
 {
+	const union rdmx_udp_addr *src = attr->src_addr;
 	struct rdmx_dev_domain dom;
 	struct rdmx_udp_dev *udp;
-	int ret;
+	int dom_family, ret = 1;
 
-	ret = attr->src_addr ? rdmx_udp_domains(attr->src_addr, NULL, &dom, 1) : 0;
-	if (ret <= 0) {
+	if (!src)
+		ret = 0;
+	else if (attr->domain)
+		dom = *attr->domain;
+	else
+		ret = rdmx_udp_domains(src, NULL, &dom, 1);
+	dom_family = ret > 0 ? ((const union rdmx_udp_addr *) dom.addr)->sa.sa_family : 0;
+	if (ret <= 0 || dom_family != src->sa.sa_family) {
 		RDMX_WARN(FI_LOG_EP_CTRL, "no interface owns the source address\n");
 		return ret < 0 ? ret : -FI_EADDRNOTAVAIL;
 	}
@@ -432,13 +534,16 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 				   attr);
 	if (ret)
 		goto err_free_udp;
+	udp->wildcard = rdmx_udp_addr_is_any(attr->src_addr);
 	rdmx_udp_rx_init(udp);
 	ret = rdmx_udp_socket(udp, attr->src_addr);
 	if (ret)
 		goto err_destruct_dgram;
-	rdmx_udp_faults_init(&udp->faults, dom.mtu + sizeof(struct rdmx_wire_srd));
-	udp->dg.dev.caps.mtu = dom.mtu;
-	udp->dg.dev.caps.max_inline = dom.mtu;	/* copied at send */
+	rdmx_udp_set_name(udp, &dom);
+	udp->dom_mtu = dom.mtu;
+	udp->dg.dev.caps.mtu = RDMX_MAX(dom.mtu, rdmx_udp_family_mtu(dom_family));
+	udp->dg.dev.caps.max_inline = udp->dg.dev.caps.mtu;	/* copied at send */
+	rdmx_udp_faults_init(&udp->faults, udp->dg.dev.caps.mtu + sizeof(struct rdmx_wire_srd));
 	udp->dg.dev.caps.sq_size = attr->sq_size;
 	udp->dg.dev.caps.rq_size = attr->rq_size;
 	udp->dg.dev.caps.rx_headroom = RDMX_UDP_HDR;
@@ -469,9 +574,21 @@ static void rdmx_udp_close(struct rdmx_dev *dev)
 	free(udp);
 }
 
+/*
+ * A peer's packets: what the route to it carries (loopback's for a peer
+ * on this host), else what the domain's interface does.
+ */
+static size_t rdmx_udp_ah_mtu(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	const struct rdmx_dgram_ah *dah = rdmx_container_of(ah, struct rdmx_dgram_ah, ah);
+	size_t mtu = rdmx_udp_route_mtu((const union rdmx_udp_addr *) dah->addr);
+
+	return RDMX_MIN(mtu ? mtu : rdmx_udp_dev(dev)->dom_mtu, dev->caps.mtu);
+}
+
 static void rdmx_udp_getname(struct rdmx_dev *dev, void *canon)
 {
-	memcpy(canon, &rdmx_udp_dev(dev)->addr, sizeof(union rdmx_udp_addr));
+	memcpy(canon, &rdmx_udp_dev(dev)->name, sizeof(union rdmx_udp_addr));
 }
 
 const struct rdmx_dev_ops rdmx_dev_udp_ops = {
@@ -489,6 +606,7 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.ah_create = rdmx_dgram_ah_create,
 	.ah_destroy = rdmx_dgram_ah_destroy,
 	.ah_reset = rdmx_dgram_ah_reset,
+	.ah_mtu = rdmx_udp_ah_mtu,
 	.post_send = rdmx_udp_post_send,
 	.post_recv = rdmx_dgram_post_recv,
 	.poll_cq = rdmx_udp_poll_cq,

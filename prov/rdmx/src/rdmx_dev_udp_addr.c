@@ -135,16 +135,92 @@ static bool rdmx_udp_ip_equal(const union rdmx_udp_addr *a,
 		       sizeof(a->sin6.sin6_addr));
 }
 
-static bool rdmx_udp_ip_any(const union rdmx_udp_addr *a)
+bool rdmx_udp_addr_is_any(const union rdmx_udp_addr *a)
 {
 	if (a->sa.sa_family == AF_INET)
 		return a->sin.sin_addr.s_addr == htonl(INADDR_ANY);
 	return IN6_IS_ADDR_UNSPECIFIED(&a->sin6.sin6_addr);
 }
 
-static in_port_t *rdmx_udp_port(union rdmx_udp_addr *a)
+int rdmx_udp_ctl_enable(int fd, int family)
+{
+	int on = 1;
+
+	if (family == AF_INET ?
+	    setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on)) :
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof(on)))
+		return -errno;
+	return 0;
+}
+
+void rdmx_udp_ctl_set_src(struct msghdr *m, union rdmx_udp_ctl *ctl,
+			  const union rdmx_udp_addr *src)
+{
+	struct cmsghdr *c = &ctl->align;
+
+	memset(ctl, 0, sizeof(*ctl));
+	m->msg_control = ctl->buf;
+	if (src->sa.sa_family == AF_INET) {
+		struct in_pktinfo pi = { .ipi_spec_dst = src->sin.sin_addr };
+
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+		m->msg_controllen = CMSG_SPACE(sizeof(pi));
+	} else {
+		struct in6_pktinfo pi = { .ipi6_addr = src->sin6.sin6_addr };
+
+		c->cmsg_level = IPPROTO_IPV6;
+		c->cmsg_type = IPV6_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+		m->msg_controllen = CMSG_SPACE(sizeof(pi));
+	}
+}
+
+bool rdmx_udp_ctl_get_dst(const struct msghdr *m, union rdmx_udp_addr *out)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR((struct msghdr *) m, c)) {
+		memset(out, 0, sizeof(*out));
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			/* The local address for a reply, even to a broadcast. */
+			out->sin.sin_family = AF_INET;
+			out->sin.sin_addr = pi.ipi_spec_dst;
+			return pi.ipi_spec_dst.s_addr != htonl(INADDR_ANY);
+		}
+		if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			out->sin6.sin6_family = AF_INET6;
+			out->sin6.sin6_addr = pi.ipi6_addr;
+			return !IN6_IS_ADDR_MULTICAST(&pi.ipi6_addr) &&
+			       !IN6_IS_ADDR_UNSPECIFIED(&pi.ipi6_addr);
+		}
+	}
+	return false;
+}
+
+in_port_t *rdmx_udp_addr_port(union rdmx_udp_addr *a)
 {
 	return a->sa.sa_family == AF_INET ? &a->sin.sin_port : &a->sin6.sin6_port;
+}
+
+/* Bytes of UDP payload left for an rdm packet in a datagram of mtu. */
+static size_t rdmx_udp_payload(size_t mtu, int family)
+{
+	size_t hdr = (family == AF_INET ? 20 : 40) + 8 + sizeof(struct rdmx_wire_srd);
+	size_t max = RDMX_UDP_PAYLOAD_MAX - sizeof(struct rdmx_wire_srd);
+
+	if (mtu > hdr)
+		max = RDMX_MIN(max, mtu - hdr);
+	if (g_rdmx_params.mtu)
+		max = RDMX_MIN(max, g_rdmx_params.mtu);
+	return max;
 }
 
 /*
@@ -153,22 +229,19 @@ static in_port_t *rdmx_udp_port(union rdmx_udp_addr *a)
  */
 static size_t rdmx_udp_iface_mtu(const char *name, int family)
 {
-	size_t hdr = (family == AF_INET ? 20 : 40) + 8 + sizeof(struct rdmx_wire_srd);
-	size_t mtu = RDMX_UDP_PAYLOAD_MAX - sizeof(struct rdmx_wire_srd);
 	struct ifreq ifr;
+	size_t mtu = 0;
 	int fd;
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
 		memset(&ifr, 0, sizeof(ifr));
 		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-		if (!ioctl(fd, SIOCGIFMTU, &ifr) && (size_t) ifr.ifr_mtu > hdr)
-			mtu = RDMX_MIN(mtu, (size_t) ifr.ifr_mtu - hdr);
+		if (!ioctl(fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
+			mtu = (size_t) ifr.ifr_mtu;
 		close(fd);
 	}
-	if (g_rdmx_params.mtu)
-		mtu = RDMX_MIN(mtu, g_rdmx_params.mtu);
-	return mtu;
+	return rdmx_udp_payload(mtu, family);
 }
 
 /* Usable: up, IPv4 or IPv6 (not link-local, whose scope would leak). */
@@ -193,8 +266,8 @@ static int rdmx_udp_route_src(const union rdmx_udp_addr *dest,
 	socklen_t len = sizeof(*src);
 	int fd, ret = 0;
 
-	if (!*rdmx_udp_port(&to))
-		*rdmx_udp_port(&to) = htons(9);
+	if (!*rdmx_udp_addr_port(&to))
+		*rdmx_udp_addr_port(&to) = htons(9);
 	fd = socket(to.sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -205,7 +278,7 @@ static int rdmx_udp_route_src(const union rdmx_udp_addr *dest,
 	if (!ret)
 		ret = rdmx_udp_addr_canon(src, len, src);
 	if (!ret)
-		*rdmx_udp_port(src) = 0;
+		*rdmx_udp_addr_port(src) = 0;
 	return ret;
 }
 
@@ -227,19 +300,95 @@ static bool rdmx_udp_domain_fits(const struct ifaddrs *ifa,
 	return !g_rdmx_params.iface || !strcmp(g_rdmx_params.iface, ifa->ifa_name);
 }
 
+size_t rdmx_udp_family_mtu(int family)
+{
+	struct ifaddrs *ifas;
+	size_t max = 0;
+
+	if (getifaddrs(&ifas))
+		return 0;
+	for (const struct ifaddrs *ifa = ifas; ifa; ifa = ifa->ifa_next) {
+		if (rdmx_udp_iface_usable(ifa) && ifa->ifa_addr->sa_family == family)
+			max = RDMX_MAX(max, rdmx_udp_iface_mtu(ifa->ifa_name, family));
+	}
+	freeifaddrs(ifas);
+	return max;
+}
+
+size_t rdmx_udp_route_mtu(const union rdmx_udp_addr *dest)
+{
+	int family = dest->sa.sa_family, mtu = 0;
+	socklen_t len = sizeof(mtu);
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		return 0;
+	/* Connecting a UDP socket looks the route up and sends nothing. */
+	ok = !connect(fd, &dest->sa, rdmx_udp_addr_len(dest)) &&
+	     !(family == AF_INET ? getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len) :
+	       getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len));
+	close(fd);
+	return ok && mtu > 0 ? rdmx_udp_payload((size_t) mtu, family) : 0;
+}
+
+/* Writes the domain of interface address ifa, with port, to out. */
+static void rdmx_udp_domain_fill(const struct ifaddrs *ifa, in_port_t port,
+				 struct rdmx_dev_domain *out)
+{
+	union rdmx_udp_addr *addr = (union rdmx_udp_addr *) out->addr;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", ifa->ifa_name);
+	rdmx_udp_addr_canon((const union rdmx_udp_addr *) ifa->ifa_addr,
+			    sizeof(union rdmx_udp_addr), addr);
+	*rdmx_udp_addr_port(addr) = port;
+	out->mtu = rdmx_udp_iface_mtu(ifa->ifa_name, ifa->ifa_addr->sa_family);
+}
+
+/*
+ * Appends to out the fitting interface addresses of one family: those of
+ * other interfaces, or loopback's when no other fits. A loopback address
+ * is meaningful on this host only, so offering it beside a NIC's would
+ * let an application advertise an address its peers on other hosts
+ * cannot reach; loopback is still what an application gets when it names
+ * a loopback address or the host has nothing else.
+ */
+static size_t rdmx_udp_domains_family(const struct ifaddrs *ifas, int family,
+				      const union rdmx_udp_addr *want, bool any_ip,
+				      in_port_t port, struct rdmx_dev_domain *out,
+				      size_t max)
+{
+	size_t n = 0;
+
+	for (int loop = 0; loop < 2 && !n; loop++) {
+		for (const struct ifaddrs *ifa = ifas; ifa && n < max; ifa = ifa->ifa_next) {
+			if (!!(ifa->ifa_flags & IFF_LOOPBACK) != loop ||
+			    !ifa->ifa_addr || ifa->ifa_addr->sa_family != family ||
+			    !rdmx_udp_domain_fits(ifa, want, any_ip))
+				continue;
+			rdmx_udp_domain_fill(ifa, port, &out[n++]);
+		}
+	}
+	return n;
+}
+
 int rdmx_udp_domains(const void *src, const void *dest,
 		     struct rdmx_dev_domain *out, size_t max)
 {
+	static const int families[] = { AF_INET, AF_INET6 };
 	union rdmx_udp_addr want, route;
 	const union rdmx_udp_addr *wantp = NULL;
-	struct ifaddrs *ifas, *ifa;
+	struct ifaddrs *ifas;
 	bool any_ip = false;
+	in_port_t port = 0;
 	size_t n = 0;
 
 	if (src) {
 		want = *(const union rdmx_udp_addr *) src;
 		wantp = &want;
-		any_ip = rdmx_udp_ip_any(&want);
+		any_ip = rdmx_udp_addr_is_any(&want);
+		port = *rdmx_udp_addr_port(&want);
 	} else if (dest) {
 		want = *(const union rdmx_udp_addr *) dest;
 		wantp = &want;
@@ -249,30 +398,14 @@ int rdmx_udp_domains(const void *src, const void *dest,
 				return 0;
 			want = route;
 		}
-		*rdmx_udp_port(&want) = 0;
 	}
 
 	if (getifaddrs(&ifas))
 		return -errno;
-	/* Two passes: other interfaces first, loopback last. */
-	for (int loop = 0; loop < 2; loop++) {
-		for (ifa = ifas; ifa && n < max; ifa = ifa->ifa_next) {
-			if (!!(ifa->ifa_flags & IFF_LOOPBACK) != loop ||
-			    !rdmx_udp_domain_fits(ifa, wantp, any_ip))
-				continue;
-			memset(&out[n], 0, sizeof(out[n]));
-			snprintf(out[n].name, sizeof(out[n].name), "%s", ifa->ifa_name);
-			rdmx_udp_addr_canon((const union rdmx_udp_addr *) ifa->ifa_addr,
-					    sizeof(union rdmx_udp_addr),
-					    (union rdmx_udp_addr *) out[n].addr);
-			if (wantp)
-				*rdmx_udp_port((union rdmx_udp_addr *) out[n].addr) =
-					*rdmx_udp_port(&want);
-			out[n].mtu = rdmx_udp_iface_mtu(ifa->ifa_name,
-							ifa->ifa_addr->sa_family);
-			n++;
-		}
-	}
+	/* IPv4 first: what an application gets when it names no address. */
+	for (size_t f = 0; f < RDMX_ARRAY_SIZE(families); f++)
+		n += rdmx_udp_domains_family(ifas, families[f], wantp, any_ip, port,
+					     out + n, max - n);
 	freeifaddrs(ifas);
 	return (int) n;
 }

@@ -148,13 +148,8 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 {
 	int ret;
 
-	size_t mtu = ep->dev->caps.mtu;
-
 	ep->max_msg_size = RDMX_MAX_MSG_SIZE;
 	ep->inject_size = RDMX_MIN(ep->inject_size, RDMX_INJECT_MAX);
-	ep->eager_max = mtu - sizeof(struct rdmx_wire_eager);
-	ep->medium_seg = mtu - sizeof(struct rdmx_wire_medium);
-	ep->data_seg = mtu - sizeof(struct rdmx_wire_data);
 	ep->medium_max = RDMX_MIN(g_rdmx_params.medium_max, RDMX_MEDIUM_LIMIT);
 	ret = rdmx_pool_construct(&ep->txe_pool,
 				  sizeof(struct rdmx_txe) + ep->inject_size,
@@ -359,12 +354,24 @@ static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
 {
 	struct rdmx_dev_attr attr = {
 		.src_addr = src,
+		.domain = &ep->domain->dev_dom,
 		/* A send entry and a segment packet each per tx_size. */
 		.sq_size = 2 * ep->tx_size,
 		.rq_size = g_rdmx_params.rx_bufs,
 	};
 
-	return ep->domain->dev_ops->open(&attr, &ep->dev);
+	const struct rdmx_dev_ops *ops = ep->domain->dev_ops;
+	uint8_t name[RDMX_DEV_ADDR_MAX];
+	char text[96];
+	int ret = ops->open(&attr, &ep->dev);
+
+	if (ret)
+		return ret;
+	ops->getname(ep->dev, name);
+	ops->addr_str(name, text, sizeof(text));
+	RDMX_INFO(FI_LOG_EP_CTRL, "endpoint %s on domain %s, packets of %zu bytes\n",
+		  text, ep->domain->dev_dom.name, ep->dev->caps.mtu);
+	return 0;
 }
 
 static int rdmx_ep_getname(fid_t fid, void *addr, size_t *addrlen)

@@ -46,6 +46,7 @@ static void rdmx_hs_send(struct rdmx_hs *hs, enum rdmx_hs_type type, uint32_t se
 		msg.session = hs->session;
 		msg.probe_version = l->probe_version;
 		msg.features = l->features;
+		msg.rx_max = l->rx_max;
 		/* A legacy endpoint knows no range. */
 		if (l->probe_version > RDMX_HS_PROBE_LEGACY) {
 			msg.proto_min = l->proto_min;
@@ -92,6 +93,7 @@ static void rdmx_hs_accept(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, ui
 	hs->peer_incarnation = msg->incarnation;
 	hs->peer_session = msg->session;
 	hs->peer_features = msg->features;
+	hs->peer_rx_max = msg->rx_max;
 	if (!version) {
 		hs->version = 0;
 		rdmx_hs_disconnect(hs, FI_ENOPROTOOPT);

@@ -306,12 +306,42 @@ static int rdmx_info_addrs(const struct rdmx_dev_ops *ops, const char *node,
 	return 0;
 }
 
+/*
+ * Whether a domain's entry may be offered beside the first one found. An
+ * application that named no address format gets entries of one format
+ * only (the device's preferred, listed first): peers that picked entries
+ * of two formats (IPv4 and IPv6) could not reach each other.
+ */
+static bool rdmx_info_same_format(const struct fi_info *hints, uint32_t first,
+				  const struct fi_info *info)
+{
+	if (hints && hints->addr_format != FI_FORMAT_UNSPEC &&
+	    hints->addr_format != FI_SOCKADDR)
+		return true;
+	return info->addr_format == first;
+}
+
+/*
+ * Sets info's source address: src when the application gave one (a
+ * wildcard stays a wildcard: the endpoint is then reachable at every
+ * address of its family), the domain's own address otherwise.
+ */
+static void rdmx_info_set_src(const struct rdmx_dev_ops *ops, struct fi_info *info,
+			      const uint8_t *src)
+{
+	if (src) {
+		info->src_addrlen = ops->addr_len(src);
+		memcpy(info->src_addr, src, info->src_addrlen);
+	}
+}
+
 /* Appends one narrowed fi_info per fitting domain to *tail_p. */
 static int rdmx_info_collect(const struct rdmx_dev_ops *ops, uint32_t version,
 			     const struct fi_info *hints, const uint8_t *src,
 			     const uint8_t *dest, struct fi_info ***tail_p)
 {
 	struct rdmx_dev_domain doms[RDMX_DOMAINS_MAX];
+	uint32_t first = FI_FORMAT_UNSPEC;
 	int n, found = 0;
 
 	n = ops->domains(src, dest, doms, RDMX_DOMAINS_MAX);
@@ -322,10 +352,14 @@ static int rdmx_info_collect(const struct rdmx_dev_ops *ops, uint32_t version,
 
 		if (!info)
 			return -FI_ENOMEM;
-		if (hints && rdmx_info_check(info, hints, version)) {
+		if ((hints && rdmx_info_check(info, hints, version)) ||
+		    (first != FI_FORMAT_UNSPEC &&
+		     !rdmx_info_same_format(hints, first, info))) {
 			fi_freeinfo(info);
 			continue;
 		}
+		first = info->addr_format;
+		rdmx_info_set_src(ops, info, src);
 		if (hints)
 			rdmx_info_narrow(info, hints, version);
 		if (dest) {

@@ -97,8 +97,9 @@ void rdmx_params_initialize(void)
 	fi_param_define(&rdmx_prov, "iface", FI_PARAM_STRING,
 			"Interface the udp device uses (e.g. lo, eth0), or the "
 			"rdma-core device efa and verbs use (e.g. rdmap0s6, "
-			"mlx5_0); default: every interface that is up, "
-			"loopback last, or the first usable device.");
+			"mlx5_0); default: every interface that is up but "
+			"loopback (unless it is alone or named), one address "
+			"family, or every usable device.");
 	fi_param_get_str(&rdmx_prov, "iface", &g_rdmx_params.iface);
 
 	for (size_t i = 0; i < RDMX_ARRAY_SIZE(rdmx_size_params); i++) {

@@ -56,7 +56,8 @@ static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 	if (peer) {
 		rdmx_conn_heard(ep, peer);
 		if (pkt->type == RDMX_PKT_HS) {
-			rdmx_conn_recv(ep, peer, rdmx_ep_rx_buf(ep, rx_buf));
+			rdmx_conn_recv(ep, peer, rdmx_ep_rx_buf(ep, rx_buf),
+				       RDMX_WIRE_HS_BASE_SIZE + pkt->payload_len);
 			return false;
 		}
 		/* A packet of a session over (the peer's or ours). */

@@ -404,12 +404,25 @@ void rdmx_tx_drain(struct rdmx_ep *ep)
 	}
 }
 
-/* The protocol of a len-byte message. */
-static enum rdmx_proto rdmx_send_proto(const struct rdmx_ep *ep, size_t len)
+/*
+ * Chooses the protocol of a send and its segment size by the packets its
+ * peer takes (known once connected: a send that waited for the
+ * handshake is planned again when it starts).
+ */
+static void rdmx_send_plan(const struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
-	if (len <= ep->eager_max)
-		return RDMX_PROTO_EAGER;
-	return len <= ep->medium_max ? RDMX_PROTO_MEDIUM : RDMX_PROTO_LONG;
+	size_t pkt = txe->peer->pkt_max;
+
+	if (txe->len <= pkt - sizeof(struct rdmx_wire_eager))
+		txe->proto = RDMX_PROTO_EAGER;
+	else
+		txe->proto = txe->len <= ep->medium_max ? RDMX_PROTO_MEDIUM :
+			     RDMX_PROTO_LONG;
+	txe->cleared = txe->proto != RDMX_PROTO_LONG;
+	txe->limit = txe->cleared ? txe->len : 0;
+	txe->seg_size = pkt - (txe->proto == RDMX_PROTO_MEDIUM ?
+			       sizeof(struct rdmx_wire_medium) :
+			       sizeof(struct rdmx_wire_data));
 }
 
 /* Checks a send request; 0 or -FI_E*. */
@@ -449,8 +462,6 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	txe->pending = false;
 	txe->deferred = false;
 	txe->orphan = false;
-	txe->proto = rdmx_send_proto(ep, len);
-	txe->cleared = txe->proto != RDMX_PROTO_LONG;
 	txe->err = 0;
 	txe->why = NULL;
 	txe->len = len;
@@ -462,8 +473,7 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	txe->peer = peer;
 	txe->next = 0;
 	txe->end = len;
-	txe->limit = txe->cleared ? len : 0;
-	txe->seg_size = txe->proto == RDMX_PROTO_MEDIUM ? ep->medium_seg : ep->data_seg;
+	rdmx_send_plan(ep, txe);
 	txe->pkts_out = 1;
 	if (copy && len) {
 		rdmx_copy_from_iov(txe->inject, req->iov, req->iov_cnt);
@@ -536,6 +546,7 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 
 	txe->msg_id = peer->tx_msg_id;
 	txe->next = 0;
+	rdmx_send_plan(ep, txe);
 	rdmx_tx_first(ep, txe);
 	ret = rdmx_tx_post(ep, &txe->pke, more || txe->next < txe->limit);
 	if (ret)

@@ -116,7 +116,7 @@ static const size_t rdmx_wire_hdr_size[RDMX_PKT_TYPE_MAX] = {
 	[RDMX_PKT_RTS] = sizeof(struct rdmx_wire_rts),
 	[RDMX_PKT_CTS] = sizeof(struct rdmx_wire_cts),
 	[RDMX_PKT_DATA] = sizeof(struct rdmx_wire_data),
-	[RDMX_PKT_HS] = sizeof(struct rdmx_wire_hs),
+	[RDMX_PKT_HS] = RDMX_WIRE_HS_BASE_SIZE,
 };
 
 /* EAGER, MEDIUM and RTS: the message header and what follows it. */
@@ -181,13 +181,19 @@ static int rdmx_wire_decode_long(const void *buf, struct rdmx_pkt *pkt)
 	       -FI_EINVAL : 0;
 }
 
-/* HS: checks what rdmx_wire_hs_decode will not: flags, type, payload. */
+/*
+ * HS: checks what rdmx_wire_hs_decode will not: flags, type, and that a
+ * feature's fields are there when its bit says so (bytes beyond them are
+ * a later version's, ignored).
+ */
 static int rdmx_wire_decode_hs(const void *buf, struct rdmx_pkt *pkt)
 {
 	const struct rdmx_wire_hs *hs = buf;
 	uint32_t type = le32toh(hs->hs_type);
+	size_t ext = (le64toh(hs->features) & RDMX_HS_FEAT_RX_MAX) ?
+		     sizeof(*hs) - RDMX_WIRE_HS_BASE_SIZE : 0;
 
-	return pkt->flags || pkt->payload_len ||
+	return pkt->flags || pkt->payload_len < ext ||
 	       type < RDMX_HS_RESET || type > RDMX_HS_CLOSE ? -FI_EINVAL : 0;
 }
 
@@ -203,11 +209,22 @@ void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg
 	hdr->peer_incarnation = htole64(msg->peer_incarnation);
 	hdr->seq = htole32(msg->seq);
 	hdr->session = htole32(msg->session);
+	hdr->rx_max = htole32(msg->rx_max);
+	hdr->reserved = 0;
+	if (msg->rx_max)
+		hdr->features |= htole64(RDMX_HS_FEAT_RX_MAX);
 }
 
-void rdmx_wire_hs_decode(const void *buf, struct rdmx_hs_msg *msg)
+size_t rdmx_wire_hs_size(const struct rdmx_hs_msg *msg)
+{
+	return msg->rx_max ? sizeof(struct rdmx_wire_hs) : RDMX_WIRE_HS_BASE_SIZE;
+}
+
+void rdmx_wire_hs_decode(const void *buf, size_t len, struct rdmx_hs_msg *msg)
 {
 	const struct rdmx_wire_hs *hdr = buf;
+	bool has_rx_max = (le64toh(hdr->features) & RDMX_HS_FEAT_RX_MAX) &&
+			  len >= sizeof(*hdr);
 
 	*msg = (struct rdmx_hs_msg) {
 		.type = (enum rdmx_hs_type) le32toh(hdr->hs_type),
@@ -219,6 +236,7 @@ void rdmx_wire_hs_decode(const void *buf, struct rdmx_hs_msg *msg)
 		.peer_incarnation = le64toh(hdr->peer_incarnation),
 		.seq = le32toh(hdr->seq),
 		.session = le32toh(hdr->session),
+		.rx_max = has_rx_max ? le32toh(hdr->rx_max) : 0,
 	};
 }
 

@@ -534,14 +534,15 @@ Test(hs, close_travels_on_the_wire)
 	struct rdmx_pkt pkt;
 
 	rdmx_wire_hs_encode(&wire, &msg);
-	cr_assert_eq(rdmx_wire_decode(&wire, sizeof(wire), &pkt), 0, "a CLOSE is valid");
-	rdmx_wire_hs_decode(&wire, &back);
+	cr_assert_eq(rdmx_wire_decode(&wire, rdmx_wire_hs_size(&msg), &pkt), 0,
+		     "a CLOSE is valid");
+	rdmx_wire_hs_decode(&wire, rdmx_wire_hs_size(&msg), &back);
 	cr_assert_eq(back.type, RDMX_HS_CLOSE);
 	cr_assert_eq(back.session, 7);
 	cr_assert_eq(back.seq, 3);
 	cr_assert_eq(back.incarnation, 0xa1);
 	cr_assert_eq(back.peer_incarnation, 0xb1);
 	wire.hs_type = htole32(RDMX_HS_CLOSE + 1);
-	cr_assert_neq(rdmx_wire_decode(&wire, sizeof(wire), &pkt), 0,
+	cr_assert_neq(rdmx_wire_decode(&wire, rdmx_wire_hs_size(&msg), &pkt), 0,
 		      "the next type is unknown: malformed");
 }

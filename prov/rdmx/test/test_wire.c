@@ -439,3 +439,60 @@ Test(wire, read_flag_only_on_rts)
 	rdmx_wire_eager_encode(&hdr, RDMX_PKT_READ, 1, 0, 0);
 	cr_assert_eq(rdmx_wire_decode(&hdr, sizeof(hdr), &pkt), -FI_EINVAL);
 }
+
+/* A RESET as this version sends it: 64 bytes, rx_max announced. */
+Test(wire, hs_carries_rx_max)
+{
+	struct rdmx_hs_msg msg = {
+		.type = RDMX_HS_RESET, .probe_version = RDMX_HS_PROBE_VERSION,
+		.proto_min = 1, .proto_max = 2, .incarnation = 7, .session = 3,
+		.rx_max = 1340,
+	}, out;
+	struct rdmx_wire_hs hs;
+	struct rdmx_pkt pkt;
+	uint8_t *buf;
+
+	rdmx_wire_hs_encode(&hs, &msg);
+	cr_assert_eq(rdmx_wire_hs_size(&msg), 64);
+	buf = packet_dup(&hs, sizeof(hs));
+	cr_assert_eq(le_bytes(buf + 56, 4), 1340, "rx_max at offset 56");
+	cr_assert_eq(le_bytes(buf + 24, 8) & RDMX_HS_FEAT_RX_MAX, RDMX_HS_FEAT_RX_MAX);
+	cr_assert_eq(rdmx_wire_decode(buf, sizeof(hs), &pkt), 0);
+	rdmx_wire_hs_decode(buf, sizeof(hs), &out);
+	cr_assert_eq(out.rx_max, 1340);
+	cr_assert_eq(out.session, 3);
+	free(buf);
+}
+
+/* A peer without the feature sends 56 bytes: valid, rx_max unsaid. */
+Test(wire, hs_without_rx_max_is_56_bytes)
+{
+	struct rdmx_hs_msg msg = { .type = RDMX_HS_PING, .incarnation = 7 }, out;
+	struct rdmx_wire_hs hs;
+	struct rdmx_pkt pkt;
+	uint8_t *buf;
+
+	rdmx_wire_hs_encode(&hs, &msg);
+	cr_assert_eq(rdmx_wire_hs_size(&msg), 56);
+	buf = packet_dup(&hs, 56);
+	cr_assert_eq(rdmx_wire_decode(buf, 56, &pkt), 0);
+	rdmx_wire_hs_decode(buf, 56, &out);
+	cr_assert_eq(out.rx_max, 0);
+	free(buf);
+}
+
+/* Features that name rx_max in a packet that ends before it: malformed. */
+Test(wire, hs_rejects_rx_max_cut_off)
+{
+	struct rdmx_hs_msg msg = { .type = RDMX_HS_ACK, .incarnation = 7, .rx_max = 9000 };
+	struct rdmx_wire_hs hs;
+	struct rdmx_pkt pkt;
+	uint8_t *buf;
+
+	rdmx_wire_hs_encode(&hs, &msg);
+	for (size_t len = 56; len < sizeof(hs); len++) {
+		buf = packet_dup(&hs, len);
+		cr_assert_eq(rdmx_wire_decode(buf, len, &pkt), -FI_EINVAL, "%zu bytes", len);
+		free(buf);
+	}
+}

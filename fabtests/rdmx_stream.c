@@ -9,12 +9,13 @@
  *
  *   receiver: rdmx_stream -r [-b addr] [-p port] [-s senders] [--window W]
  *                         [--hold-ms N] [--ordered] [--max-size N] [--untagged]
+ *                         [--ctrl-completion default|transmit|delivery]
  *                         [-t timeout_s]
  *   sender:   rdmx_stream -p port[,port...] [-n count] [--sizes mixed|small|max|zero]
  *                         [--completion delivery|inject] [--window W]
  *                         [--seed S] [--expect-rnr] [--expect-eagain]
  *                         [--dead K] [--linger-ms N] [--max-size N]
- *                         [--untagged] [-t timeout_s] host
+ *                         [--untagged] [--ctrl-completion L] [-t timeout_s] host
  *
  * Handshake: the sender posts its control receives, then sends each
  * receiver a HELLO carrying its address (fi_getname), the message count,
@@ -34,7 +35,10 @@
  * bytes received) and waits for that send's completion before closing;
  * the sender checks the DONE against what it sent.
  *
- * Completions: control messages always ask for FI_DELIVERY_COMPLETE. Data
+ * Completions: control messages ask for FI_DELIVERY_COMPLETE unless
+ * --ctrl-completion says default (no flag: whatever the provider's
+ * default level is, the way a program that exits once its last send
+ * completed relies on it) or transmit (FI_TRANSMIT_COMPLETE). Data
  * sends do too by default (--completion delivery), so a send completes
  * once the receiver took the message and a lost receiver shows up as
  * error completions; --completion inject leaves the provider's default
@@ -132,6 +136,26 @@ static const char *const st_completion_names[ST_COMPLETION_CNT] = {
 	[ST_COMPLETION_INJECT] = "inject",
 };
 
+/* The completion level of control sends (--ctrl-completion). */
+enum st_ctrl_level {
+	ST_CTRL_LEVEL_DELIVERY,	/* FI_DELIVERY_COMPLETE */
+	ST_CTRL_LEVEL_DEFAULT,	/* no flag: the provider's default */
+	ST_CTRL_LEVEL_TRANSMIT,	/* FI_TRANSMIT_COMPLETE */
+	ST_CTRL_LEVELS,
+};
+
+static const char *const st_ctrl_level_names[ST_CTRL_LEVELS] = {
+	[ST_CTRL_LEVEL_DELIVERY] = "delivery",
+	[ST_CTRL_LEVEL_DEFAULT] = "default",
+	[ST_CTRL_LEVEL_TRANSMIT] = "transmit",
+};
+
+static const uint64_t st_ctrl_level_flags[ST_CTRL_LEVELS] = {
+	[ST_CTRL_LEVEL_DELIVERY] = FI_DELIVERY_COMPLETE,
+	[ST_CTRL_LEVEL_DEFAULT] = 0,
+	[ST_CTRL_LEVEL_TRANSMIT] = FI_TRANSMIT_COMPLETE,
+};
+
 enum st_sizes {
 	ST_SIZES_MIXED,		/* 0..max, mostly small, the edges included */
 	ST_SIZES_SMALL,		/* 0..64 bytes */
@@ -180,6 +204,7 @@ struct st_opts {
 	uint64_t	count;
 	enum st_sizes	sizes;
 	enum st_completion completion;
+	enum st_ctrl_level ctrl_level;	/* control sends */
 	uint32_t	window;		/* 0: the role's default */
 	uint64_t	seed;
 	uint64_t	hold_ms;
@@ -555,8 +580,9 @@ static uint64_t st_ctrl_tag(enum st_ctrl_type type, uint32_t index)
 }
 
 /*
- * Posts a control send or receive once. A control send completes only
- * once the peer took it: the receiver closes when its DONE did.
+ * Posts a control send or receive once. A control send completes as
+ * --ctrl-completion says (by default once the peer took it): the
+ * receiver closes when its DONE did.
  */
 static ssize_t st_ctrl_post_once(struct st *st, struct st_op *op,
 				 struct st_ctrl *buf, fi_addr_t addr, uint64_t tag,
@@ -575,7 +601,8 @@ static ssize_t st_ctrl_post_once(struct st *st, struct st_op *op,
 	if (op->kind == ST_OP_CTRL_RX)
 		return fi_trecv(st->rdm.ep, buf, sizeof(*buf), st->desc, addr, tag, ignore,
 				&op->fctx);
-	return fi_tsendmsg(st->rdm.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+	return fi_tsendmsg(st->rdm.ep, &msg, FI_COMPLETION |
+			   st_ctrl_level_flags[st->opts.ctrl_level]);
 }
 
 /* Posts a control send or receive, progressing while it gets -FI_EAGAIN. */
@@ -1311,6 +1338,8 @@ static void st_usage(void)
 		"                  sender: sends in flight per receiver (default %d)\n"
 		"  --max-size N    largest message of a size mix (default %d)\n"
 		"  --untagged      data as untagged messages (fi_senddata, fi_recv)\n"
+		"  --ctrl-completion default|transmit|delivery  completion level of\n"
+		"                  control sends (default delivery)\n"
 		"receiver:\n"
 		"  -b addr         address to bind (default 127.0.0.1)\n"
 		"  -s senders      senders to expect (default 1)\n"
@@ -1363,7 +1392,7 @@ static int st_parse_name(const char *opt, const char *s,
 enum {
 	ST_OPT_HOLD = 256, ST_OPT_SIZES, ST_OPT_WINDOW, ST_OPT_SEED, ST_OPT_RNR,
 	ST_OPT_EAGAIN, ST_OPT_DEAD, ST_OPT_LINGER, ST_OPT_COMPLETION, ST_OPT_ORDERED,
-	ST_OPT_MAX_SIZE, ST_OPT_UNTAGGED,
+	ST_OPT_MAX_SIZE, ST_OPT_UNTAGGED, ST_OPT_CTRL_COMPLETION,
 };
 
 static const struct option st_long_opts[] = {
@@ -1379,6 +1408,7 @@ static const struct option st_long_opts[] = {
 	{ "ordered", no_argument, NULL, ST_OPT_ORDERED },
 	{ "max-size", required_argument, NULL, ST_OPT_MAX_SIZE },
 	{ "untagged", no_argument, NULL, ST_OPT_UNTAGGED },
+	{ "ctrl-completion", required_argument, NULL, ST_OPT_CTRL_COMPLETION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -1502,6 +1532,12 @@ static int st_parse_opts(int argc, char **argv, struct st_opts *o)
 			break;
 		case ST_OPT_UNTAGGED:
 			o->untagged = true;
+			break;
+		case ST_OPT_CTRL_COMPLETION:
+			c = st_parse_name("ctrl-completion", optarg, st_ctrl_level_names,
+					  ST_CTRL_LEVELS);
+			o->ctrl_level = (enum st_ctrl_level) c;
+			ret = c < 0 ? -1 : 0;
 			break;
 		case ST_OPT_WINDOW:
 			ret = ft_parse_num(optarg, 1, 65536, &v);

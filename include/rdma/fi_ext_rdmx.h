@@ -71,7 +71,16 @@ enum fi_rdmx_peer_state {
 	FI_RDMX_PEER_CONNECTED,		/* sends flow */
 	FI_RDMX_PEER_DISCONNECTED,	/* gave up: its operations failed; the
 					   next send starts a new handshake */
+	FI_RDMX_PEER_CLOSED,		/* it closed its endpoint: its operations
+					   not delivered, and every later send,
+					   fail with FI_ECONNRESET, until a new
+					   endpoint at its address connects or
+					   the address is removed from the AV and
+					   inserted again */
 };
+
+/* Bits of fi_rdmx_peer_attr.features. */
+#define FI_RDMX_PEER_FEAT_CLOSE	(1ULL << 2)	/* tells us when it closes */
 
 struct fi_rdmx_peer_attr {
 	enum fi_rdmx_peer_state	state;
@@ -83,8 +92,11 @@ struct fi_rdmx_peer_attr {
 /*
  * Called when a peer becomes FI_RDMX_PEER_CONNECTED, or
  * FI_RDMX_PEER_DISCONNECTED with err (positive FI_E*: FI_EHOSTUNREACH
- * when it stopped answering, FI_ENOPROTOOPT when no version is common).
- * addr is FI_ADDR_NOTAVAIL for a sender outside the AV.
+ * when it stopped answering, FI_ENOPROTOOPT when no version is common),
+ * or FI_RDMX_PEER_CLOSED with err FI_ECONNRESET when it closed its
+ * endpoint (fi_close). addr is FI_ADDR_NOTAVAIL for a sender outside the
+ * AV. fi_close of ep itself makes progress for a few milliseconds and
+ * may call it too.
  */
 typedef void (*fi_rdmx_peer_cb)(struct fid_ep *ep, fi_addr_t addr,
 				enum fi_rdmx_peer_state state, int err, void *arg);

@@ -10,7 +10,12 @@
  * its pings) the sends still waiting complete with FI_EHOSTUNREACH, and
  * the next send starts a new handshake; at endpoint close they complete
  * with FI_ECANCELED. A peer that restarted (a new incarnation) starts
- * from message 0 again: what was kept of the old one is dropped.
+ * from message 0 again: what was kept of the old one is dropped. A peer
+ * that closed its endpoint (its CLOSE) is CLOSED: its sends the device
+ * finished complete, the others and every later one fail with
+ * FI_ECONNRESET at the next progress, until a new endpoint at its
+ * address connects or the address is removed from the AV and inserted
+ * again.
  */
 #ifndef RDMX_CONN_H
 #define RDMX_CONN_H
@@ -18,10 +23,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rdmx_dev.h"
 #include "rdmx_hs.h"
 
 struct rdmx_ep;
 struct rdmx_peer;
+struct rdmx_pke;
 struct rdmx_txe;
 
 /* The endpoint's handshake identity and timers (at fi_enable). */
@@ -57,5 +64,20 @@ void rdmx_conn_progress(struct rdmx_ep *ep);
 
 /* Fails the sends waiting on peer with err (peer forgotten, endpoint closing). */
 void rdmx_conn_flush(struct rdmx_ep *ep, struct rdmx_peer *peer, int err);
+
+/*
+ * The endpoint is closing: sends a CLOSE to every peer of a session under
+ * way that understands it (rdmx_hs_close); returns how many were told.
+ * rdmx_ep.close_out counts the CLOSE packets the device has not finished.
+ */
+size_t rdmx_conn_goodbye(struct rdmx_ep *ep);
+
+/*
+ * The device finished a packet (progress calls this for every send
+ * completion): counts CLOSE packets out, fails the packets of a closed
+ * peer's session as FI_ECONNRESET, and hands the rest to rdmx_tx_done.
+ */
+void rdmx_conn_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
+		       enum rdmx_dev_status status);
 
 #endif /* RDMX_CONN_H */

@@ -170,6 +170,11 @@ struct rdmx_dev_ops {
 			   struct rdmx_dev_domain *out, size_t max);
 
 	int	(*open)(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p);
+	/*
+	 * Frees the device. A device that delays acknowledgements (swsrd)
+	 * sends those it owes first, so that its peers do not resend what
+	 * arrived until they give it up.
+	 */
 	void	(*close)(struct rdmx_dev *dev);
 	/* Writes the canonical raw address of the open device to canon. */
 	void	(*getname)(struct rdmx_dev *dev, void *canon);

@@ -86,6 +86,8 @@ struct rdmx_ep {
 	struct rdmx_hs_cfg	hs_cfg;
 	struct rdmx_dlist	conn_peers;	/* of rdmx_peer with a handshake */
 	uint64_t		conn_next;	/* when progress next runs their timers */
+	size_t			close_out;	/* our CLOSE packets the device has not
+						   finished (fi_close waits for them) */
 	struct rdmx_dlist	peer_list;	/* of rdmx_peer: every peer */
 	size_t			anon_peers;	/* made for senders outside the AV */
 	fi_rdmx_peer_cb		peer_cb;	/* rdmx_peer_ops: state changes */

@@ -9,6 +9,8 @@
  *   PROBING --all probes acknowledged--> CONNECTED
  *   CONNECTED --pings unanswered--> DISCONNECTED --connect--> RESET_SENT
  *   RESET_SENT, PROBING --retries exhausted, or no common version--> DISCONNECTED
+ *   PROBING, CONNECTED --the peer's CLOSE of this session--> CLOSED
+ *   CLOSED --RESET of a new incarnation, or rdmx_hs_reopen--> as from IDLE, DISCONNECTED
  *
  * A RESET names the sender's probe version, the protocol versions it
  * speaks, its endpoint incarnation and a feature bitmap; the ACK names
@@ -26,6 +28,14 @@
  * the new session from scratch. Messages naming an incarnation of ours
  * or theirs other than the current ones, and RESETs of older sessions,
  * are stale and ignored.
+ *
+ * An endpoint that closes tells each peer PROBING or CONNECTED that
+ * announced RDMX_HS_FEAT_CLOSE with a CLOSE naming both incarnations and
+ * both sessions; a CLOSE that names anything else (an old session, a
+ * forged one) changes nothing. The peer is then CLOSED: it is not
+ * connected again on our own initiative (the endpoint is gone), only when
+ * an endpoint with a new incarnation sends a RESET from its address or
+ * the caller reopens it.
  */
 #ifndef RDMX_HS_H
 #define RDMX_HS_H
@@ -56,7 +66,16 @@ enum rdmx_hs_state {
 	RDMX_HS_PROBING,
 	RDMX_HS_CONNECTED,
 	RDMX_HS_DISCONNECTED,
+	RDMX_HS_CLOSED,		/* the peer closed its endpoint */
 };
+
+/*
+ * More feature bits (RX_MAX is above). CLOSE: sends and honours CLOSE.
+ * Bit 1 is taken by the delivery acknowledgement (branch comp).
+ */
+#define RDMX_HS_FEAT_CLOSE	(1ULL << 2)
+/* What an endpoint announces besides RX_MAX, which rx_max implies. */
+#define RDMX_HS_FEATURES	RDMX_HS_FEAT_CLOSE
 
 enum rdmx_hs_type {
 	RDMX_HS_RESET = 1,
@@ -65,6 +84,7 @@ enum rdmx_hs_type {
 	RDMX_HS_PROBE_ACK,
 	RDMX_HS_PING,
 	RDMX_HS_PONG,
+	RDMX_HS_CLOSE,		/* the sender's endpoint is closing */
 };
 
 /* One handshake message, decoded. */
@@ -78,8 +98,9 @@ struct rdmx_hs_msg {
 	uint64_t		peer_incarnation; /* the receiver's, as the sender
 						     knows it (0 in a RESET) */
 	uint32_t		seq;		/* PROBE, PING; echoed by the answers;
-						   ACK: the session of the RESET answered */
-	uint32_t		session;	/* RESET, ACK: the sender's */
+						   ACK: the session of the RESET answered;
+						   CLOSE: the receiver's session */
+	uint32_t		session;	/* RESET, ACK, CLOSE: the sender's */
 	uint32_t		rx_max;		/* RESET, ACK: largest packet the
 						   sender receives (0: unsaid) */
 };
@@ -108,6 +129,8 @@ enum rdmx_hs_event {
 	RDMX_HS_EV_DISCONNECTED,	/* err: why (positive FI_E*) */
 	RDMX_HS_EV_RESTARTED,		/* the peer restarted or starts a new
 					   session: forget the old */
+	RDMX_HS_EV_CLOSED,		/* the peer closed its endpoint: err is
+					   FI_ECONNRESET */
 };
 
 struct rdmx_hs_ops {
@@ -148,6 +171,19 @@ void rdmx_hs_recv(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t no
 
 /* Any packet from the peer: it is alive (no ping needed). */
 void rdmx_hs_heard(struct rdmx_hs *hs, uint64_t now);
+
+/*
+ * Our endpoint is closing: sends the peer a CLOSE of the current session
+ * if it is PROBING or CONNECTED and announced RDMX_HS_FEAT_CLOSE. Returns
+ * whether it sent one. The state does not change: nothing follows.
+ */
+bool rdmx_hs_close(struct rdmx_hs *hs);
+
+/*
+ * The caller gives up what it knew of a CLOSED peer (its address left the
+ * AV): it is DISCONNECTED, and the next connect starts a handshake.
+ */
+void rdmx_hs_reopen(struct rdmx_hs *hs);
 
 /* Resends, pings and gives up as the deadline says; call at or after it. */
 void rdmx_hs_timer(struct rdmx_hs *hs, uint64_t now);

@@ -72,7 +72,8 @@ struct rdmx_peer *rdmx_peer_find(const struct rdmx_ep *ep, fi_addr_t addr);
 /*
  * addr left the AV: it no longer names the peer. The peer stays, and so
  * do the sends queued to it, which were posted (and may have completed)
- * while addr was valid.
+ * while addr was valid; if it had closed, the next send to it starts a
+ * new handshake.
  */
 void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr);
 

@@ -187,4 +187,11 @@ bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
  */
 void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now);
 
+/*
+ * Sends now every acknowledgement still delayed for batching: the device
+ * is closing, and a peer whose packets went unacknowledged would resend
+ * them into the void until it gave us up.
+ */
+void rdmx_swsrd_flush_acks(struct rdmx_swsrd *srd);
+
 #endif /* RDMX_SWSRD_H */

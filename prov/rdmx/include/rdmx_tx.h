@@ -120,9 +120,12 @@ void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
  * The session with peer ended (rdmx_conn.c): its sends under way fail
  * with err, why, without a word to the peer; the packets of its sends and
  * receives still queued here are dropped. Sends not yet started stay.
+ * With spare_sent (the peer closed, acknowledging what it received), a
+ * send whose every packet is already at the device is left to the
+ * device's completions: delivered, it completes; flushed, it fails.
  */
 void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
-			const char *why);
+			const char *why, bool spare_sent);
 
 /* Posts what waits: control packets, then segments; lock held. */
 void rdmx_tx_progress(struct rdmx_ep *ep);

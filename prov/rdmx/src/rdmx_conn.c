@@ -1,4 +1,5 @@
 /* rdmx: wireup and the endpoint's side of the handshake (see rdmx_conn.h). */
+#include <endian.h>
 #include <stdlib.h>
 
 #include "rdmx.h"
@@ -15,6 +16,8 @@
 
 /* How often progress looks at the handshake timers. */
 #define RDMX_CONN_TICK_NS	1000000ULL
+/* Why sends to a peer that closed its endpoint fail. */
+#define RDMX_CONN_CLOSED_WHY	"its peer closed its endpoint"
 
 static void rdmx_conn_send(void *ctx, const struct rdmx_hs_msg *msg)
 {
@@ -30,6 +33,9 @@ static void rdmx_conn_send(void *ctx, const struct rdmx_hs_msg *msg)
 	rdmx_tx_pke_init(pke, NULL, peer, true);
 	rdmx_wire_hs_encode(&pke->hdr.hs, msg);
 	rdmx_tx_pke_iov(pke, rdmx_wire_hs_size(msg), NULL, 0, 0, 0);
+	/* The endpoint's close waits for these (rdmx_conn_tx_done). */
+	if (msg->type == RDMX_HS_CLOSE)
+		ep->close_out++;
 	rdmx_tx_ctrl_post(ep, pke);
 }
 
@@ -50,11 +56,12 @@ static void rdmx_conn_replay(struct rdmx_ep *ep, struct rdmx_peer *peer)
 }
 
 /*
- * The session with the peer is over (it disconnected, restarted or starts
- * a new one): messages being received from it fail, packets held for
- * order go, sends under way fail without a word to it, the device ends
- * its own session, and both directions start from message 0 again, as
- * the peer's do. Sends not yet started stay for the next session.
+ * The session with the peer is over (it disconnected, restarted, starts
+ * a new one or closed): messages being received from it fail, packets
+ * held for order go, sends under way fail without a word to it (those a
+ * closed peer may have received wait for the device's word), the device
+ * ends its own session, and both directions start from message 0 again,
+ * as the peer's do. Sends not yet started stay for the next session.
  */
 static void rdmx_conn_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 			    const char *why)
@@ -63,7 +70,12 @@ static void rdmx_conn_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 		rdmx_rxm_abort(ep, rdmx_container_of(peer->rx_msgs.next, struct rdmx_rxm, link),
 			       err, why);
 	rdmx_order_drain(peer);
-	rdmx_tx_peer_reset(ep, peer, err, why);
+	/*
+	 * A closing peer acknowledged what it received in the packet that
+	 * carried its CLOSE, so the device has already finished those sends:
+	 * it reports them before the ones ah_reset flushes.
+	 */
+	rdmx_tx_peer_reset(ep, peer, err, why, peer->hs.state == RDMX_HS_CLOSED);
 	if (ep->dev->ops->ah_reset)
 		ep->dev->ops->ah_reset(ep->dev, peer->ah);
 	peer->tx_msg_id = 0;
@@ -113,6 +125,13 @@ static void rdmx_conn_event(void *ctx, enum rdmx_hs_event ev, int err)
 			  (unsigned long) peer->addr);
 		rdmx_conn_reset(ep, peer, FI_ECONNRESET, "its peer restarted");
 		break;
+	case RDMX_HS_EV_CLOSED:
+		RDMX_INFO(FI_LOG_EP_CTRL, "peer fi_addr %lu closed its endpoint\n",
+			  (unsigned long) peer->addr);
+		rdmx_conn_reset(ep, peer, err, RDMX_CONN_CLOSED_WHY);
+		rdmx_conn_flush(ep, peer, err);
+		rdmx_peer_notify(ep, peer, err);
+		break;
 	}
 }
 
@@ -130,6 +149,7 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 		.probe_version = RDMX_HS_PROBE_VERSION,
 		.proto_min = RDMX_PROTO_LEGACY,
 		.proto_max = RDMX_PROTO_VERSION,
+		.features = RDMX_HS_FEATURES,
 		.incarnation = incarnation | 1,
 		.rx_max = (uint32_t) ep->rx_buf_size,
 	};
@@ -144,6 +164,7 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 	};
 	rdmx_dlist_init(&ep->conn_peers);
 	ep->conn_next = 0;
+	ep->close_out = 0;
 }
 
 void rdmx_conn_peer_init(struct rdmx_ep *ep, struct rdmx_peer *peer)
@@ -181,6 +202,7 @@ bool rdmx_conn_current(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	case RDMX_HS_CONNECTED:
 		return true;
 	case RDMX_HS_RESET_SENT:
+	case RDMX_HS_CLOSED:	/* late packets of the session it closed */
 		return false;
 	default:
 		(void) rdmx_conn_ready(ep, peer);
@@ -192,10 +214,14 @@ int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe 
 {
 	if (peer->pending_cnt >= g_rdmx_params.pending_max)
 		return -FI_EAGAIN;
-	(void) ep;
 	txe->deferred = true;
 	rdmx_dlist_insert_tail(&peer->pending, &txe->link);
 	peer->pending_cnt++;
+	/* The peer closed: the next progress fails it, not a timeout. */
+	if (peer->hs.state == RDMX_HS_CLOSED) {
+		rdmx_conn_watch(ep, peer);
+		ep->conn_next = 0;
+	}
 	return 0;
 }
 
@@ -229,6 +255,8 @@ void rdmx_conn_progress(struct rdmx_ep *ep)
 		rdmx_hs_timer(&peer->hs, ep->now);
 		if (peer->hs.state == RDMX_HS_CONNECTED && !rdmx_dlist_empty(&peer->pending))
 			rdmx_conn_replay(ep, peer);
+		else if (peer->hs.state == RDMX_HS_CLOSED)
+			rdmx_conn_flush(ep, peer, FI_ECONNRESET);
 	}
 }
 
@@ -243,6 +271,52 @@ void rdmx_conn_flush(struct rdmx_ep *ep, struct rdmx_peer *peer, int err)
 		peer->pending_cnt--;
 		rdmx_tx_abandon(ep, txe, err, err == FI_ECANCELED ?
 				"canceled before its peer was connected" :
+				err == FI_ECONNRESET ? RDMX_CONN_CLOSED_WHY :
 				"its peer could not be connected");
 	}
+}
+
+size_t rdmx_conn_goodbye(struct rdmx_ep *ep)
+{
+	struct rdmx_dlist *it;
+	size_t told = 0;
+
+	rdmx_dlist_foreach(&ep->peer_list, it) {
+		struct rdmx_peer *peer = rdmx_container_of(it, struct rdmx_peer, link);
+
+		told += rdmx_hs_close(&peer->hs);
+	}
+	return told;
+}
+
+/* Whether pke is a CLOSE of ours. */
+static bool rdmx_conn_is_close(const struct rdmx_pke *pke)
+{
+	return !pke->txe && !pke->rxm && pke->hdr.hs.base.type == RDMX_PKT_HS &&
+	       le32toh(pke->hdr.hs.hs_type) == RDMX_HS_CLOSE;
+}
+
+void rdmx_conn_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
+		       enum rdmx_dev_status status)
+{
+	/*
+	 * A refused packet is sent again: only its last completion counts.
+	 * A CLOSE that did not arrive (the peer closed too, or is gone) is
+	 * no loss to report: nothing but the count waits for it.
+	 */
+	if (status != RDMX_DEV_RNR && rdmx_conn_is_close(pke)) {
+		ep->close_out--;
+		status = RDMX_DEV_OK;
+	}
+	/*
+	 * A packet of a send that the peer's close flushed (what it had
+	 * received it acknowledged first): the send fails as the peer's
+	 * session ended, not as a local cancel.
+	 */
+	if (status == RDMX_DEV_FLUSHED && pke->peer &&
+	    pke->peer->hs.state == RDMX_HS_CLOSED) {
+		rdmx_tx_fail(ep, pke, FI_ECONNRESET, RDMX_CONN_CLOSED_WHY);
+		return;
+	}
+	rdmx_tx_done(ep, pke, status);
 }

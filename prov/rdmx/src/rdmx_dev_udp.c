@@ -565,6 +565,9 @@ static void rdmx_udp_close(struct rdmx_dev *dev)
 {
 	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
 
+	/* The acknowledgements owed leave before the handles they name go. */
+	rdmx_swsrd_flush_acks(&udp->dg.srd);
+	rdmx_udp_flush(udp);
 	rdmx_dgram_destruct(&udp->dg);
 	close(udp->fd);
 	free(udp->faults.held);

@@ -416,6 +416,8 @@ static void rdmx_verbs_close(struct rdmx_dev *dev)
 {
 	struct rdmx_verbs_dev *verbs = rdmx_verbs_dev(dev);
 
+	/* The acknowledgements owed go to the queue pair while it exists. */
+	rdmx_swsrd_flush_acks(&verbs->dg.srd);
 	/* First the handles (their hardware parts go back to the cache). */
 	rdmx_dgram_destruct(&verbs->dg);
 	rdmx_verbs_qp_close(verbs);

@@ -272,12 +272,63 @@ static int rdmx_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	return 0;
 }
 
+/*
+ * How long each of the two steps of a graceful fi_close may keep making
+ * progress: long enough for several retransmissions of a lost packet at
+ * the smallest timeout (FI_RDMX_RTO_MIN_US, 500 us) even when the host
+ * is busy, short enough that a program closing with a dead peer barely
+ * notices (40 ms at most in all).
+ */
+#define RDMX_EP_CLOSE_NS	20000000ULL
+
+/*
+ * Whether something handed to the device has not finished: a send, or a
+ * packet of our own (the clear to send of a message the peer is waiting
+ * to see completed, a handshake answer): until its peer acknowledged it,
+ * a close notice could overtake it and fail what was delivered.
+ */
+static bool rdmx_ep_sends_out(const struct rdmx_ep *ep)
+{
+	const struct rdmx_dlist *it;
+	size_t waiting = 0;
+
+	rdmx_dlist_foreach(&ep->peer_list, it)
+		waiting += rdmx_container_of(it, const struct rdmx_peer, link)->pending_cnt;
+	return ep->txe_pool.in_use > waiting || ep->pke_pool.in_use;
+}
+
+/*
+ * The graceful part of fi_close, each step bounded by RDMX_EP_CLOSE_NS:
+ * sends in flight get the time to be acknowledged (a send that completed
+ * at injection may still be on its way), then every peer of a session
+ * under way is told with a CLOSE, and progress goes on until the device
+ * finished each (the peer acknowledged it) or the time is up. The device
+ * sends the acknowledgements it still owes when it closes.
+ */
+static void rdmx_ep_linger(struct rdmx_ep *ep)
+{
+	uint64_t deadline = rdmx_clock_ns() + RDMX_EP_CLOSE_NS;
+
+	while (rdmx_ep_sends_out(ep) && rdmx_clock_ns() < deadline)
+		rdmx_ep_progress(ep);
+	if (!rdmx_conn_goodbye(ep))
+		return;
+	deadline = rdmx_clock_ns() + RDMX_EP_CLOSE_NS;
+	while (ep->close_out && rdmx_clock_ns() < deadline)
+		rdmx_ep_progress(ep);
+	if (ep->close_out)
+		RDMX_INFO(FI_LOG_EP_CTRL, "%zu close notices not acknowledged in time\n",
+			  ep->close_out);
+}
+
 static int rdmx_ep_close(struct fid *fid)
 {
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
 
 	rdmx_ep_log_stats(ep);
 	rdmx_lock_acquire(&ep->domain->lock);
+	if (ep->enabled)
+		rdmx_ep_linger(ep);
 	/* No more progress; sends the peers still queue fail first. */
 	ep->enabled = false;
 	rdmx_peer_destroy_all(ep, FI_ECANCELED);

@@ -8,6 +8,7 @@ static const char *const rdmx_hs_states[] = {
 	[RDMX_HS_PROBING] = "probing",
 	[RDMX_HS_CONNECTED] = "connected",
 	[RDMX_HS_DISCONNECTED] = "disconnected",
+	[RDMX_HS_CLOSED] = "closed",
 };
 
 const char *rdmx_hs_state_str(enum rdmx_hs_state state)
@@ -38,6 +39,9 @@ static void rdmx_hs_send(struct rdmx_hs *hs, enum rdmx_hs_type type, uint32_t se
 		.seq = seq,
 	};
 
+	/* A CLOSE names both sessions: ours here, the peer's in seq. */
+	if (type == RDMX_HS_CLOSE)
+		msg.session = hs->session;
 	if (type == RDMX_HS_RESET || type == RDMX_HS_ACK) {
 		msg.session = hs->session;
 		msg.probe_version = l->probe_version;
@@ -120,6 +124,12 @@ static void rdmx_hs_on_reset(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, 
 	bool known = hs->peer_incarnation && hs->state != RDMX_HS_IDLE;
 	bool same = msg->incarnation == hs->peer_incarnation;
 
+	/*
+	 * The endpoint of that incarnation closed: a RESET under it is a late
+	 * or forged copy. Only a new endpoint at the address starts over.
+	 */
+	if (hs->state == RDMX_HS_CLOSED && same)
+		return;
 	/* A RESET of a session the peer has since replaced. */
 	if (known && same && (int32_t) (msg->session - hs->peer_session) < 0)
 		return;
@@ -156,6 +166,39 @@ static void rdmx_hs_on_probe_ack(struct rdmx_hs *hs, uint32_t seq, uint64_t now)
 	hs->ops->event(hs->ctx, RDMX_HS_EV_CONNECTED, 0);
 }
 
+/*
+ * The peer closes: honoured only when the CLOSE names the session under
+ * way, both incarnations (checked by the caller) and both sessions, so a
+ * copy of an older session's CLOSE, or one forged without them, changes
+ * nothing.
+ */
+static void rdmx_hs_on_close(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg)
+{
+	if ((hs->state != RDMX_HS_PROBING && hs->state != RDMX_HS_CONNECTED) ||
+	    !hs->peer_incarnation || msg->session != hs->peer_session ||
+	    msg->seq != hs->session)
+		return;
+	hs->state = RDMX_HS_CLOSED;
+	hs->deadline = 0;
+	hs->ping_out = false;
+	hs->ops->event(hs->ctx, RDMX_HS_EV_CLOSED, FI_ECONNRESET);
+}
+
+bool rdmx_hs_close(struct rdmx_hs *hs)
+{
+	if ((hs->state != RDMX_HS_PROBING && hs->state != RDMX_HS_CONNECTED) ||
+	    !(hs->peer_features & RDMX_HS_FEAT_CLOSE))
+		return false;
+	rdmx_hs_send(hs, RDMX_HS_CLOSE, hs->peer_session);
+	return true;
+}
+
+void rdmx_hs_reopen(struct rdmx_hs *hs)
+{
+	if (hs->state == RDMX_HS_CLOSED)
+		hs->state = RDMX_HS_DISCONNECTED;
+}
+
 void rdmx_hs_recv(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t now)
 {
 	if (!msg->incarnation)
@@ -181,7 +224,7 @@ void rdmx_hs_recv(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t no
 		return;
 	switch (msg->type) {
 	case RDMX_HS_PROBE:
-		if (hs->peer_incarnation)
+		if (hs->peer_incarnation && hs->state != RDMX_HS_CLOSED)
 			rdmx_hs_send(hs, RDMX_HS_PROBE_ACK, msg->seq);
 		break;
 	case RDMX_HS_PROBE_ACK:
@@ -194,6 +237,9 @@ void rdmx_hs_recv(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t no
 	case RDMX_HS_PONG:
 		if (hs->ping_out && msg->seq == hs->ping_seq)
 			rdmx_hs_heard(hs, now);
+		break;
+	case RDMX_HS_CLOSE:
+		rdmx_hs_on_close(hs, msg);
 		break;
 	default:
 		break;

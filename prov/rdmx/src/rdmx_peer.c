@@ -124,6 +124,8 @@ void rdmx_peer_forget(struct rdmx_ep *ep, fi_addr_t addr)
 	 * outlives the address, so they still go out in order, or fail
 	 * through the handshake's and backoff's own limits.
 	 */
+	/* A later insert of the address may find a new endpoint there. */
+	rdmx_hs_reopen(&peer->hs);
 }
 
 void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)

@@ -118,8 +118,8 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 		n = ep->dev->ops->poll_cq(ep->dev, cqe, RDMX_PROGRESS_BATCH);
 		for (int i = 0; i < n; i++) {
 			if (cqe[i].op == RDMX_DEV_OP_SEND)
-				rdmx_tx_done(ep, (struct rdmx_pke *) (uintptr_t) cqe[i].wr_id,
-					     cqe[i].status);
+				rdmx_conn_tx_done(ep, (struct rdmx_pke *) (uintptr_t)
+						  cqe[i].wr_id, cqe[i].status);
 			else if (cqe[i].op == RDMX_DEV_OP_READ)
 				rdmx_long_read_done(ep, (struct rdmx_rxm *) (uintptr_t)
 						    cqe[i].wr_id, cqe[i].status);

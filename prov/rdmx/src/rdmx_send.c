@@ -347,7 +347,7 @@ static bool rdmx_tx_of_peer(const struct rdmx_txe *txe, const struct rdmx_peer *
 }
 
 void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
-			const char *why)
+			const char *why, bool spare_sent)
 {
 	struct rdmx_dlist *it, *next;
 
@@ -357,6 +357,9 @@ void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 		if (!rdmx_tx_of_peer(txe, peer))
 			continue;
 		txe->orphan = true;
+		/* Wholly at the device: its completions say if it was delivered. */
+		if (spare_sent && txe->pkts_out && txe->cleared && txe->next >= txe->end)
+			continue;
 		if (!txe->err) {
 			txe->err = err;
 			txe->why = why;

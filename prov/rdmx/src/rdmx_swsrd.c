@@ -506,6 +506,19 @@ void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now)
 	srd->pass++;
 }
 
+void rdmx_swsrd_flush_acks(struct rdmx_swsrd *srd)
+{
+	struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(&srd->active, it) {
+		struct rdmx_swsrd_peer *peer =
+			rdmx_container_of(it, struct rdmx_swsrd_peer, active_link);
+
+		if (peer->ack_pending)
+			rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
+	}
+}
+
 void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
 {
 	rdmx_srd_fail_all(srd, peer, RDMX_DEV_FLUSHED);

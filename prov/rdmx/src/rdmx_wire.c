@@ -194,7 +194,7 @@ static int rdmx_wire_decode_hs(const void *buf, struct rdmx_pkt *pkt)
 		     sizeof(*hs) - RDMX_WIRE_HS_BASE_SIZE : 0;
 
 	return pkt->flags || pkt->payload_len < ext ||
-	       type < RDMX_HS_RESET || type > RDMX_HS_PONG ? -FI_EINVAL : 0;
+	       type < RDMX_HS_RESET || type > RDMX_HS_CLOSE ? -FI_EINVAL : 0;
 }
 
 void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg)

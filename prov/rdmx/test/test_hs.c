@@ -4,10 +4,13 @@
  * normal path, lost RESET/ACK/probe messages, simultaneous connects, a
  * legacy peer, no common version, a restart with a new incarnation, and
  * ping loss leading to DISCONNECTED and a new handshake, a side that
- * starts a new session or reaches a new incarnation after a disconnect.
+ * starts a new session or reaches a new incarnation after a disconnect,
+ * and the CLOSE of a closing endpoint: honoured for the current session
+ * only, never from a peer's old session, a forged copy or a stale RESET.
  */
 #include "rdmx_test.h"
 #include "rdmx_hs.h"
+#include "rdmx_wire.h"
 
 #define MS		1000000ULL
 #define QUEUE_MAX	256
@@ -15,9 +18,10 @@
 struct side {
 	struct rdmx_hs		hs;
 	struct rdmx_hs_local	local;
-	int			connected, disconnected, restarted;
+	int			connected, disconnected, restarted, closed;
 	int			last_err;
-	int			sent[RDMX_HS_PONG + 1];
+	int			sent[RDMX_HS_CLOSE + 1];
+	struct rdmx_hs_msg	last_close;	/* the last CLOSE it sent */
 };
 
 static struct side A, B;
@@ -46,6 +50,8 @@ static void link_send(void *ctx, const struct rdmx_hs_msg *msg)
 	struct side *from = ctx;
 
 	from->sent[msg->type]++;
+	if (msg->type == RDMX_HS_CLOSE)
+		from->last_close = *msg;
 	if (drop_left && (!drop_type || drop_type == msg->type)) {
 		drop_left--;
 		return;
@@ -63,6 +69,7 @@ static void on_event(void *ctx, enum rdmx_hs_event ev, int err)
 	s->connected += ev == RDMX_HS_EV_CONNECTED;
 	s->disconnected += ev == RDMX_HS_EV_DISCONNECTED;
 	s->restarted += ev == RDMX_HS_EV_RESTARTED;
+	s->closed += ev == RDMX_HS_EV_CLOSED;
 	s->last_err = err;
 }
 
@@ -389,4 +396,153 @@ Test(hs, an_ack_to_an_older_reset_is_ignored)
 	ack.seq = 2;
 	rdmx_hs_recv(&A.hs, &ack, now);
 	cr_assert_eq(A.hs.state, RDMX_HS_PROBING);
+}
+
+/* A and B connected, both announcing CLOSE. */
+static void connect_closable(void)
+{
+	A.local.features |= RDMX_HS_FEAT_CLOSE;
+	B.local.features |= RDMX_HS_FEAT_CLOSE;
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	assert_connected(RDMX_PROTO_VERSION);
+}
+
+Test(hs, close_of_the_current_session_closes_the_peer)
+{
+	connect_closable();
+	cr_assert(rdmx_hs_close(&A.hs), "a connected peer that knows CLOSE is told");
+	cr_assert_eq(A.hs.state, RDMX_HS_CONNECTED, "the closing side waits for nothing");
+	deliver();
+	cr_assert_eq(B.hs.state, RDMX_HS_CLOSED, "B is %s", rdmx_hs_state_str(B.hs.state));
+	cr_assert_eq(B.closed, 1);
+	cr_assert_eq(B.last_err, FI_ECONNRESET);
+	cr_assert_eq(B.hs.deadline, 0, "no ping to a closed peer");
+	/* A copy that arrives late changes nothing more. */
+	rdmx_hs_recv(&B.hs, &A.last_close, now);
+	cr_assert_eq(B.closed, 1);
+	/* Nor does a connect: the endpoint is gone. */
+	rdmx_hs_connect(&B.hs, now);
+	cr_assert_eq(B.hs.state, RDMX_HS_CLOSED);
+	cr_assert_eq(B.sent[RDMX_HS_RESET], 0);
+}
+
+Test(hs, no_close_to_a_peer_that_does_not_know_it)
+{
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	cr_assert_not(rdmx_hs_close(&A.hs), "B announced no RDMX_HS_FEAT_CLOSE");
+	cr_assert_eq(A.sent[RDMX_HS_CLOSE], 0);
+	setup();
+	connect_closable();
+	only_a_disconnects();
+	cr_assert_not(rdmx_hs_close(&A.hs), "no session under way");
+}
+
+Test(hs, forged_or_old_close_changes_nothing)
+{
+	struct rdmx_hs_msg close;
+
+	connect_closable();
+	/* A's CLOSE of this session, not sent. */
+	close = (struct rdmx_hs_msg) { .type = RDMX_HS_CLOSE, .incarnation = 0xa1,
+				       .peer_incarnation = 0xb1,
+				       .session = A.hs.session, .seq = A.hs.peer_session };
+	close.session++;
+	rdmx_hs_recv(&B.hs, &close, now);
+	close.session--;
+	close.seq++;
+	rdmx_hs_recv(&B.hs, &close, now);
+	close.seq--;
+	close.incarnation = 0xa2;
+	rdmx_hs_recv(&B.hs, &close, now);
+	close.incarnation = 0xa1;
+	close.peer_incarnation = 0xb2;
+	rdmx_hs_recv(&B.hs, &close, now);
+	cr_assert_eq(B.closed, 0, "wrong session or incarnation: ignored");
+	cr_assert_eq(B.hs.state, RDMX_HS_CONNECTED);
+	/* The right one, as a check that the forgeries were near misses. */
+	close.peer_incarnation = 0xb1;
+	rdmx_hs_recv(&B.hs, &close, now);
+	cr_assert_eq(B.closed, 1);
+}
+
+Test(hs, a_close_of_an_older_session_is_ignored)
+{
+	struct rdmx_hs_msg old;
+
+	connect_closable();
+	rdmx_hs_close(&A.hs);
+	old = A.last_close;
+	queued = 0;			/* the CLOSE is lost: A stays */
+	/* A later gives B up and connects again: a new session. */
+	only_a_disconnects();
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	assert_connected(RDMX_PROTO_VERSION);
+	rdmx_hs_recv(&B.hs, &old, now);
+	cr_assert_eq(B.closed, 0, "a replay of the first session's CLOSE");
+	cr_assert_eq(B.hs.state, RDMX_HS_CONNECTED);
+}
+
+Test(hs, a_closed_peer_comes_back_only_as_a_new_endpoint)
+{
+	struct rdmx_hs_msg reset = { .type = RDMX_HS_RESET, .incarnation = 0xa1,
+				     .probe_version = RDMX_HS_PROBE_VERSION,
+				     .proto_min = RDMX_PROTO_LEGACY,
+				     .proto_max = RDMX_PROTO_VERSION };
+
+	int acks;
+
+	connect_closable();
+	rdmx_hs_close(&A.hs);
+	deliver();
+	cr_assert_eq(B.hs.state, RDMX_HS_CLOSED);
+	/* A RESET under the closed incarnation, even of a newer session. */
+	reset.session = A.hs.session + 1;
+	acks = B.sent[RDMX_HS_ACK];
+	rdmx_hs_recv(&B.hs, &reset, now);
+	cr_assert_eq(B.hs.state, RDMX_HS_CLOSED, "the closed endpoint does not return");
+	cr_assert_eq(B.sent[RDMX_HS_ACK], acks, "and is not answered");
+	/* A new endpoint on A's address. */
+	side_init(&A, 0xa2, RDMX_HS_PROBE_VERSION, RDMX_PROTO_LEGACY, RDMX_PROTO_VERSION);
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_eq(B.restarted, 1, "B drops the closed session's leftovers");
+}
+
+Test(hs, reopen_lets_a_closed_peer_be_connected_again)
+{
+	connect_closable();
+	rdmx_hs_close(&A.hs);
+	deliver();
+	side_init(&A, 0xa2, RDMX_HS_PROBE_VERSION, RDMX_PROTO_LEGACY, RDMX_PROTO_VERSION);
+	rdmx_hs_reopen(&B.hs);
+	cr_assert_eq(B.hs.state, RDMX_HS_DISCONNECTED);
+	rdmx_hs_connect(&B.hs, now);	/* B sends first, to the new A */
+	deliver();
+	assert_connected(RDMX_PROTO_VERSION);
+}
+
+Test(hs, close_travels_on_the_wire)
+{
+	struct rdmx_hs_msg msg = { .type = RDMX_HS_CLOSE, .incarnation = 0xa1,
+				   .peer_incarnation = 0xb1, .session = 7, .seq = 3 };
+	struct rdmx_hs_msg back;
+	struct rdmx_wire_hs wire;
+	struct rdmx_pkt pkt;
+
+	rdmx_wire_hs_encode(&wire, &msg);
+	cr_assert_eq(rdmx_wire_decode(&wire, rdmx_wire_hs_size(&msg), &pkt), 0,
+		     "a CLOSE is valid");
+	rdmx_wire_hs_decode(&wire, rdmx_wire_hs_size(&msg), &back);
+	cr_assert_eq(back.type, RDMX_HS_CLOSE);
+	cr_assert_eq(back.session, 7);
+	cr_assert_eq(back.seq, 3);
+	cr_assert_eq(back.incarnation, 0xa1);
+	cr_assert_eq(back.peer_incarnation, 0xb1);
+	wire.hs_type = htole32(RDMX_HS_CLOSE + 1);
+	cr_assert_neq(rdmx_wire_decode(&wire, rdmx_wire_hs_size(&msg), &pkt), 0,
+		      "the next type is unknown: malformed");
 }

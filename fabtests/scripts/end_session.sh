@@ -1,0 +1,144 @@
+#!/bin/sh
+# end_session.sh: both ends of a lossy session exit cleanly (issue 16,
+# item 6). Two network namespaces of its own joined by a veth pair, each
+# dropping END_LOSS_PERCENT% of the UDP packets it receives (nftables
+# numgen random, both directions; as netns_loss.sh). A sender streams
+# END_COUNT messages of 0 to END_MAX_SIZE bytes (rdmx_stream --sizes
+# mixed) with the provider's default completion level; the receiver
+# checks each one and exits right after its DONE send (default level
+# too) completes, the sender right after DONE arrived and its last send
+# completed (--linger-ms 0). Then END_SHORT sessions of END_SHORT_COUNT
+# messages end the same way. The acknowledgements of the last messages, and of
+# DONE, are lost as often as any packet: unless fi_close sends the
+# acknowledgements it owes and tells the peer it is going, the survivor
+# resends into the void and fails a send that was delivered
+# (FI_EHOSTUNREACH). Both must exit 0, print PASS and report no failed
+# send (tx_errors=0) and no unreachable peer (peers_unreachable=0); the
+# nft counters must show loss both ways.
+#
+# No FI_RDMX_* variable is set: the receiver binds its veth address, the
+# sender reaches it from its own. Needs root, ip and nft; skips (77)
+# without them. Capped at 600 s.
+# Exit status: 0 pass, 1 fail, 77 skip.
+set -eu
+
+END_LOSS_PERCENT=5
+END_COUNT=20000
+END_MAX_SIZE=204800
+END_NET=10.213.9
+END_CAP_S=600
+# Every session end is a chance for the last packets and acks to be
+# lost: a few more short sessions make a regression likely to show.
+END_SHORT=10
+END_SHORT_COUNT=500
+# The control sends (HELLO, ACCEPT, DONE) use the provider's default
+# completion level, as a program that exits once its last send completed
+# relies on; END_CTRL=transmit asks for FI_TRANSMIT_COMPLETE instead.
+: "${END_CTRL:=default}"
+# A session whose DONE never arrives fails after this long, not 60 s.
+END_WAIT_S=20
+
+. "$(dirname "$0")/testlib.sh"
+
+end_skip() {
+	echo "SKIP: end_session.sh: $*"
+	exit 77
+}
+
+[ "$(id -u)" -eq 0 ] || end_skip "needs root"
+command -v ip >/dev/null 2>&1 || end_skip "ip not installed (Debian: iproute2)"
+command -v nft >/dev/null 2>&1 || end_skip "nft not installed (Debian: nftables)"
+t_cap_runtime "$END_CAP_S" "$@"
+
+t_env_defaults
+t_init
+t_require_prog "$ST"
+
+ns_r=rdmx-end-r-$$
+ns_s=rdmx-end-s-$$
+veth_r=rdmxer$$
+veth_s=rdmxes$$
+addr_r=$END_NET.2
+addr_s=$END_NET.1
+
+ip netns add "$ns_r" 2>/dev/null || end_skip "cannot create a network namespace"
+t_on_exit "ip netns delete $ns_r"
+ip netns add "$ns_s" || t_fail "cannot create a second network namespace"
+t_on_exit "ip netns delete $ns_s"
+ip -n "$ns_s" link add "$veth_s" type veth peer name "$veth_r" netns "$ns_r" ||
+	t_fail "cannot create the veth pair"
+ip -n "$ns_s" addr add "$addr_s/30" dev "$veth_s"
+ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
+for ns in "$ns_s" "$ns_r"; do
+	ip -n "$ns" link set lo up
+done
+ip -n "$ns_s" link set "$veth_s" up
+ip -n "$ns_r" link set "$veth_r" up
+
+# end_rules ns: drops END_LOSS_PERCENT% of the UDP packets ns receives.
+end_rules() {
+	ip netns exec "$1" nft -f - <<NFT || t_fail "nft could not load the drop rule in $1"
+table inet rdmx_end {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		meta l4proto udp numgen random mod 100 < $END_LOSS_PERCENT counter drop
+	}
+}
+NFT
+}
+
+# end_dropped ns: the packets the rule dropped so far in ns.
+end_dropped() {
+	ip netns exec "$1" nft list table inet rdmx_end |
+		sed -n 's/.*counter packets \([0-9][0-9]*\) .*/\1/p'
+}
+
+end_rules "$ns_s"
+end_rules "$ns_r"
+
+# end_run name count: one session of count messages; both programs must
+# exit 0 with PASS and report no failed send and no unreachable peer.
+end_run() {
+	local name=$1 count=$2 side errs unreach
+	t_start_server "$name-receiver" "ip netns exec $ns_r" \
+		"$ST" -r -b "$addr_r" -p 0 --max-size "$END_MAX_SIZE" \
+		--ctrl-completion "$END_CTRL" -t "$END_WAIT_S"
+	t_spawn_with "$name-sender" "ip netns exec $ns_s" \
+		"$ST" -p "$T_SERVER_PORT" -n "$count" --sizes mixed \
+		--max-size "$END_MAX_SIZE" --completion inject --linger-ms 0 \
+		--ctrl-completion "$END_CTRL" -t "$END_WAIT_S" "$addr_r"
+	t_reap "$T_LAST_PID" "$name: the sender"
+	t_reap "$T_SERVER_PID" "$name: the receiver"
+	t_out_has "$name-sender" '^rdmx_stream: PASS sender' ||
+		t_fail "$name: the sender printed no PASS"
+	t_out_has "$name-receiver" '^rdmx_stream: PASS receiver' ||
+		t_fail "$name: the receiver printed no PASS"
+	for side in sender receiver; do
+		errs=$(t_counter "$name-$side" tx_errors)
+		unreach=$(t_counter "$name-$side" peers_unreachable)
+		[ "$errs" -eq 0 ] || t_fail "$name: the $side had $errs failed sends"
+		[ "$unreach" -eq 0 ] ||
+			t_fail "$name: the $side declared $unreach peers unreachable"
+	done
+}
+
+echo "== receiver in $ns_r ($addr_r), sender in $ns_s ($addr_s)," \
+	"$END_LOSS_PERCENT% loss each way, control sends: $END_CTRL completion"
+end_run long "$END_COUNT"
+cat "$T_DIR/long-sender.out"
+echo "== $END_SHORT more sessions of $END_SHORT_COUNT messages: more ends"
+i=0
+while [ "$i" -lt "$END_SHORT" ]; do
+	end_run "short$i" "$END_SHORT_COUNT"
+	i=$((i + 1))
+done
+
+drop_r=$(end_dropped "$ns_r")
+drop_s=$(end_dropped "$ns_s")
+[ -n "$drop_r" ] && [ "$drop_r" -gt 0 ] ||
+	t_fail "the rule in $ns_r dropped no packet (${drop_r:-no counter})"
+[ -n "$drop_s" ] && [ "$drop_s" -gt 0 ] ||
+	t_fail "the rule in $ns_s dropped no packet (${drop_s:-no counter})"
+echo "PASS: end_session.sh ($END_COUNT messages up to $END_MAX_SIZE bytes, then" \
+	"$END_SHORT sessions of $END_SHORT_COUNT, each ending cleanly; nft dropped" \
+	"$drop_r packets to the receivers, $drop_s to the senders)"

@@ -137,6 +137,22 @@ if unshare -n true 2>/dev/null; then
 else
 	echo "suite network: the host's (no private network namespace: not root?)"
 fi
+
+# rdmx's own one-process API tests, inside the 2.6 core: the structures
+# it allocates and the inline calls compiled with its headers. They need
+# loopback alone (no FI_RDMX_IFACE), so only in the private namespace.
+if [ -n "$NETNS" ]; then
+	for t in rdmx_getinfo_test rdmx_api_test; do
+		prog=$RDMX_BUILDDIR/fabtests/$t
+		[ -x "$prog" ] || t_fail "$prog not built (make check builds it)"
+		t_spawn_with "$t" "$NETNS" env $SAN_ENV "$prog"
+		t_reap "$T_LAST_PID" "$t in libfabric $LF_VERSION"
+		echo "$t in libfabric $LF_VERSION: $(tail -n 1 "$T_DIR/$t.out")"
+	done
+else
+	echo "rdmx_getinfo_test, rdmx_api_test in libfabric $LF_VERSION: not run (no private namespace)"
+fi
+
 echo "running the libfabric $LF_VERSION fabtests quick suite over rdmx"
 RUN_LOG=$CACHE/quick-rdmx.log
 (cd "$P2/share/fabtests" &&

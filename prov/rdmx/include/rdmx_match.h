@@ -134,6 +134,13 @@ void rdmx_match_unexp_add(struct rdmx_match_queue *q, struct rdmx_unexp *ux);
 /* Takes an unexpected message off its queue; harmless if it is not on it. */
 void rdmx_match_unexp_remove(struct rdmx_match_queue *q, struct rdmx_unexp *ux);
 
+/*
+ * Gives every unexpected message of source from the source to instead,
+ * keeping their arrival order.
+ */
+void rdmx_match_unexp_readdr(struct rdmx_match_queue *q, fi_addr_t from,
+			     fi_addr_t to);
+
 /* The oldest unexpected message a receive takes, left in the queue. */
 struct rdmx_unexp *rdmx_match_unexp_find(struct rdmx_match_queue *q,
 					 fi_addr_t addr, uint64_t tag,

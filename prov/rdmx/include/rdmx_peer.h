@@ -57,6 +57,28 @@ struct rdmx_peer {
  */
 int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p);
 
+/*
+ * The source a peer's messages are matched and queued by: its AV address;
+ * while it has none, a key of its own (RDMX_PEER_SRC_UNKNOWN with the
+ * peer's address in memory), which no AV address equals and which is
+ * reported as FI_ADDR_NOTAVAIL. When the peer joins the AV, the messages
+ * it sent before that and that still wait for a receive take the new
+ * address, so a receive directed at it finds them (fi_av(3)).
+ */
+#define RDMX_PEER_SRC_UNKNOWN	(1ULL << 63)
+
+static inline fi_addr_t rdmx_peer_src(const struct rdmx_peer *peer)
+{
+	return peer->addr != FI_ADDR_NOTAVAIL ? peer->addr :
+	       (RDMX_PEER_SRC_UNKNOWN | (uintptr_t) peer);
+}
+
+/* The source a completion reports for a message matched by src. */
+static inline fi_addr_t rdmx_peer_src_reported(fi_addr_t src)
+{
+	return (src & RDMX_PEER_SRC_UNKNOWN) ? FI_ADDR_NOTAVAIL : src;
+}
+
 /* Peers an endpoint makes for senders outside its AV, at most. */
 #define RDMX_PEER_ANON_MAX	4096
 

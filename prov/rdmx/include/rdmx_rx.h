@@ -145,6 +145,12 @@ void rdmx_recv_ux_queue(struct rdmx_ep *ep, struct rdmx_unexp *ux, fi_addr_t src
 /* Frees an unexpected entry that holds no packet buffer. */
 void rdmx_recv_ux_free(struct rdmx_ep *ep, struct rdmx_unexp *ux);
 
+/*
+ * The unexpected messages queued from source from (a peer's own key, see
+ * rdmx_peer_src) are from AV address to from now on.
+ */
+void rdmx_recv_ux_readdr(struct rdmx_ep *ep, fi_addr_t from, fi_addr_t to);
+
 /* Cancels a posted receive by context; 0 or -FI_ENOENT. */
 int rdmx_recv_cancel(struct rdmx_ep *ep, void *context);
 

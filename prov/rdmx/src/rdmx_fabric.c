@@ -95,7 +95,7 @@ int rdmx_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
 	if (!fab)
 		return -FI_ENOMEM;
 	fab->dev_ops = ops;
-	fab->api_version = attr->api_version ? attr->api_version : RDMX_API_VERSION;
+	fab->api_version = attr->api_version ? attr->api_version : rdmx_prov.fi_version;
 	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
 	fab->fabric_fid.fid.context = context;
 	fab->fabric_fid.fid.ops = &rdmx_fabric_fi_ops;

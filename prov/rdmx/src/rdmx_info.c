@@ -12,6 +12,7 @@
 #include "rdmx.h"
 #include "rdmx_info.h"
 #include "rdmx_match.h"
+#include "rdmx_version.h"
 #include "rdmx_wire.h"
 
 #define RDMX_DOMAINS_MAX	16
@@ -66,8 +67,7 @@ struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,
 	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	info->domain_attr->av_type = FI_AV_UNSPEC;
-	info->domain_attr->mr_mode = FI_VERSION_LT(version, FI_VERSION(1, 5)) ?
-				     FI_MR_SCALABLE : 0;
+	info->domain_attr->mr_mode = rdmx_version_mr_mode(version);
 	info->domain_attr->mr_key_size = sizeof(uint64_t);
 	info->domain_attr->cq_data_size = sizeof(uint64_t);
 	info->domain_attr->cq_cnt = 1024;
@@ -127,13 +127,16 @@ static int rdmx_info_check_ep(const struct fi_ep_attr *prov,
 }
 
 static int rdmx_info_check_domain(const struct fi_domain_attr *prov,
-				  const struct fi_domain_attr *hint)
+				  const struct fi_domain_attr *hint,
+				  uint32_t version)
 {
 	if (hint->name && strcmp(hint->name, prov->name))
 		return rdmx_info_nofit("domain %s", hint->name);
-	if (hint->control_progress == FI_PROGRESS_AUTO ||
-	    hint->data_progress == FI_PROGRESS_AUTO)
-		return rdmx_info_nofit("automatic progress (rdmx progresses manually)");
+	/* 2.x calls data_progress "progress"; control_progress is 1.x's. */
+	if (!rdmx_version_progress_ok(version, hint->control_progress) ||
+	    !rdmx_version_progress_ok(version, hint->data_progress))
+		return rdmx_info_nofit("progress %d/%d (rdmx progresses manually)",
+				  hint->control_progress, hint->data_progress);
 	if (hint->av_type != FI_AV_UNSPEC && hint->av_type != FI_AV_MAP &&
 	    hint->av_type != FI_AV_TABLE)
 		return rdmx_info_nofit("av type");
@@ -181,7 +184,6 @@ int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
 {
 	int ret;
 
-	(void) version;
 	if (hints->caps & ~prov->caps)
 		return rdmx_info_nofit("caps %s", fi_tostr(&hints->caps, FI_TYPE_CAPS));
 	if (hints->addr_format != FI_FORMAT_UNSPEC &&
@@ -193,7 +195,8 @@ int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
 	if (hints->ep_attr && (ret = rdmx_info_check_ep(prov->ep_attr, hints->ep_attr)))
 		return ret;
 	if (hints->domain_attr &&
-	    (ret = rdmx_info_check_domain(prov->domain_attr, hints->domain_attr)))
+	    (ret = rdmx_info_check_domain(prov->domain_attr, hints->domain_attr,
+					     version)))
 		return ret;
 	if (hints->fabric_attr && hints->fabric_attr->name &&
 	    strcmp(hints->fabric_attr->name, prov->fabric_attr->name))
@@ -267,6 +270,9 @@ void rdmx_info_narrow(struct fi_info *prov, const struct fi_info *hints,
 			dom->resource_mgmt = hint->resource_mgmt;
 		if (hint->av_type != FI_AV_UNSPEC)
 			dom->av_type = hint->av_type;
+		/* The application promised to serialise control calls. */
+		if (hint->data_progress == RDMX_PROGRESS_CONTROL_UNIFIED)
+			dom->data_progress = hint->data_progress;
 		/* Before 1.5 mr_mode was one of basic or scalable: echo it. */
 		if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
 		    (hint->mr_mode == FI_MR_BASIC || hint->mr_mode == FI_MR_SCALABLE))

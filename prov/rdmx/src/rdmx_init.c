@@ -8,6 +8,7 @@
 #include "rdmx.h"
 #include "rdmx_fabric.h"
 #include "rdmx_info.h"
+#include "rdmx_version.h"
 
 struct rdmx_params g_rdmx_params = {
 	.tx_size	= 1024,
@@ -137,8 +138,14 @@ struct fi_provider rdmx_prov = {
 	.cleanup = rdmx_cleanup,
 };
 
+/*
+ * fi_version is the header's until the core that loads rdmx is known:
+ * fi_prov_ini then declares the newest API both the core and rdmx speak
+ * (rdmx_version.c says why that is safe beyond the 1.17 headers).
+ */
 FI_EXT_INI
 {
+	rdmx_prov.fi_version = rdmx_version_declared(fi_version());
 	rdmx_params_initialize();
 	return &rdmx_prov;
 }

@@ -70,7 +70,7 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	if (!ep->rx_cq)
 		ep->stats.rx_no_recv++;
 	else
-		rxe = rdmx_recv_match(ep, pkt->flags, peer->addr, pkt->tag,
+		rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag,
 				      pkt->msg_len, &rxm->kid);
 	if (!ep->rx_cq || !rdmx_rxm_attach(ep, rxm, rxe, 0)) {
 		/* Nobody will take it: the sender is told to send nothing. */

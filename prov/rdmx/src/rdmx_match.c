@@ -238,6 +238,23 @@ void rdmx_match_unexp_remove(struct rdmx_match_queue *q, struct rdmx_unexp *ux)
 	rdmx_match_index_remove(&q->unexp_index, &ux->item);
 }
 
+void rdmx_match_unexp_readdr(struct rdmx_match_queue *q, fi_addr_t from,
+			     fi_addr_t to)
+{
+	struct rdmx_dlist *it;
+
+	/* In arrival order: each lands at the tail of its new key's list. */
+	rdmx_dlist_foreach(&q->unexp, it) {
+		struct rdmx_unexp *ux = rdmx_container_of(it, struct rdmx_unexp, link);
+
+		if (ux->item.addr != from)
+			continue;
+		rdmx_match_index_remove(&q->unexp_index, &ux->item);
+		ux->item.addr = to;
+		rdmx_match_index_add(&q->unexp_index, &ux->item);
+	}
+}
+
 struct rdmx_unexp *rdmx_match_unexp_find(struct rdmx_match_queue *q,
 					 fi_addr_t addr, uint64_t tag,
 					 uint64_t ignore)

@@ -31,7 +31,7 @@ void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	rxm = rdmx_rxm_new(ep, peer, pkt);
 	if (!rxm)
 		return;
-	rxe = rdmx_recv_match(ep, pkt->flags, peer->addr, pkt->tag, pkt->msg_len,
+	rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag, pkt->msg_len,
 			      &rxm->kid);
 	if (!rdmx_rxm_attach(ep, rxm, rxe, pkt->msg_len)) {
 		rdmx_rxm_free(ep, rxm);

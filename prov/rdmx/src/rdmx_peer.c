@@ -59,6 +59,7 @@ int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 	const void *canon = ep->av ? rdmx_av_addr(ep->av, addr) : NULL;
 	struct rdmx_peer *peer;
 	struct rdmx_ah *ah;
+	bool heard;
 	int ret;
 
 	if (!canon)
@@ -72,11 +73,16 @@ int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 	ret = ep->dev->ops->ah_create(ep->dev, canon, &ah);
 	if (ret)
 		return ret;
+	/* A handle with a peer: a sender heard from before it joined. */
+	heard = ah->context != NULL;
 	peer = rdmx_peer_of_ah(ep, ah);
 	if (!peer)
 		return -FI_ENOMEM;
-	if (peer->addr == FI_ADDR_NOTAVAIL)
+	if (peer->addr == FI_ADDR_NOTAVAIL) {
+		if (heard)
+			rdmx_recv_ux_readdr(ep, rdmx_peer_src(peer), addr);
 		peer->addr = addr;
+	}
 	if (peer->anon) {
 		/* The sender joined the AV: it no longer counts as anonymous. */
 		peer->anon = false;

@@ -12,6 +12,7 @@
 #include "rdmx_cq.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
+#include "rdmx_peer.h"
 #include "rdmx_rx.h"
 
 struct rdmx_match_queue *rdmx_recv_queue(struct rdmx_ep *ep, uint32_t pkt_flags)
@@ -50,7 +51,7 @@ struct rdmx_cq_entry rdmx_recv_entry(void *context, size_t len, fi_addr_t src,
 		.flags = FI_RECV | ((pkt_flags & RDMX_PKT_TAGGED) ? FI_TAGGED : FI_MSG),
 		.len = len,
 		.tag = tag,
-		.src = src,
+		.src = rdmx_peer_src_reported(src),
 	};
 
 	if (pkt_flags & RDMX_PKT_CQ_DATA) {
@@ -143,6 +144,12 @@ void rdmx_recv_ux_queue(struct rdmx_ep *ep, struct rdmx_unexp *ux, fi_addr_t src
 	ux->len = len;
 	rdmx_match_unexp_add(rdmx_recv_queue(ep, pkt_flags), ux);
 	ep->stats.rx_unexpected++;
+}
+
+void rdmx_recv_ux_readdr(struct rdmx_ep *ep, fi_addr_t from, fi_addr_t to)
+{
+	rdmx_match_unexp_readdr(&ep->msg_q, from, to);
+	rdmx_match_unexp_readdr(&ep->tag_q, from, to);
 }
 
 void rdmx_recv_ux_free(struct rdmx_ep *ep, struct rdmx_unexp *ux)
@@ -250,6 +257,16 @@ static ssize_t rdmx_recv_locked(struct rdmx_ep *ep, const struct rdmx_recv_req *
 		RDMX_WARN(FI_LOG_EP_DATA, "recv from unknown fi_addr %lu\n",
 			  (unsigned long) src);
 		return -FI_EINVAL;
+	}
+	/*
+	 * A sender heard from before it joined the AV gets its address now,
+	 * so its messages waiting unexpected are src's (rdmx_peer_src). If
+	 * the peer cannot be made, they just stay unknown.
+	 */
+	if (src != FI_ADDR_UNSPEC && ep->anon_peers && !rdmx_peer_find(ep, src)) {
+		struct rdmx_peer *peer;
+
+		(void) rdmx_peer_get(ep, src, &peer);
 	}
 	if (req->flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
 		return rdmx_probe(ep, req, src);

@@ -113,7 +113,7 @@ bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *
 	}
 	ux->rxm = rxm;
 	rxm->ux = ux;
-	rdmx_recv_ux_queue(ep, ux, rxm->peer->addr, rxm->tag, rxm->data, rxm->pkt_flags,
+	rdmx_recv_ux_queue(ep, ux, rdmx_peer_src(rxm->peer), rxm->tag, rxm->data, rxm->pkt_flags,
 			   rxm->msg_len);
 	return true;
 }
@@ -146,7 +146,7 @@ static void rdmx_rxm_finish(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 			rdmx_rxm_drop_ux(ep, rxm);
 		}
 		rxm->rxe = NULL;
-		rdmx_recv_complete(ep, rxe, rxm->msg_len, rxm->peer->addr, rxm->tag,
+		rdmx_recv_complete(ep, rxe, rxm->msg_len, rdmx_peer_src(rxm->peer), rxm->tag,
 				   rxm->data, rxm->pkt_flags);
 	}
 	rdmx_rxm_free(ep, rxm);

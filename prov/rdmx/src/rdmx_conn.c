@@ -38,11 +38,16 @@ static void rdmx_conn_replay(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	while ((it = peer->pending.next) != &peer->pending && !rdmx_rnr_blocked(peer)) {
 		struct rdmx_txe *txe = rdmx_container_of(it, struct rdmx_txe, link);
 
-		if (rdmx_tx_start(ep, txe, it->next != &peer->pending))
+		int ret = rdmx_tx_start(ep, txe, it->next != &peer->pending);
+
+		if (ret == -FI_EAGAIN)
 			return;		/* the device is full: the next progress goes on */
 		rdmx_dlist_remove(it);
 		txe->deferred = false;
 		peer->pending_cnt--;
+		/* A completion level the peer turned out not to support. */
+		if (ret)
+			rdmx_tx_abandon(ep, txe, -ret, "the peer cannot acknowledge delivery");
 	}
 }
 
@@ -108,6 +113,7 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 		.probe_version = RDMX_HS_PROBE_VERSION,
 		.proto_min = RDMX_PROTO_LEGACY,
 		.proto_max = RDMX_PROTO_VERSION,
+		.features = RDMX_FEAT_DELIVERY_ACK,
 		.incarnation = incarnation | 1,
 	};
 	ep->hs_cfg = (struct rdmx_hs_cfg) {

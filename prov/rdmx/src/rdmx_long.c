@@ -19,6 +19,7 @@
  * credit as above instead.
  */
 #include "rdmx.h"
+#include "rdmx_dack.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rx.h"
@@ -57,8 +58,10 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	struct rdmx_rxm *rxm = rdmx_rxm_new(ep, peer, pkt);
 	int segs;
 
-	if (!rxm)
+	if (!rxm) {
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
 		return;
+	}
 	if (pkt->flags & RDMX_PKT_READ) {
 		segs = rdmx_wire_read_decode(pkt->payload, pkt->payload_len, pkt->msg_len,
 					     rxm->rkey, rxm->remote);

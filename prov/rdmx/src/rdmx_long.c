@@ -76,7 +76,13 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rxe = rdmx_recv_match(ep, pkt->flags, peer->addr, pkt->tag,
 				      pkt->msg_len, &rxm->kid);
 	if (!ep->rx_cq || !rdmx_rxm_attach(ep, rxm, rxe, 0)) {
-		/* Nobody will take it: the sender is told to send nothing. */
+		/*
+		 * Nobody will take it: the sender is told to send nothing, and
+		 * a sender waiting for delivery that it was not delivered.
+		 */
+		rdmx_dack_send(ep, peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id,
+			       ep->rx_cq ? FI_ENOMEM : FI_EOPNOTSUPP);
+		rxm->pkt_flags &= ~RDMX_PKT_DACK_REQ;
 		rdmx_rxm_discard(ep, rxm);
 		return;
 	}

@@ -83,6 +83,7 @@ struct rdmx_swsrd_peer {
 	uint64_t		rto_ns;
 	struct rdmx_swsrd_slot	*slots;		/* RDMX_SRD_WINDOW, by psn */
 	struct rdmx_dlist	waiting;	/* sends without a psn yet */
+	uint32_t		now_psn;	/* the last psn sent ACK_NOW */
 
 	/* Receive session. */
 	bool			rx_known;

@@ -13,7 +13,8 @@
  * unacknowledged packets, and by the end
  * of the pass for a packet marked ACK_NOW (its sender waits for the ack
  * to complete a send, and the application may not call again for a long
- * time). The sender keeps
+ * time; a sender marks one such packet per peer in flight at a time, so
+ * a stream does not draw an ack per receiver pass). The sender keeps
  * at most min(cwnd, 64) packets in flight, retransmits on a timeout from
  * an SRTT/RTTVAR estimate (doubling per retry) and at once when three
  * later packets were acknowledged past a hole (fast retransmit), halves

@@ -138,6 +138,14 @@ void rdmx_hs_recv(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t no
 /* Any packet from the peer: it is alive (no ping needed). */
 void rdmx_hs_heard(struct rdmx_hs *hs, uint64_t now);
 
+/*
+ * Something waits on the CONNECTED peer with nothing of it in flight (a
+ * send waiting for its DACK): pings it now if it was silent silence_ns
+ * and no ping is out, so a dead peer is found by the transport's
+ * timeout, not the keepalive's.
+ */
+void rdmx_hs_probe(struct rdmx_hs *hs, uint64_t now, uint64_t silence_ns);
+
 /* Resends, pings and gives up as the deadline says; call at or after it. */
 void rdmx_hs_timer(struct rdmx_hs *hs, uint64_t now);
 

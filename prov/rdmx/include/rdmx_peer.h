@@ -29,6 +29,8 @@ struct rdmx_peer {
 	fi_addr_t		addr;		/* AV address reported as the source;
 						   FI_ADDR_NOTAVAIL once removed */
 	uint32_t		tx_msg_id;	/* msg_id of the next message sent */
+	uint32_t		dack_awaited;	/* sends waiting for its DACK: while
+						   any does, its silence is probed */
 	uint32_t		rx_msg_id;	/* msg_id of the next message matched */
 	struct rdmx_dlist	ooo;		/* of rdmx_ooo: later messages' first
 						   packets, by msg_id */

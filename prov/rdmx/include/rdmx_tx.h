@@ -39,14 +39,17 @@ enum rdmx_proto {
 };
 
 /*
- * When a send completes (fi_cq(3) completion levels). The only
- * transition is DELIVERY_AWAITED -> DELIVERED, when the receiver's DACK
- * arrives; the others are fixed at posting.
+ * When a send completes (fi_cq(3) completion levels). The transitions:
+ * DELIVERY_ASKED -> DELIVERY_AWAITED when its first packet left (the
+ * peer's count of sends waiting for a DACK goes up), -> DELIVERED when
+ * the DACK arrives (down again, as when a send awaiting it ends); the
+ * others are fixed at posting.
  */
 enum rdmx_tx_level {
 	RDMX_TX_TRANSMIT,		/* every packet acknowledged by the
 					   peer's device (the default) */
 	RDMX_TX_INJECT,			/* at posting: the payload was copied */
+	RDMX_TX_DELIVERY_ASKED,		/* delivery complete, not started yet */
 	RDMX_TX_DELIVERY_AWAITED,	/* that, and the receiver's DACK: it
 					   matched or buffered the message */
 	RDMX_TX_DELIVERED,		/* the DACK came; the packets may not

@@ -208,6 +208,9 @@ void rdmx_conn_progress(struct rdmx_ep *ep)
 
 		next = it->next;
 		rdmx_hs_timer(&peer->hs, ep->now);
+		/* Sends waiting for a DACK: is the silent peer still there? */
+		if (peer->dack_awaited)
+			rdmx_hs_probe(&peer->hs, ep->now, ep->hs_cfg.retry_ns);
 		if (peer->hs.state == RDMX_HS_CONNECTED && !rdmx_dlist_empty(&peer->pending))
 			rdmx_conn_replay(ep, peer);
 	}

@@ -50,6 +50,8 @@ static void rdmx_tx_unexpose(struct rdmx_ep *ep, struct rdmx_txe *txe)
 
 static void rdmx_send_txe_release(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
+	if (txe->level == RDMX_TX_DELIVERY_AWAITED)
+		txe->peer->dack_awaited--;
 	rdmx_tx_unexpose(ep, txe);
 	if (txe->pending)
 		rdmx_dlist_remove(&txe->link);
@@ -307,6 +309,35 @@ void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
 	rdmx_tx_pke_end(ep, pke);
 }
 
+/* The sends under way to peer. */
+static bool rdmx_tx_of_peer(const struct rdmx_txe *txe, const struct rdmx_peer *peer)
+{
+	return txe->in_use && txe->peer == peer && !txe->deferred;
+}
+
+/*
+ * The device found peer unreachable: the sends whose packets are all
+ * acknowledged and that wait only for a DACK will not get it. They fail
+ * as the packets do (nothing of them is in flight for the device to
+ * fail), and the peer, gone, is not told (no VOID).
+ */
+static void rdmx_tx_dack_unreachable(struct rdmx_ep *ep, struct rdmx_peer *peer,
+				     int err, const char *why)
+{
+	for (size_t i = 0; peer->dack_awaited && i < ep->txe_pool.count; i++) {
+		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
+
+		if (!rdmx_tx_of_peer(txe, peer) || txe->level != RDMX_TX_DELIVERY_AWAITED ||
+		    txe->err)
+			continue;
+		txe->err = err;
+		txe->why = why;
+		txe->orphan = true;
+		if (!txe->pkts_out)
+			rdmx_tx_advance(ep, txe);
+	}
+}
+
 void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		  enum rdmx_dev_status status)
 {
@@ -314,6 +345,9 @@ void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		rdmx_rnr_refused(ep, pke->peer, pke);
 		return;
 	}
+	if (status == RDMX_DEV_UNREACH)
+		rdmx_tx_dack_unreachable(ep, pke->peer, rdmx_dev_status_errno(status),
+					 rdmx_dev_status_str(status));
 	if (status != RDMX_DEV_OK) {
 		rdmx_tx_fail(ep, pke, rdmx_dev_status_errno(status),
 			     rdmx_dev_status_str(status));
@@ -359,11 +393,6 @@ void rdmx_tx_progress(struct rdmx_ep *ep)
 	}
 }
 
-/* The sends under way to peer. */
-static bool rdmx_tx_of_peer(const struct rdmx_txe *txe, const struct rdmx_peer *peer)
-{
-	return txe->in_use && txe->peer == peer && !txe->deferred;
-}
 
 void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 			const char *why)
@@ -425,6 +454,7 @@ void rdmx_tx_delivered(struct rdmx_ep *ep, struct rdmx_txe *txe, int err)
 {
 	assert(txe->level == RDMX_TX_DELIVERY_AWAITED);
 	txe->level = RDMX_TX_DELIVERED;
+	txe->peer->dack_awaited--;
 	if (err && !txe->err) {
 		txe->err = err;
 		txe->why = "the receiver could not take the message";
@@ -435,7 +465,7 @@ void rdmx_tx_delivered(struct rdmx_ep *ep, struct rdmx_txe *txe, int err)
 
 bool rdmx_tx_level_refused(const struct rdmx_txe *txe)
 {
-	return txe->level == RDMX_TX_DELIVERY_AWAITED &&
+	return txe->level == RDMX_TX_DELIVERY_ASKED &&
 	       !(txe->peer->hs.peer_features & RDMX_FEAT_DELIVERY_ACK);
 }
 
@@ -491,7 +521,7 @@ static enum rdmx_tx_level rdmx_send_level(const struct rdmx_ep *ep,
 	if (req->inject_op)
 		return RDMX_TX_INJECT;
 	if (req->flags & FI_DELIVERY_COMPLETE)
-		return RDMX_TX_DELIVERY_AWAITED;
+		return RDMX_TX_DELIVERY_ASKED;
 	if (req->flags & FI_TRANSMIT_COMPLETE)
 		return RDMX_TX_TRANSMIT;
 	return (req->flags & FI_INJECT_COMPLETE) && len <= ep->inject_size ?
@@ -521,7 +551,7 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	txe->data = req->data;
 	txe->pkt_flags = ((req->flags & FI_TAGGED) ? RDMX_PKT_TAGGED : 0) |
 			 ((req->flags & FI_REMOTE_CQ_DATA) ? RDMX_PKT_CQ_DATA : 0) |
-			 (level == RDMX_TX_DELIVERY_AWAITED ? RDMX_PKT_DACK_REQ : 0);
+			 (level == RDMX_TX_DELIVERY_ASKED ? RDMX_PKT_DACK_REQ : 0);
 	txe->addr = req->dest;
 	txe->peer = peer;
 	txe->next = 0;
@@ -606,6 +636,10 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 	if (ret)
 		return ret;
 	peer->tx_msg_id++;
+	if (txe->level == RDMX_TX_DELIVERY_ASKED) {
+		txe->level = RDMX_TX_DELIVERY_AWAITED;
+		peer->dack_awaited++;
+	}
 	if (txe->next < txe->limit)
 		rdmx_tx_pump(ep, txe);
 	return 0;

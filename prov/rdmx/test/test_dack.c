@@ -80,6 +80,7 @@ static struct rdmx_txe *send_new(enum rdmx_tx_level level, uint32_t msg_id)
 	txe->peer = &peer;
 	txe->pkts_out = 1;
 	txe->msg_id = msg_id;
+	peer.dack_awaited += level == RDMX_TX_DELIVERY_AWAITED;
 	rdmx_tx_pke_init(&txe->pke, txe, &peer, false);
 	txe->pke.busy = true;
 	return txe;
@@ -117,6 +118,7 @@ Test(dack, completes_only_with_both_acknowledgements)
 	dack(&peer, txe, 5, 0);
 	cr_assert_eq(cq_count(), 1);
 	cr_assert_eq(ep.txe_pool.in_use, 0);
+	cr_assert_eq(peer.dack_awaited, 0, "no send waits for a DACK");
 }
 
 Test(dack, early_dack_waits_for_the_packets)
@@ -161,11 +163,12 @@ Test(dack, a_status_fails_the_send)
 	cr_assert_eq(err.err, FI_EOPNOTSUPP);
 	cr_assert_eq(err.op_context, txe);
 	cr_assert_eq(ep.txe_pool.in_use, 0);
+	cr_assert_eq(peer.dack_awaited, 0);
 }
 
 Test(dack, a_peer_without_the_feature_refuses_delivery_complete)
 {
-	struct rdmx_txe *txe = send_new(RDMX_TX_DELIVERY_AWAITED, 5);
+	struct rdmx_txe *txe = send_new(RDMX_TX_DELIVERY_ASKED, 5);
 
 	cr_assert_not(rdmx_tx_level_refused(txe));
 	peer.hs.peer_features = 0;

@@ -25,6 +25,20 @@ struct rdmx_pkt;
 void rdmx_dack_send(struct rdmx_ep *ep, struct rdmx_peer *peer, uint32_t pkt_flags,
 		    uint32_t msg_id, uint32_t tx_id, int err);
 
+/*
+ * The same for a message delivered in its progress pass (an eager one):
+ * consecutive messages of a peer are acknowledged by one DACK at the end
+ * of the pass (rdmx_dack_flush), so a burst does not draw a DACK each.
+ */
+void rdmx_dack_batch(struct rdmx_ep *ep, struct rdmx_peer *peer, uint32_t pkt_flags,
+		     uint32_t msg_id, uint32_t tx_id);
+
+/* Sends the DACKs owed by the pass; at the end of every progress pass. */
+void rdmx_dack_flush(struct rdmx_ep *ep);
+
+/* The session with peer ended: the DACKs it is owed are of the old one. */
+void rdmx_dack_forget(struct rdmx_peer *peer);
+
 /* A DACK from peer: completes the send it names, or is dropped and counted. */
 void rdmx_dack_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		    const struct rdmx_pkt *pkt);

@@ -135,20 +135,23 @@ _Static_assert(sizeof(struct rdmx_wire_data) == 24, "wire data size");
 
 /*
  * RDMX_PKT_DACK: the receiver of message msg_id (send tx_id, from the
- * message's id field) matched it to a receive or buffered it whole as
- * unexpected (status 0), or dropped it (status: a positive FI_E* code).
+ * message's id field) and of the count - 1 messages before it matched
+ * them to receives or buffered them whole as unexpected (status 0), or
+ * dropped message msg_id (status: a positive FI_E* code; count 1).
  */
 struct rdmx_wire_dack {
 	struct rdmx_wire_base	base;
 	uint32_t		msg_id;
 	uint32_t		tx_id;
 	uint32_t		status;
-	uint32_t		reserved;	/* zero */
+	uint32_t		count;		/* 1 to RDMX_WIRE_DACK_RUN_MAX */
 };
 _Static_assert(sizeof(struct rdmx_wire_dack) == 24, "wire dack size");
 
 /* The highest status a DACK may carry (FI_E* codes are below). */
 #define RDMX_WIRE_DACK_STATUS_MAX	4095u
+/* The most messages one DACK may acknowledge. */
+#define RDMX_WIRE_DACK_RUN_MAX		64u
 
 /* RDMX_PKT_HS: one handshake message (rdmx_hs.h), no flags, no payload. */
 struct rdmx_wire_hs {
@@ -246,6 +249,7 @@ struct rdmx_pkt {
 	uint64_t		end;		/* CTS */
 	uint64_t		limit;		/* CTS */
 	uint32_t		status;		/* DACK */
+	uint32_t		count;		/* DACK */
 	const uint8_t		*payload;
 	size_t			payload_len;
 };
@@ -264,7 +268,7 @@ void rdmx_wire_msg_set_id(struct rdmx_wire_eager *hdr, uint32_t id);
 
 /* Fills a delivery acknowledgement. */
 void rdmx_wire_dack_encode(struct rdmx_wire_dack *hdr, uint32_t msg_id,
-			   uint32_t tx_id, uint32_t status);
+			   uint32_t tx_id, uint32_t status, uint32_t count);
 
 /* Fills a request to send msg_len bytes from send tx_id. */
 void rdmx_wire_rts_encode(struct rdmx_wire_rts *hdr, uint32_t flags,

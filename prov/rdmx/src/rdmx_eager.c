@@ -35,6 +35,9 @@ bool rdmx_eager_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		ret = 0;
 	}
 	/* Matched and copied, or buffered: delivered (FI_DELIVERY_COMPLETE). */
-	rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, -ret);
+	if (ret)
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, -ret);
+	else
+		rdmx_dack_batch(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id);
 	return keep;
 }

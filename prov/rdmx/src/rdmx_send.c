@@ -9,6 +9,7 @@
 #include "rdmx.h"
 #include "rdmx_conn.h"
 #include "rdmx_cq.h"
+#include "rdmx_dack.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
@@ -154,7 +155,9 @@ static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 
 int rdmx_tx_post(struct rdmx_ep *ep, struct rdmx_pke *pke, bool more)
 {
-	bool awaited = pke->txe && pke->txe->level != RDMX_TX_INJECT;
+	/* A DACK is awaited too: a send at its peer waits for it. */
+	bool awaited = pke->txe ? pke->txe->level != RDMX_TX_INJECT :
+		       pke->hdr.dack.base.type == RDMX_PKT_DACK;
 	unsigned flags = (more ? RDMX_DEV_SEND_MORE : 0) |
 			 (awaited ? RDMX_DEV_SEND_AWAITED : 0);
 	int ret = ep->dev->ops->post_send(ep->dev, pke->peer->ah, pke->iov,
@@ -411,6 +414,7 @@ void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 		}
 	}
 	/* Its packets waiting here would reach the peer's next session. */
+	rdmx_dack_forget(peer);
 	rdmx_rnr_flush(ep, peer, err);
 	peer->backoff_until = 0;
 	peer->backoff_exp = 0;

@@ -37,13 +37,13 @@ void rdmx_wire_msg_set_id(struct rdmx_wire_eager *hdr, uint32_t id)
 }
 
 void rdmx_wire_dack_encode(struct rdmx_wire_dack *hdr, uint32_t msg_id,
-			   uint32_t tx_id, uint32_t status)
+			   uint32_t tx_id, uint32_t status, uint32_t count)
 {
 	rdmx_wire_base_encode(&hdr->base, RDMX_PKT_DACK, 0);
 	hdr->msg_id = htole32(msg_id);
 	hdr->tx_id = htole32(tx_id);
 	hdr->status = htole32(status);
-	hdr->reserved = 0;
+	hdr->count = htole32(count);
 }
 
 void rdmx_wire_medium_encode(struct rdmx_wire_medium *hdr, uint32_t flags,
@@ -202,7 +202,7 @@ static int rdmx_wire_decode_long(const void *buf, struct rdmx_pkt *pkt)
 	       -FI_EINVAL : 0;
 }
 
-/* DACK: no flags, no payload, a status in range. */
+/* DACK: no flags, no payload, a status in range, a run of 1 to the max. */
 static int rdmx_wire_decode_dack(const void *buf, struct rdmx_pkt *pkt)
 {
 	const struct rdmx_wire_dack *dack = buf;
@@ -210,7 +210,9 @@ static int rdmx_wire_decode_dack(const void *buf, struct rdmx_pkt *pkt)
 	pkt->msg_id = le32toh(dack->msg_id);
 	pkt->tx_id = le32toh(dack->tx_id);
 	pkt->status = le32toh(dack->status);
-	return pkt->flags || pkt->payload_len || dack->reserved ||
+	pkt->count = le32toh(dack->count);
+	return pkt->flags || pkt->payload_len || !pkt->count ||
+	       pkt->count > RDMX_WIRE_DACK_RUN_MAX || (pkt->status && pkt->count > 1) ||
 	       pkt->status > RDMX_WIRE_DACK_STATUS_MAX ? -FI_EINVAL : 0;
 }
 

@@ -94,6 +94,7 @@ static void dack(struct rdmx_peer *from, const struct rdmx_txe *txe, uint32_t ms
 		.msg_id = msg_id,
 		.tx_id = (uint32_t) rdmx_pool_index(&ep.txe_pool, txe),
 		.status = status,
+		.count = 1,
 	};
 
 	rdmx_dack_recv(&ep, from, &pkt);
@@ -138,7 +139,7 @@ Test(dack, forged_dacks_change_nothing)
 {
 	struct rdmx_txe *txe = send_new(RDMX_TX_DELIVERY_AWAITED, 5);
 	struct rdmx_txe *plain = send_new(RDMX_TX_TRANSMIT, 6);
-	struct rdmx_pkt pkt = { .type = RDMX_PKT_DACK, .msg_id = 5, .tx_id = 99 };
+	struct rdmx_pkt pkt = { .type = RDMX_PKT_DACK, .msg_id = 5, .tx_id = 99, .count = 1 };
 
 	dack(&peer, txe, 4, 0);			/* another message */
 	dack(&other, txe, 5, 0);		/* another peer */
@@ -175,4 +176,52 @@ Test(dack, a_peer_without_the_feature_refuses_delivery_complete)
 	cr_assert(rdmx_tx_level_refused(txe));
 	txe->level = RDMX_TX_TRANSMIT;
 	cr_assert_not(rdmx_tx_level_refused(txe));
+}
+
+/* The peer is found unreachable: a send waiting only for its DACK fails too. */
+Test(dack, unreachable_peer_fails_the_sends_waiting_for_a_dack)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct rdmx_txe *waiting = send_new(RDMX_TX_DELIVERY_AWAITED, 5);
+	struct rdmx_txe *lost = send_new(RDMX_TX_TRANSMIT, 6);
+
+	waiting->orphan = lost->orphan = true;	/* no VOID to the stub device */
+	rdmx_tx_done(&ep, &waiting->pke, RDMX_DEV_OK);
+	cr_assert_eq(cq_count(), 0, "it waits for the DACK, nothing in flight");
+	rdmx_tx_done(&ep, &lost->pke, RDMX_DEV_UNREACH);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+		cr_assert_eq(err.err, FI_EHOSTUNREACH);
+	}
+	cr_assert_eq(ep.txe_pool.in_use, 0);
+	cr_assert_eq(peer.dack_awaited, 0);
+}
+
+/* One DACK for a run of messages completes each send of the run, no other. */
+Test(dack, a_run_completes_each_of_its_sends)
+{
+	struct rdmx_txe *a = send_new(RDMX_TX_DELIVERY_AWAITED, 7);
+	struct rdmx_txe *b = send_new(RDMX_TX_DELIVERY_AWAITED, 8);
+	struct rdmx_txe *c = send_new(RDMX_TX_DELIVERY_AWAITED, 9);
+	struct rdmx_txe *outside = send_new(RDMX_TX_DELIVERY_AWAITED, 6);
+	struct rdmx_pkt pkt = {
+		.type = RDMX_PKT_DACK,
+		.msg_id = 9,
+		.tx_id = (uint32_t) rdmx_pool_index(&ep.txe_pool, c),
+		.count = 3,
+	};
+
+	rdmx_tx_done(&ep, &a->pke, RDMX_DEV_OK);
+	rdmx_tx_done(&ep, &b->pke, RDMX_DEV_OK);
+	rdmx_tx_done(&ep, &c->pke, RDMX_DEV_OK);
+	rdmx_tx_done(&ep, &outside->pke, RDMX_DEV_OK);
+	rdmx_dack_recv(&ep, &peer, &pkt);
+	cr_assert_eq(cq_count(), 3, "messages 7, 8, 9");
+	cr_assert_eq(outside->level, RDMX_TX_DELIVERY_AWAITED, "message 6 still waits");
+	cr_assert_eq(peer.dack_awaited, 1);
+	pkt.tx_id = 0;	/* a run whose last names no waiting send */
+	rdmx_dack_recv(&ep, &peer, &pkt);
+	cr_assert_eq(ep.stats.rx_malformed, 1);
+	dack(&peer, outside, 6, 0);
+	cr_assert_eq(cq_count(), 1);
 }

@@ -474,26 +474,33 @@ Test(wire, dack_request_carries_the_send_id)
 	}
 }
 
-/* The DACK: 24 bytes, no flags, no payload, zero reserved, status bounded. */
+/* The DACK: 24 bytes, no flags, no payload, a bounded status and run. */
 Test(wire, dack_round_trip_and_rules)
 {
 	uint8_t buf[sizeof(struct rdmx_wire_dack) + 1] = { 0 };
 	struct rdmx_wire_dack *d = (struct rdmx_wire_dack *) buf;
 	struct rdmx_pkt pkt;
 
-	rdmx_wire_dack_encode(d, UINT32_MAX, 12, FI_ENOMEM);
+	rdmx_wire_dack_encode(d, UINT32_MAX, 12, FI_ENOMEM, 1);
 	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), 0);
 	cr_assert_eq(pkt.type, RDMX_PKT_DACK);
 	cr_assert_eq(pkt.msg_id, UINT32_MAX);
 	cr_assert_eq(pkt.tx_id, 12);
 	cr_assert_eq(pkt.status, FI_ENOMEM);
+	cr_assert_eq(pkt.count, 1);
 	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d) + 1, &pkt), -FI_EINVAL, "payload");
 	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d) - 1, &pkt), -FI_EINVAL, "short");
 	d->base.flags = htole32(RDMX_PKT_TAGGED);
 	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "flags");
-	rdmx_wire_dack_encode(d, 1, 2, RDMX_WIRE_DACK_STATUS_MAX + 1);
+	rdmx_wire_dack_encode(d, 1, 2, RDMX_WIRE_DACK_STATUS_MAX + 1, 1);
 	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "status");
-	rdmx_wire_dack_encode(d, 1, 2, 0);
-	d->reserved = 1;
-	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "reserved");
+	rdmx_wire_dack_encode(d, 70, 2, 0, RDMX_WIRE_DACK_RUN_MAX);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), 0, "a run");
+	cr_assert_eq(pkt.count, RDMX_WIRE_DACK_RUN_MAX);
+	rdmx_wire_dack_encode(d, 70, 2, 0, RDMX_WIRE_DACK_RUN_MAX + 1);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "run too long");
+	rdmx_wire_dack_encode(d, 70, 2, 0, 0);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "empty run");
+	rdmx_wire_dack_encode(d, 70, 2, FI_ENOMEM, 2);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "a failed run");
 }

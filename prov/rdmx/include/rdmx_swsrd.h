@@ -13,8 +13,7 @@
  * unacknowledged packets, and by the end
  * of the pass for a packet marked ACK_NOW (its sender waits for the ack
  * to complete a send, and the application may not call again for a long
- * time; a sender marks one such packet per peer in flight at a time, so
- * a stream does not draw an ack per receiver pass). The sender keeps
+ * time). The sender keeps
  * at most min(cwnd, 64) packets in flight, retransmits on a timeout from
  * an SRTT/RTTVAR estimate (doubling per retry) and at once when three
  * later packets were acknowledged past a hole (fast retransmit), halves
@@ -84,7 +83,6 @@ struct rdmx_swsrd_peer {
 	uint64_t		rto_ns;
 	struct rdmx_swsrd_slot	*slots;		/* RDMX_SRD_WINDOW, by psn */
 	struct rdmx_dlist	waiting;	/* sends without a psn yet */
-	uint32_t		now_psn;	/* the last psn sent ACK_NOW */
 
 	/* Receive session. */
 	bool			rx_known;

@@ -120,29 +120,6 @@ static void rdmx_srd_send_ctrl(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 		srd->stats->rnr_sent++;
 }
 
-/*
- * Whether an awaited packet asks for the ack at once: unless an earlier
- * one that did is still unacknowledged, whose ack, sent at the end of the
- * receiver's pass, covers what that pass received after it; the packets
- * behind it are acknowledged by the receiver's batching rules. One
- * immediate ack per round trip instead of one per receiver pass keeps a
- * stream of awaited sends from doubling the datagrams. A resend asks
- * again.
- */
-static bool rdmx_srd_ack_now(struct rdmx_swsrd_peer *peer, uint32_t psn,
-			     const struct rdmx_swsrd_slot *slot)
-{
-	uint32_t now_psn = peer->now_psn;
-
-	if (!slot->send->awaited)
-		return false;
-	if (!slot->copies && now_psn - peer->snd_una < psn - peer->snd_una &&
-	    rdmx_srd_slot(peer, now_psn)->in_use)
-		return false;
-	peer->now_psn = psn;
-	return true;
-}
-
 /* (Re)transmits the packet of a slot, with fresh acknowledgement fields. */
 static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			       uint32_t psn, uint64_t now)
@@ -151,7 +128,7 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	struct rdmx_srd_hdr hdr = {
 		.type = RDMX_SRD_DATA,
 		.flags = !slot->send ? RDMX_SRD_SKIP :
-			 rdmx_srd_ack_now(peer, psn, slot) ? RDMX_SRD_ACK_NOW : 0,
+			 slot->send->awaited ? RDMX_SRD_ACK_NOW : 0,
 		.epoch = peer->tx_epoch,
 		.psn = psn,
 	};

@@ -66,7 +66,6 @@ struct sim_dir {
 	uint64_t	data_late;	/* copies held back past later ones */
 	uint64_t	skips;
 	uint64_t	piggy;		/* DATA carrying acknowledgement fields */
-	uint64_t	ack_now;	/* DATA flagged ACK_NOW */
 
 	/* Packets unacknowledged, as the sender learns of acknowledgements. */
 	uint32_t	epoch;		/* the sender's session being tracked */
@@ -222,8 +221,6 @@ static void sim_track_data(struct sim_node *n, const struct rdmx_srd_hdr *hdr,
 		      d->una);
 	if (hdr->ack_epoch)
 		d->piggy++;
-	if (hdr->flags & RDMX_SRD_ACK_NOW)
-		d->ack_now++;
 	if (hdr->flags & RDMX_SRD_SKIP) {
 		d->skips++;
 		return;
@@ -619,39 +616,6 @@ Test(swsrd, acks_wait_for_the_sender_to_pause)
 	cr_assert_lt(lone->done_ns - lone->first_xmit_ns,
 		     2 * (SIM_LATENCY_NS + SIM_JITTER_NS) + cfg.ack_idle_ns +
 		     SIM_TICK_NS + 1);
-	sim_settle(sim);
-}
-
-/*
- * Awaited sends (their senders wait for the ack): one ACK_NOW packet in
- * flight at a time, so a burst draws an ack at once for its first packet
- * and batched acks for the rest, all within the idle period; a lone one
- * asks again.
- */
-Test(swsrd, awaited_burst_asks_one_immediate_ack)
-{
-	const size_t n = 8;
-	struct sim *sim = sim_open(&sim_cfg, n + 1, 0xacc);
-	struct sim_msg *lone;
-
-	/* sim_post sends at once: mark each message before it is posted. */
-	for (size_t i = 0; i < n; i++) {
-		sim->msgs[sim->nmsgs].send.awaited = true;
-		sim_post(sim, A);
-	}
-	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
-	sim_expect(sim, 0, n, RDMX_DEV_OK, 1);
-	cr_assert_eq(sim->node[A].tx.ack_now, 1, "%lu of %zu packets asked ACK_NOW",
-		     (unsigned long) sim->node[A].tx.ack_now, n);
-	for (size_t i = 0; i < n; i++)
-		cr_assert_lt(sim->msgs[i].done_ns - sim->msgs[i].first_xmit_ns,
-			     2 * (SIM_LATENCY_NS + SIM_JITTER_NS) + sim_cfg.ack_idle_ns +
-			     2 * SIM_TICK_NS, "message %zu waited past the idle ack", i);
-	lone = &sim->msgs[sim->nmsgs];
-	lone->send.awaited = true;
-	sim_post(sim, A);
-	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
-	cr_assert_eq(sim->node[A].tx.ack_now, 2, "the lone send asks again");
 	sim_settle(sim);
 }
 

@@ -41,10 +41,10 @@
  * completed relies on it) or transmit (FI_TRANSMIT_COMPLETE). Data
  * sends do too by default (--completion delivery), so a send completes
  * once the receiver took the message and a lost receiver shows up as
- * error completions; --completion inject leaves the provider's default
- * (rdmx completes a send up to inject_size when it is posted), so that
- * path is checked end to end as well, through the receiver's bitmap and
- * its DONE.
+ * error completions; --completion inject asks FI_INJECT_COMPLETE in the
+ * tx op_flags (rdmx completes a send up to inject_size when it is
+ * posted), so that path is checked end to end as well, through the
+ * receiver's bitmap and its DONE.
  *
  * --ordered (receiver, one sender): send-after-send order. The receiver
  * numbers its data receives in the order it posts them; the n-th posted
@@ -127,7 +127,7 @@ enum st_ctrl_type {
 
 enum st_completion {
 	ST_COMPLETION_DELIVERY,	/* tx op_flags FI_DELIVERY_COMPLETE */
-	ST_COMPLETION_INJECT,	/* the provider's default */
+	ST_COMPLETION_INJECT,	/* tx op_flags FI_INJECT_COMPLETE */
 	ST_COMPLETION_CNT,
 };
 
@@ -1162,8 +1162,8 @@ static struct fi_info *st_hints(const struct st_opts *o)
 
 	if (!hints)
 		return NULL;
-	if (o->completion == ST_COMPLETION_DELIVERY)
-		hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	hints->tx_attr->op_flags = o->completion == ST_COMPLETION_DELIVERY ?
+				   FI_DELIVERY_COMPLETE : FI_INJECT_COMPLETE;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED | FI_SOURCE | (o->untagged ? FI_MSG : 0);
 	hints->mode = FI_CONTEXT;
@@ -1349,8 +1349,8 @@ static void st_usage(void)
 		"  -n count        messages to each receiver (default %d)\n"
 		"  --sizes mixed|small|max|zero  message lengths (default mixed)\n"
 		"  --completion delivery|inject  data sends complete when the\n"
-		"                  receiver took them, or as the provider does by\n"
-		"                  default (default delivery)\n"
+		"                  receiver took them, or once posted\n"
+		"                  (FI_INJECT_COMPLETE; default delivery)\n"
 		"  --seed S        seed of lengths and payloads (default 1)\n"
 		"  --dead K        receiver K (0-based in -p) dies mid-run\n"
 		"  --expect-rnr    fail unless the RNR counters moved\n"

@@ -18,8 +18,9 @@
 # send queue (--window $RNR_COUNT): the sender keeps posting into the
 # refusals and must be told -FI_EAGAIN (with a window of 64 it would sit
 # waiting for completions and might never post while the peer is blocked).
-# With the provider's default completion, small sends complete when posted,
-# so the default window suffices, and the refused ones must still arrive.
+# With --completion inject (FI_INJECT_COMPLETE), small sends complete when
+# posted, so the default window suffices, and the refused ones must still
+# arrive.
 #
 # Exit status: 0 pass, 1 fail.
 set -eu

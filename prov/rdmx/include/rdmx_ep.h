@@ -64,6 +64,9 @@ struct rdmx_ep {
 	struct rdmx_pool	rxe_pool;	/* of struct rdmx_rxe */
 	struct rdmx_dlist	tx_pending;	/* of rdmx_txe with segments waiting */
 	struct rdmx_dlist	ctrl_pending;	/* of rdmx_pke the device had no room for */
+	struct rdmx_dlist	dack_peers;	/* of rdmx_peer owing a run of DACKs
+						   (rdmx_dack.c); empty between
+						   progress calls */
 	uint8_t			*rx_bufs;	/* packet buffers for the device */
 	size_t			rx_buf_size;	/* bytes a packet may fill */
 	size_t			rx_buf_stride;	/* headroom + rx_buf_size, 64-byte aligned */

@@ -50,11 +50,19 @@
 #define RDMX_HS_PROBE_LEGACY	1
 #define RDMX_HS_PROBE_VERSION	2
 /*
- * Feature bits of RESET and ACK. RX_MAX: the packet carries rx_max, the
- * largest packet the sender can receive (endpoints on interfaces of
- * different MTUs each send the other no more than it takes).
+ * Feature bits of RESET and ACK; a side uses a feature toward a peer only
+ * when the peer's RESET or ACK announced it.
+ * RX_MAX: the packet carries rx_max, the largest packet the sender can
+ * receive (endpoints on interfaces of different MTUs each send the other
+ * no more than it takes).
+ * DELIVERY_ACK: takes RDMX_PKT_DACK_REQ and answers it with a DACK.
+ * CLOSE: sends and honours CLOSE.
  */
-#define RDMX_HS_FEAT_RX_MAX	(1ULL << 0)
+#define RDMX_HS_FEAT_RX_MAX		(1ULL << 0)
+#define RDMX_HS_FEAT_DELIVERY_ACK	(1ULL << 1)
+#define RDMX_HS_FEAT_CLOSE		(1ULL << 2)
+/* What an endpoint announces besides RX_MAX, which rx_max implies. */
+#define RDMX_HS_FEATURES	(RDMX_HS_FEAT_DELIVERY_ACK | RDMX_HS_FEAT_CLOSE)
 
 /* Probes one side sends, at most; and what an endpoint sends. */
 #define RDMX_HS_PROBES_MAX	32
@@ -68,14 +76,6 @@ enum rdmx_hs_state {
 	RDMX_HS_DISCONNECTED,
 	RDMX_HS_CLOSED,		/* the peer closed its endpoint */
 };
-
-/*
- * More feature bits (RX_MAX is above). CLOSE: sends and honours CLOSE.
- * Bit 1 is taken by the delivery acknowledgement (branch comp).
- */
-#define RDMX_HS_FEAT_CLOSE	(1ULL << 2)
-/* What an endpoint announces besides RX_MAX, which rx_max implies. */
-#define RDMX_HS_FEATURES	RDMX_HS_FEAT_CLOSE
 
 enum rdmx_hs_type {
 	RDMX_HS_RESET = 1,
@@ -184,6 +184,14 @@ bool rdmx_hs_close(struct rdmx_hs *hs);
  * AV): it is DISCONNECTED, and the next connect starts a handshake.
  */
 void rdmx_hs_reopen(struct rdmx_hs *hs);
+
+/*
+ * Something waits on the CONNECTED peer with nothing of it in flight (a
+ * send waiting for its DACK): pings it now if it was silent silence_ns
+ * and no ping is out, so a dead peer is found by the transport's
+ * timeout, not the keepalive's.
+ */
+void rdmx_hs_probe(struct rdmx_hs *hs, uint64_t now, uint64_t silence_ns);
 
 /* Resends, pings and gives up as the deadline says; call at or after it. */
 void rdmx_hs_timer(struct rdmx_hs *hs, uint64_t now);

@@ -32,6 +32,17 @@
 #define RDMX_MAX_MSG_SIZE	(1ULL << 40)
 /* Largest inject_size: the bytes every send entry keeps room for. */
 #define RDMX_INJECT_MAX		65536
+/*
+ * Completion levels rdmx cannot give (fi_cq(3)): refused in hints'
+ * tx op_flags, in an endpoint's op flags and per operation, never
+ * weakened. FI_MATCH_COMPLETE would need the DACK of an unexpected
+ * message held until a receive takes it; FI_COMMIT_COMPLETE is for
+ * persistent memory, which rdmx does not know.
+ */
+#define RDMX_TX_LEVELS_REFUSED	(FI_MATCH_COMPLETE | FI_COMMIT_COMPLETE)
+/* The default completion level rdmx advertises in tx_attr->op_flags. */
+#define RDMX_TX_OP_FLAGS	FI_TRANSMIT_COMPLETE
+
 /* Send-after-send: receives match messages in their sender's order. */
 #define RDMX_MSG_ORDER		FI_ORDER_SAS
 

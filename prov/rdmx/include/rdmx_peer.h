@@ -29,6 +29,14 @@ struct rdmx_peer {
 	fi_addr_t		addr;		/* AV address reported as the source;
 						   FI_ADDR_NOTAVAIL once removed */
 	uint32_t		tx_msg_id;	/* msg_id of the next message sent */
+	uint32_t		dack_awaited;	/* sends waiting for its DACK: while
+						   any does, its silence is probed */
+	/* Receiver: DACKs of consecutive messages owed, sent as one. */
+	struct rdmx_dlist	dack_link;	/* on rdmx_ep.dack_peers while
+						   dack_run > 0 */
+	uint32_t		dack_first;	/* msg_id of the run's first */
+	uint32_t		dack_run;	/* messages in the run */
+	uint32_t		dack_tx_id;	/* the send id of its last */
 	uint32_t		rx_msg_id;	/* msg_id of the next message matched */
 	struct rdmx_dlist	ooo;		/* of rdmx_ooo: later messages' first
 						   packets, by msg_id */

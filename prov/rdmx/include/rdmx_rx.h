@@ -123,11 +123,12 @@ void rdmx_recv_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
 
 /*
  * Queues a whole (eager) message no receive took: copied while under the
- * memory bound, else left in its packet buffer rx_buf (returns true: the
- * buffer is kept). rx_buf RDMX_RX_BUF_NONE: always copied.
+ * memory bound, else left in its packet buffer rx_buf (*keep_p true: the
+ * buffer is kept). rx_buf RDMX_RX_BUF_NONE: always copied. 0, or
+ * -FI_ENOMEM when the message was dropped.
  */
-bool rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
-			  fi_addr_t src, size_t rx_buf);
+int rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+			 fi_addr_t src, size_t rx_buf, bool *keep_p);
 
 /* An unexpected entry with room for extra bytes of payload; NULL if none. */
 struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra);
@@ -189,9 +190,13 @@ bool rdmx_order_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 /* Frees the packets a peer holds for ordering. */
 void rdmx_order_drain(struct rdmx_peer *peer);
 
-/* Eager (rdmx_eager.c): the first packet of a one-packet message. */
-bool rdmx_eager_start(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
-		      fi_addr_t src, size_t rx_buf);
+/*
+ * Eager (rdmx_eager.c): a one-packet message from peer (NULL: a sender
+ * past the anonymous bound, src FI_ADDR_NOTAVAIL); true when it keeps
+ * the buffer rx_buf. Answers a DACK request.
+ */
+bool rdmx_eager_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		      const struct rdmx_pkt *pkt, fi_addr_t src, size_t rx_buf);
 
 /* Medium (rdmx_medium.c): a message's first segment, and the others. */
 void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,

@@ -7,8 +7,11 @@
  *   receiver's clear-to-send (CTS) packets grant.
  * Segments the device or the packet pool cannot take yet wait on the
  * endpoint's pending list and go out from progress. A send completes
- * when its last packet completed (and, if it failed, after the receiver
- * was told to skip it: a VOID packet).
+ * at the level it asked for (enum rdmx_tx_level): at posting, when its
+ * last packet completed at the device (the peer's device acknowledged
+ * every packet), or after that and the receiver's delivery
+ * acknowledgement (rdmx_dack.c); if it failed, after the receiver was
+ * told to skip it (a VOID packet).
  */
 #ifndef RDMX_TX_H
 #define RDMX_TX_H
@@ -35,6 +38,24 @@ enum rdmx_proto {
 	RDMX_PROTO_LONG,
 };
 
+/*
+ * When a send completes (fi_cq(3) completion levels). The transitions:
+ * DELIVERY_ASKED -> DELIVERY_AWAITED when its first packet left (the
+ * peer's count of sends waiting for a DACK goes up), -> DELIVERED when
+ * the DACK arrives (down again, as when a send awaiting it ends); the
+ * others are fixed at posting.
+ */
+enum rdmx_tx_level {
+	RDMX_TX_TRANSMIT,		/* every packet acknowledged by the
+					   peer's device (the default) */
+	RDMX_TX_INJECT,			/* at posting: the payload was copied */
+	RDMX_TX_DELIVERY_ASKED,		/* delivery complete, not started yet */
+	RDMX_TX_DELIVERY_AWAITED,	/* that, and the receiver's DACK: it
+					   matched or buffered the message */
+	RDMX_TX_DELIVERED,		/* the DACK came; the packets may not
+					   all be acknowledged yet */
+};
+
 /* One packet at the device; its address is the device wr_id. */
 struct rdmx_pke {
 	struct rdmx_dlist	link;		/* on rdmx_peer.retry_q after an RNR,
@@ -45,6 +66,8 @@ struct rdmx_pke {
 	uint32_t		rnr;		/* RNR completions so far */
 	bool			pooled;		/* taken from rdmx_ep.pke_pool */
 	bool			busy;		/* at the device or queued for it */
+	bool			heap;		/* a DACK allocated when the pool
+						   was empty: freed at its end */
 	union rdmx_wire_hdr	hdr;
 	struct iovec		iov[1 + RDMX_IOV_LIMIT];
 	size_t			iov_cnt;
@@ -56,7 +79,7 @@ struct rdmx_txe {
 	void			*context;
 	uint64_t		cq_flags;	/* FI_SEND | FI_MSG or FI_TAGGED */
 	bool			completion;	/* write a CQ entry on success */
-	bool			early;		/* completed when posted (inject) */
+	enum rdmx_tx_level	level;
 	bool			in_use;		/* taken: a CTS may name it */
 	bool			cleared;	/* may send: not a long send still
 						   waiting for its first CTS */
@@ -122,7 +145,9 @@ void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
  * receives still queued here are dropped. Sends not yet started stay.
  * With spare_sent (the peer closed, acknowledging what it received), a
  * send whose every packet is already at the device is left to the
- * device's completions: delivered, it completes; flushed, it fails.
+ * device's completions: delivered, it completes; flushed, it fails. A
+ * send still waiting for a DACK fails: the peer sent every DACK it owed
+ * before its CLOSE.
  */
 void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 			const char *why, bool spare_sent);
@@ -159,6 +184,22 @@ void rdmx_tx_abandon(struct rdmx_ep *ep, struct rdmx_txe *txe, int err, const ch
 
 /* The long send a CTS names, or NULL if the id names none. */
 struct rdmx_txe *rdmx_tx_by_id(struct rdmx_ep *ep, uint32_t tx_id);
+
+/*
+ * The send of peer with id tx_id and message number msg_id that awaits
+ * a DACK, or NULL (rdmx_dack.c).
+ */
+struct rdmx_txe *rdmx_tx_awaiting_dack(struct rdmx_ep *ep, struct rdmx_peer *peer,
+				       uint32_t tx_id, uint32_t msg_id);
+
+/*
+ * The receiver acknowledged the delivery of txe: err 0, it matched or
+ * buffered the message; else (positive FI_E*) it dropped it.
+ */
+void rdmx_tx_delivered(struct rdmx_ep *ep, struct rdmx_txe *txe, int err);
+
+/* True when txe asks for a level its peer cannot give (no DACK feature). */
+bool rdmx_tx_level_refused(const struct rdmx_txe *txe);
 
 /* Ends what every send still exposes to reads (endpoint close). */
 void rdmx_tx_drain(struct rdmx_ep *ep);

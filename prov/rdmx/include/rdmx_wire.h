@@ -22,6 +22,7 @@ enum rdmx_pkt_type {
 	RDMX_PKT_CTS,		/* clear to send: credit for a long message */
 	RDMX_PKT_DATA,		/* one segment of a long message */
 	RDMX_PKT_HS,		/* handshake: reset, probe, ping, answers */
+	RDMX_PKT_DACK,		/* delivery acknowledgement of one message */
 	RDMX_PKT_TYPE_MAX,
 };
 
@@ -34,8 +35,12 @@ enum rdmx_pkt_type {
 #define RDMX_PKT_READ		(1u << 3)	/* RTS whose payload is an
 						   rdmx_wire_read: the receiver
 						   may read the message */
+#define RDMX_PKT_DACK_REQ	(1u << 4)	/* EAGER, MEDIUM, RTS: the sender
+						   (send id in the id field)
+						   waits for a DACK; only to a
+						   peer with RDMX_HS_FEAT_DELIVERY_ACK */
 #define RDMX_PKT_FLAGS_KNOWN	(RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA | RDMX_PKT_VOID | \
-				 RDMX_PKT_READ)
+				 RDMX_PKT_READ | RDMX_PKT_DACK_REQ)
 
 /* Starts every packet. */
 struct rdmx_wire_base {
@@ -120,7 +125,26 @@ struct rdmx_wire_data {
 };
 _Static_assert(sizeof(struct rdmx_wire_data) == 24, "wire data size");
 
-/* Room for the header of any packet type. */
+/*
+ * RDMX_PKT_DACK: the receiver of message msg_id (send tx_id, from the
+ * message's id field) and of the count - 1 messages before it matched
+ * them to receives or buffered them whole as unexpected (status 0), or
+ * dropped message msg_id (status: a positive FI_E* code; count 1).
+ */
+struct rdmx_wire_dack {
+	struct rdmx_wire_base	base;
+	uint32_t		msg_id;
+	uint32_t		tx_id;
+	uint32_t		status;
+	uint32_t		count;		/* 1 to RDMX_WIRE_DACK_RUN_MAX */
+};
+_Static_assert(sizeof(struct rdmx_wire_dack) == 24, "wire dack size");
+
+/* The highest status a DACK may carry (FI_E* codes are below). */
+#define RDMX_WIRE_DACK_STATUS_MAX	4095u
+/* The most messages one DACK may acknowledge. */
+#define RDMX_WIRE_DACK_RUN_MAX		64u
+
 /* RDMX_PKT_HS: one handshake message (rdmx_hs.h), no flags, no payload. */
 struct rdmx_wire_hs {
 	struct rdmx_wire_base	base;
@@ -148,6 +172,7 @@ union rdmx_wire_hdr {
 	struct rdmx_wire_cts	cts;
 	struct rdmx_wire_data	data;
 	struct rdmx_wire_hs	hs;
+	struct rdmx_wire_dack	dack;
 };
 
 /*
@@ -211,7 +236,8 @@ struct rdmx_pkt {
 	enum rdmx_pkt_type	type;
 	uint32_t		flags;
 	uint32_t		msg_id;
-	uint32_t		tx_id;		/* RTS, CTS */
+	uint32_t		tx_id;		/* RTS, CTS, DACK; EAGER and MEDIUM
+						   with RDMX_PKT_DACK_REQ */
 	uint32_t		rx_id;		/* CTS, DATA */
 	uint64_t		tag;
 	uint64_t		data;
@@ -219,6 +245,8 @@ struct rdmx_pkt {
 	uint64_t		offset;		/* MEDIUM, DATA */
 	uint64_t		end;		/* CTS */
 	uint64_t		limit;		/* CTS */
+	uint32_t		status;		/* DACK */
+	uint32_t		count;		/* DACK */
 	const uint8_t		*payload;
 	size_t			payload_len;
 };
@@ -231,6 +259,13 @@ void rdmx_wire_eager_encode(struct rdmx_wire_eager *hdr, uint32_t flags,
 void rdmx_wire_medium_encode(struct rdmx_wire_medium *hdr, uint32_t flags,
 			     uint32_t msg_id, uint64_t tag, uint64_t data,
 			     uint64_t msg_len, uint64_t offset);
+
+/* Sets the id field of a message header: the send id a DACK names. */
+void rdmx_wire_msg_set_id(struct rdmx_wire_eager *hdr, uint32_t id);
+
+/* Fills a delivery acknowledgement. */
+void rdmx_wire_dack_encode(struct rdmx_wire_dack *hdr, uint32_t msg_id,
+			   uint32_t tx_id, uint32_t status, uint32_t count);
 
 /* Fills a request to send msg_len bytes from send tx_id. */
 void rdmx_wire_rts_encode(struct rdmx_wire_rts *hdr, uint32_t flags,

@@ -47,11 +47,16 @@ static void rdmx_conn_replay(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	while ((it = peer->pending.next) != &peer->pending && !rdmx_rnr_blocked(peer)) {
 		struct rdmx_txe *txe = rdmx_container_of(it, struct rdmx_txe, link);
 
-		if (rdmx_tx_start(ep, txe, it->next != &peer->pending))
+		int ret = rdmx_tx_start(ep, txe, it->next != &peer->pending);
+
+		if (ret == -FI_EAGAIN)
 			return;		/* the device is full: the next progress goes on */
 		rdmx_dlist_remove(it);
 		txe->deferred = false;
 		peer->pending_cnt--;
+		/* A completion level the peer turned out not to support. */
+		if (ret)
+			rdmx_tx_abandon(ep, txe, -ret, "the peer cannot acknowledge delivery");
 	}
 }
 
@@ -253,6 +258,9 @@ void rdmx_conn_progress(struct rdmx_ep *ep)
 
 		next = it->next;
 		rdmx_hs_timer(&peer->hs, ep->now);
+		/* Sends waiting for a DACK: is the silent peer still there? */
+		if (peer->dack_awaited)
+			rdmx_hs_probe(&peer->hs, ep->now, ep->hs_cfg.retry_ns);
 		if (peer->hs.state == RDMX_HS_CONNECTED && !rdmx_dlist_empty(&peer->pending))
 			rdmx_conn_replay(ep, peer);
 		else if (peer->hs.state == RDMX_HS_CLOSED)

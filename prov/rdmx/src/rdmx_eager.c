@@ -5,27 +5,39 @@
  * matched against posted receives, or becomes an unexpected message.
  */
 #include "rdmx.h"
+#include "rdmx_dack.h"
 #include "rdmx_ep.h"
 #include "rdmx_rx.h"
 
-bool rdmx_eager_start(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
-		      fi_addr_t src, size_t rx_buf)
+bool rdmx_eager_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		      const struct rdmx_pkt *pkt, fi_addr_t src, size_t rx_buf)
 {
 	struct rdmx_rxe *rxe, kid;
+	bool keep = false;
+	int ret;
 
 	/* A VOID only holds the place of a message its sender gave up. */
 	if (pkt->flags & RDMX_PKT_VOID)
 		return false;
 	if (!ep->rx_cq) {
 		ep->stats.rx_no_recv++;
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EOPNOTSUPP);
 		return false;
 	}
 	rxe = rdmx_recv_match(ep, pkt->flags, src,
 			      (pkt->flags & RDMX_PKT_TAGGED) ? pkt->tag : 0,
 			      pkt->payload_len, &kid);
-	if (!rxe)
-		return rdmx_recv_unexpected(ep, pkt, src, rx_buf);
-	rdmx_recv_deliver(ep, rxe, pkt->payload, pkt->payload_len, src,
-			  pkt->tag, pkt->data, pkt->flags);
-	return false;
+	if (!rxe) {
+		ret = rdmx_recv_unexpected(ep, pkt, src, rx_buf, &keep);
+	} else {
+		rdmx_recv_deliver(ep, rxe, pkt->payload, pkt->payload_len, src,
+				  pkt->tag, pkt->data, pkt->flags);
+		ret = 0;
+	}
+	/* Matched and copied, or buffered: delivered (FI_DELIVERY_COMPLETE). */
+	if (ret)
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, -ret);
+	else
+		rdmx_dack_batch(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id);
+	return keep;
 }

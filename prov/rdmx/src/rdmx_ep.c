@@ -133,6 +133,10 @@ static int rdmx_ep_control(struct fid *fid, int command, void *arg)
 	case FI_SETOPSFLAG:
 		if (!flags || ((*flags & FI_TRANSMIT) && (*flags & FI_RECV)))
 			return -FI_EINVAL;
+		if ((*flags & FI_TRANSMIT) && (*flags & RDMX_TX_LEVELS_REFUSED)) {
+			RDMX_WARN(FI_LOG_EP_CTRL, "completion level not supported\n");
+			return -FI_EBADFLAGS;
+		}
 		if (*flags & FI_TRANSMIT)
 			ep->tx_op_flags = *flags & ~(uint64_t) FI_TRANSMIT;
 		else
@@ -541,6 +545,10 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 	ep->rx_size = info && info->rx_attr && info->rx_attr->size ?
 		      info->rx_attr->size : g_rdmx_params.rx_size;
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
+	if (ep->tx_op_flags & RDMX_TX_LEVELS_REFUSED) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "tx op_flags: completion level not supported\n");
+		return -FI_EBADFLAGS;
+	}
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->min_multi_recv = RDMX_MIN_MULTI_RECV;
 	ep->inject_size = info && info->tx_attr && info->tx_attr->inject_size ?
@@ -584,6 +592,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	rdmx_dlist_init(&ep->retry_peers);
 	rdmx_dlist_init(&ep->tx_pending);
 	rdmx_dlist_init(&ep->ctrl_pending);
+	rdmx_dlist_init(&ep->dack_peers);
 	rdmx_dlist_init(&ep->peer_list);
 	ep->rng = rdmx_clock_ns() | 1;
 	rdmx_conn_ep_init(ep);

@@ -271,6 +271,14 @@ static void rdmx_hs_ping(struct rdmx_hs *hs, uint64_t now)
 	rdmx_hs_send(hs, RDMX_HS_PING, hs->ping_seq);
 }
 
+void rdmx_hs_probe(struct rdmx_hs *hs, uint64_t now, uint64_t silence_ns)
+{
+	if (hs->state != RDMX_HS_CONNECTED || hs->ping_out ||
+	    now - hs->last_heard < silence_ns)
+		return;
+	rdmx_hs_ping(hs, now);
+}
+
 void rdmx_hs_timer(struct rdmx_hs *hs, uint64_t now)
 {
 	if (!hs->deadline || now < hs->deadline)

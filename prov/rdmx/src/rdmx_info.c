@@ -44,6 +44,7 @@ struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,
 	memcpy(info->src_addr, dom->addr, info->src_addrlen);
 
 	info->tx_attr->caps = RDMX_TX_CAPS;
+	info->tx_attr->op_flags = RDMX_TX_OP_FLAGS;
 	info->tx_attr->inject_size = RDMX_MIN(g_rdmx_params.inject_size, RDMX_INJECT_MAX);
 	info->tx_attr->msg_order = RDMX_MSG_ORDER;
 	info->tx_attr->size = g_rdmx_params.tx_size;
@@ -211,6 +212,9 @@ int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
 					 prov->tx_attr->iov_limit,
 					 hints->tx_attr->iov_limit)))
 		return ret;
+	if (hints->tx_attr && (hints->tx_attr->op_flags & RDMX_TX_LEVELS_REFUSED))
+		return rdmx_info_nofit("tx op_flags %s (completion level)",
+				       fi_tostr(&hints->tx_attr->op_flags, FI_TYPE_OP_FLAGS));
 	if (hints->tx_attr && (hints->tx_attr->inject_size > prov->tx_attr->inject_size ||
 			       hints->tx_attr->rma_iov_limit))
 		return rdmx_info_nofit("inject_size %zu or rma_iov_limit",
@@ -250,7 +254,9 @@ void rdmx_info_narrow(struct fi_info *prov, const struct fi_info *hints,
 	prov->tx_attr->caps &= prov->caps;
 	prov->rx_attr->caps &= prov->caps;
 	if (hints->tx_attr) {
-		prov->tx_attr->op_flags = hints->tx_attr->op_flags;
+		/* No level asked: the default, transmit complete, stays said. */
+		if (hints->tx_attr->op_flags)
+			prov->tx_attr->op_flags = hints->tx_attr->op_flags;
 		if (hints->tx_attr->size)
 			prov->tx_attr->size = hints->tx_attr->size;
 	}

@@ -19,6 +19,7 @@
  * credit as above instead.
  */
 #include "rdmx.h"
+#include "rdmx_dack.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rx.h"
@@ -57,8 +58,10 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	struct rdmx_rxm *rxm = rdmx_rxm_new(ep, peer, pkt);
 	int segs;
 
-	if (!rxm)
+	if (!rxm) {
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
 		return;
+	}
 	if (pkt->flags & RDMX_PKT_READ) {
 		segs = rdmx_wire_read_decode(pkt->payload, pkt->payload_len, pkt->msg_len,
 					     rxm->rkey, rxm->remote);
@@ -73,7 +76,13 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag,
 				      pkt->msg_len, &rxm->kid);
 	if (!ep->rx_cq || !rdmx_rxm_attach(ep, rxm, rxe, 0)) {
-		/* Nobody will take it: the sender is told to send nothing. */
+		/*
+		 * Nobody will take it: the sender is told to send nothing, and
+		 * a sender waiting for delivery that it was not delivered.
+		 */
+		rdmx_dack_send(ep, peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id,
+			       ep->rx_cq ? FI_ENOMEM : FI_EOPNOTSUPP);
+		rxm->pkt_flags &= ~RDMX_PKT_DACK_REQ;
 		rdmx_rxm_discard(ep, rxm);
 		return;
 	}

@@ -8,6 +8,7 @@
  * buffers, or in an unexpected copy of the whole message.
  */
 #include "rdmx.h"
+#include "rdmx_dack.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rx.h"
@@ -20,21 +21,26 @@ void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 
 	if (!ep->rx_cq) {
 		ep->stats.rx_no_recv++;
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EOPNOTSUPP);
 		return;
 	}
 	if (pkt->msg_len > RDMX_MEDIUM_LIMIT) {
 		ep->stats.rx_malformed++;
 		RDMX_WARN(FI_LOG_EP_DATA, "medium message of %zu bytes refused\n",
 			  (size_t) pkt->msg_len);
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EMSGSIZE);
 		return;
 	}
 	rxm = rdmx_rxm_new(ep, peer, pkt);
-	if (!rxm)
+	if (!rxm) {
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
 		return;
+	}
 	rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag, pkt->msg_len,
 			      &rxm->kid);
 	if (!rdmx_rxm_attach(ep, rxm, rxe, pkt->msg_len)) {
 		rdmx_rxm_free(ep, rxm);
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
 		return;
 	}
 	rdmx_rxm_place(ep, rxm, pkt->offset, pkt->payload, pkt->payload_len);

@@ -70,7 +70,7 @@ static bool rdmx_order_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	peer->rx_msg_id++;
 	switch (pkt->type) {
 	case RDMX_PKT_EAGER:
-		return rdmx_eager_start(ep, pkt, rdmx_peer_src(peer), rx_buf);
+		return rdmx_eager_start(ep, peer, pkt, rdmx_peer_src(peer), rx_buf);
 	case RDMX_PKT_MEDIUM:
 		rdmx_medium_start(ep, peer, pkt);
 		return false;

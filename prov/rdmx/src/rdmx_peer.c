@@ -47,6 +47,7 @@ static struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah)
 	peer->addr = FI_ADDR_NOTAVAIL;
 	rdmx_dlist_init(&peer->ooo);
 	rdmx_dlist_init(&peer->rx_msgs);
+	rdmx_dlist_init(&peer->dack_link);
 	rdmx_rnr_peer_construct(peer);
 	rdmx_conn_peer_init(ep, peer);
 	ah->context = peer;

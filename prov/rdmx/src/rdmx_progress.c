@@ -9,6 +9,7 @@
 #include "rdmx_av.h"
 #include "rdmx_clock.h"
 #include "rdmx_conn.h"
+#include "rdmx_dack.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rnr.h"
@@ -72,6 +73,9 @@ static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 		case RDMX_PKT_DATA:
 			rdmx_long_data(ep, peer, pkt);
 			return false;
+		case RDMX_PKT_DACK:
+			rdmx_dack_recv(ep, peer, pkt);
+			return false;
 		default:
 			return rdmx_order_recv(ep, peer, pkt, rx_buf);
 		}
@@ -82,7 +86,7 @@ static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 	 * as they come.
 	 */
 	if (pkt->type == RDMX_PKT_EAGER)
-		return rdmx_eager_start(ep, pkt, FI_ADDR_NOTAVAIL, rx_buf);
+		return rdmx_eager_start(ep, NULL, pkt, FI_ADDR_NOTAVAIL, rx_buf);
 	ep->stats.rx_no_peer++;
 	RDMX_WARN(FI_LOG_EP_DATA, "packet type %d from a sender outside the AV dropped\n",
 		  pkt->type);
@@ -127,6 +131,7 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 				rdmx_progress_recv(ep, &cqe[i]);
 		}
 	} while (n == RDMX_PROGRESS_BATCH && ++rounds < RDMX_PROGRESS_ROUNDS);
+	rdmx_dack_flush(ep);
 	rdmx_rnr_progress(ep);
 	rdmx_conn_progress(ep);
 	rdmx_tx_progress(ep);

@@ -158,8 +158,8 @@ void rdmx_recv_ux_free(struct rdmx_ep *ep, struct rdmx_unexp *ux)
 	free(ux);
 }
 
-bool rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
-			  fi_addr_t src, size_t rx_buf)
+int rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+			 fi_addr_t src, size_t rx_buf, bool *keep_p)
 {
 	struct rdmx_unexp *ux = NULL;
 	bool keep = false;
@@ -185,10 +185,11 @@ bool rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 	} else {
 		ep->stats.rx_dropped++;
 		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: unexpected message dropped\n");
-		return false;
+		return -FI_ENOMEM;
 	}
 	rdmx_recv_ux_queue(ep, ux, src, pkt->tag, pkt->data, pkt->flags, pkt->payload_len);
-	return keep;
+	*keep_p = keep;
+	return 0;
 }
 
 void rdmx_recv_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux)

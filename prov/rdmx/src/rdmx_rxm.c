@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "rdmx.h"
+#include "rdmx_dack.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rx.h"
@@ -149,6 +150,8 @@ static void rdmx_rxm_finish(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 		rdmx_recv_complete(ep, rxe, rxm->msg_len, rdmx_peer_src(rxm->peer), rxm->tag,
 				   rxm->data, rxm->pkt_flags);
 	}
+	/* In the receive, or whole in the unexpected copy: delivered. */
+	rdmx_dack_send(ep, rxm->peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id, 0);
 	rdmx_rxm_free(ep, rxm);
 }
 

@@ -3,9 +3,13 @@
  * rdmx_tx.h), cuts the message into packets, hands them to the device,
  * and completes the send when its last packet completed.
  */
+#include <assert.h>
+#include <stdlib.h>
+
 #include "rdmx.h"
 #include "rdmx_conn.h"
 #include "rdmx_cq.h"
+#include "rdmx_dack.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
@@ -47,6 +51,8 @@ static void rdmx_tx_unexpose(struct rdmx_ep *ep, struct rdmx_txe *txe)
 
 static void rdmx_send_txe_release(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
+	if (txe->level == RDMX_TX_DELIVERY_AWAITED)
+		txe->peer->dack_awaited--;
 	rdmx_tx_unexpose(ep, txe);
 	if (txe->pending)
 		rdmx_dlist_remove(&txe->link);
@@ -63,6 +69,7 @@ void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
 	pke->rnr = 0;
 	pke->pooled = pooled;
 	pke->busy = false;
+	pke->heap = false;
 }
 
 void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len, const struct iovec *iov,
@@ -71,6 +78,14 @@ void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len, const struct iovec *i
 	pke->iov[0].iov_base = &pke->hdr;
 	pke->iov[0].iov_len = hdr_len;
 	pke->iov_cnt = 1 + rdmx_iov_slice(&pke->iov[1], iov, iov_cnt, off, len);
+}
+
+/* A send that awaits a DACK names itself in its message header. */
+static void rdmx_tx_name(const struct rdmx_txe *txe, struct rdmx_wire_eager *msg)
+{
+	if (txe->pkt_flags & RDMX_PKT_DACK_REQ)
+		rdmx_wire_msg_set_id(msg, (uint32_t) rdmx_pool_index(&txe->peer->ep->txe_pool,
+								     txe));
 }
 
 /* Fills pke with the next segment of a medium or long send. */
@@ -82,6 +97,7 @@ static void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
 	if (txe->proto == RDMX_PROTO_MEDIUM) {
 		rdmx_wire_medium_encode(&pke->hdr.medium, txe->pkt_flags, txe->msg_id,
 					txe->tag, txe->data, txe->len, off);
+		rdmx_tx_name(txe, &pke->hdr.medium.msg);
 		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.medium), txe->iov, txe->iov_cnt, off, len);
 	} else {
 		rdmx_wire_data_encode(&pke->hdr.data, txe->msg_id, txe->rx_id, off);
@@ -124,6 +140,7 @@ static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	case RDMX_PROTO_EAGER:
 		rdmx_wire_eager_encode(&pke->hdr.eager, txe->pkt_flags, txe->msg_id,
 				       txe->tag, txe->data);
+		rdmx_tx_name(txe, &pke->hdr.eager);
 		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.eager), txe->iov, txe->iov_cnt, 0, txe->len);
 		txe->next = txe->len;
 		break;
@@ -138,7 +155,9 @@ static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 
 int rdmx_tx_post(struct rdmx_ep *ep, struct rdmx_pke *pke, bool more)
 {
-	bool awaited = pke->txe && !pke->txe->early;
+	/* A DACK is awaited too: a send at its peer waits for it. */
+	bool awaited = pke->txe ? pke->txe->level != RDMX_TX_INJECT :
+		       pke->hdr.dack.base.type == RDMX_PKT_DACK;
 	unsigned flags = (more ? RDMX_DEV_SEND_MORE : 0) |
 			 (awaited ? RDMX_DEV_SEND_AWAITED : 0);
 	int ret = ep->dev->ops->post_send(ep->dev, pke->peer->ah, pke->iov,
@@ -214,7 +233,7 @@ static void rdmx_tx_report(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
 		  (unsigned long) txe->addr, txe->why);
 	/* A send that completed at injection has no entry left to fail. */
-	if (!txe->early) {
+	if (txe->level != RDMX_TX_INJECT) {
 		entry = rdmx_send_entry(txe);
 		rdmx_cq_write_err(ep->tx_cq, &entry, txe->err, 0,
 				  "rdmx: send to fi_addr %lu failed: %s",
@@ -238,6 +257,9 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	if (!txe->err && txe->next < txe->limit)
 		rdmx_tx_pump(ep, txe);
 	if (txe->pkts_out || (!txe->err && (!txe->cleared || txe->next < txe->end)))
+		return;
+	/* Delivery complete: every packet is in, the receiver must say so too. */
+	if (!txe->err && txe->level == RDMX_TX_DELIVERY_AWAITED)
 		return;
 	/* Over, either way: the buffers go back to the application. */
 	rdmx_tx_unexpose(ep, txe);
@@ -266,6 +288,8 @@ static void rdmx_tx_pke_end(struct rdmx_ep *ep, struct rdmx_pke *pke)
 	pke->busy = false;
 	if (pke->pooled)
 		rdmx_pool_release(&ep->pke_pool, pke);
+	else if (pke->heap)
+		free(pke);
 	if (txe) {
 		txe->pkts_out--;
 		rdmx_tx_advance(ep, txe);
@@ -288,6 +312,35 @@ void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
 	rdmx_tx_pke_end(ep, pke);
 }
 
+/* The sends under way to peer. */
+static bool rdmx_tx_of_peer(const struct rdmx_txe *txe, const struct rdmx_peer *peer)
+{
+	return txe->in_use && txe->peer == peer && !txe->deferred;
+}
+
+/*
+ * The device found peer unreachable: the sends whose packets are all
+ * acknowledged and that wait only for a DACK will not get it. They fail
+ * as the packets do (nothing of them is in flight for the device to
+ * fail), and the peer, gone, is not told (no VOID).
+ */
+static void rdmx_tx_dack_unreachable(struct rdmx_ep *ep, struct rdmx_peer *peer,
+				     int err, const char *why)
+{
+	for (size_t i = 0; peer->dack_awaited && i < ep->txe_pool.count; i++) {
+		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
+
+		if (!rdmx_tx_of_peer(txe, peer) || txe->level != RDMX_TX_DELIVERY_AWAITED ||
+		    txe->err)
+			continue;
+		txe->err = err;
+		txe->why = why;
+		txe->orphan = true;
+		if (!txe->pkts_out)
+			rdmx_tx_advance(ep, txe);
+	}
+}
+
 void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		  enum rdmx_dev_status status)
 {
@@ -295,6 +348,9 @@ void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		rdmx_rnr_refused(ep, pke->peer, pke);
 		return;
 	}
+	if (status == RDMX_DEV_UNREACH)
+		rdmx_tx_dack_unreachable(ep, pke->peer, rdmx_dev_status_errno(status),
+					 rdmx_dev_status_str(status));
 	if (status != RDMX_DEV_OK) {
 		rdmx_tx_fail(ep, pke, rdmx_dev_status_errno(status),
 			     rdmx_dev_status_str(status));
@@ -340,11 +396,6 @@ void rdmx_tx_progress(struct rdmx_ep *ep)
 	}
 }
 
-/* The sends under way to peer. */
-static bool rdmx_tx_of_peer(const struct rdmx_txe *txe, const struct rdmx_peer *peer)
-{
-	return txe->in_use && txe->peer == peer && !txe->deferred;
-}
 
 void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 			const char *why, bool spare_sent)
@@ -357,8 +408,13 @@ void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 		if (!rdmx_tx_of_peer(txe, peer))
 			continue;
 		txe->orphan = true;
-		/* Wholly at the device: its completions say if it was delivered. */
-		if (spare_sent && txe->pkts_out && txe->cleared && txe->next >= txe->end)
+		/*
+		 * Wholly at the device: its completions say if it was
+		 * delivered; unless it waits for a DACK, which a closed peer
+		 * sent before its CLOSE if it ever would.
+		 */
+		if (spare_sent && txe->level != RDMX_TX_DELIVERY_AWAITED &&
+		    txe->pkts_out && txe->cleared && txe->next >= txe->end)
 			continue;
 		if (!txe->err) {
 			txe->err = err;
@@ -366,6 +422,7 @@ void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 		}
 	}
 	/* Its packets waiting here would reach the peer's next session. */
+	rdmx_dack_forget(peer);
 	rdmx_rnr_flush(ep, peer, err);
 	peer->backoff_until = 0;
 	peer->backoff_exp = 0;
@@ -392,6 +449,36 @@ struct rdmx_txe *rdmx_tx_by_id(struct rdmx_ep *ep, uint32_t tx_id)
 	struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, tx_id);
 
 	return txe && txe->in_use && txe->proto == RDMX_PROTO_LONG ? txe : NULL;
+}
+
+struct rdmx_txe *rdmx_tx_awaiting_dack(struct rdmx_ep *ep, struct rdmx_peer *peer,
+				       uint32_t tx_id, uint32_t msg_id)
+{
+	struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, tx_id);
+
+	if (!txe || !txe->in_use || txe->deferred || txe->peer != peer ||
+	    txe->msg_id != msg_id || txe->level != RDMX_TX_DELIVERY_AWAITED)
+		return NULL;
+	return txe;
+}
+
+void rdmx_tx_delivered(struct rdmx_ep *ep, struct rdmx_txe *txe, int err)
+{
+	assert(txe->level == RDMX_TX_DELIVERY_AWAITED);
+	txe->level = RDMX_TX_DELIVERED;
+	txe->peer->dack_awaited--;
+	if (err && !txe->err) {
+		txe->err = err;
+		txe->why = "the receiver could not take the message";
+	}
+	/* A failure waits for the packets still at the device, like any. */
+	rdmx_tx_advance(ep, txe);
+}
+
+bool rdmx_tx_level_refused(const struct rdmx_txe *txe)
+{
+	return txe->level == RDMX_TX_DELIVERY_ASKED &&
+	       !(txe->peer->hs.peer_features & RDMX_HS_FEAT_DELIVERY_ACK);
 }
 
 void rdmx_tx_drain(struct rdmx_ep *ep)
@@ -448,16 +535,34 @@ static int rdmx_send_check(struct rdmx_ep *ep, const struct rdmx_send_req *req,
 	return 0;
 }
 
+/*
+ * The completion level of a len-byte send with flags: the strongest one
+ * asked for; with none, transmit complete. Only a copied message can
+ * complete at posting (FI_INJECT_COMPLETE; fi_inject has no completion).
+ */
+static enum rdmx_tx_level rdmx_send_level(const struct rdmx_ep *ep,
+					  const struct rdmx_send_req *req, size_t len)
+{
+	if (req->inject_op)
+		return RDMX_TX_INJECT;
+	if (req->flags & FI_DELIVERY_COMPLETE)
+		return RDMX_TX_DELIVERY_ASKED;
+	if (req->flags & FI_TRANSMIT_COMPLETE)
+		return RDMX_TX_TRANSMIT;
+	return (req->flags & FI_INJECT_COMPLETE) && len <= ep->inject_size ?
+	       RDMX_TX_INJECT : RDMX_TX_TRANSMIT;
+}
+
 /* Fills a new send entry from req. */
 static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 			   const struct rdmx_send_req *req, struct rdmx_peer *peer,
-			   size_t len, bool early, bool copy)
+			   size_t len, enum rdmx_tx_level level, bool copy)
 {
 	txe->context = req->context;
 	txe->cq_flags = FI_SEND | ((req->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
 	txe->completion = !req->inject_op &&
 			  (!ep->tx_selective || (req->flags & FI_COMPLETION));
-	txe->early = early;
+	txe->level = level;
 	txe->in_use = true;
 	txe->pending = false;
 	txe->deferred = false;
@@ -468,7 +573,8 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	txe->tag = req->tag;
 	txe->data = req->data;
 	txe->pkt_flags = ((req->flags & FI_TAGGED) ? RDMX_PKT_TAGGED : 0) |
-			 ((req->flags & FI_REMOTE_CQ_DATA) ? RDMX_PKT_CQ_DATA : 0);
+			 ((req->flags & FI_REMOTE_CQ_DATA) ? RDMX_PKT_CQ_DATA : 0) |
+			 (level == RDMX_TX_DELIVERY_ASKED ? RDMX_PKT_DACK_REQ : 0);
 	txe->addr = req->dest;
 	txe->peer = peer;
 	txe->next = 0;
@@ -492,13 +598,8 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 static ssize_t rdmx_send_locked(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 {
 	size_t len = rdmx_iov_len(req->iov, req->iov_cnt);
-	/*
-	 * A small message is copied and completes at once (inject complete)
-	 * unless the application asked for more: then its completion waits
-	 * for the receiver's acknowledgement of every packet.
-	 */
-	bool early = req->inject_op || (len <= ep->inject_size &&
-		!(req->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)));
+	enum rdmx_tx_level level = rdmx_send_level(ep, req, len);
+	bool early = level == RDMX_TX_INJECT;
 	bool copy = early || (req->flags & FI_INJECT);
 	struct rdmx_peer *peer;
 	struct rdmx_txe *txe;
@@ -519,7 +620,7 @@ static ssize_t rdmx_send_locked(struct rdmx_ep *ep, const struct rdmx_send_req *
 		rdmx_ep_progress(ep);
 		return -FI_EAGAIN;
 	}
-	rdmx_send_fill(ep, txe, req, peer, len, early, copy);
+	rdmx_send_fill(ep, txe, req, peer, len, level, copy);
 	/* A stub keeps the send until its handshake is over (rdmx_conn.h). */
 	ret = rdmx_conn_ready(ep, peer) ? rdmx_tx_start(ep, txe, req->flags & FI_MORE) :
 					  rdmx_conn_defer(ep, peer, txe);
@@ -544,6 +645,12 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 	struct rdmx_peer *peer = txe->peer;
 	int ret;
 
+	if (rdmx_tx_level_refused(txe)) {
+		RDMX_WARN(FI_LOG_EP_DATA, "FI_DELIVERY_COMPLETE send to fi_addr %lu: "
+			  "the peer cannot acknowledge delivery\n",
+			  (unsigned long) txe->addr);
+		return -FI_EOPNOTSUPP;
+	}
 	txe->msg_id = peer->tx_msg_id;
 	txe->next = 0;
 	rdmx_send_plan(ep, txe);
@@ -552,6 +659,10 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 	if (ret)
 		return ret;
 	peer->tx_msg_id++;
+	if (txe->level == RDMX_TX_DELIVERY_ASKED) {
+		txe->level = RDMX_TX_DELIVERY_AWAITED;
+		peer->dack_awaited++;
+	}
 	if (txe->next < txe->limit)
 		rdmx_tx_pump(ep, txe);
 	return 0;

@@ -31,6 +31,21 @@ void rdmx_wire_eager_encode(struct rdmx_wire_eager *hdr, uint32_t flags,
 	rdmx_wire_msg_encode(hdr, RDMX_PKT_EAGER, flags, msg_id, 0, tag, data);
 }
 
+void rdmx_wire_msg_set_id(struct rdmx_wire_eager *hdr, uint32_t id)
+{
+	hdr->id = htole32(id);
+}
+
+void rdmx_wire_dack_encode(struct rdmx_wire_dack *hdr, uint32_t msg_id,
+			   uint32_t tx_id, uint32_t status, uint32_t count)
+{
+	rdmx_wire_base_encode(&hdr->base, RDMX_PKT_DACK, 0);
+	hdr->msg_id = htole32(msg_id);
+	hdr->tx_id = htole32(tx_id);
+	hdr->status = htole32(status);
+	hdr->count = htole32(count);
+}
+
 void rdmx_wire_medium_encode(struct rdmx_wire_medium *hdr, uint32_t flags,
 			     uint32_t msg_id, uint64_t tag, uint64_t data,
 			     uint64_t msg_len, uint64_t offset)
@@ -117,6 +132,7 @@ static const size_t rdmx_wire_hdr_size[RDMX_PKT_TYPE_MAX] = {
 	[RDMX_PKT_CTS] = sizeof(struct rdmx_wire_cts),
 	[RDMX_PKT_DATA] = sizeof(struct rdmx_wire_data),
 	[RDMX_PKT_HS] = RDMX_WIRE_HS_BASE_SIZE,
+	[RDMX_PKT_DACK] = sizeof(struct rdmx_wire_dack),
 };
 
 /* EAGER, MEDIUM and RTS: the message header and what follows it. */
@@ -136,14 +152,19 @@ static int rdmx_wire_decode_msg(const void *buf, struct rdmx_pkt *pkt)
 		return -FI_EINVAL;
 	if ((pkt->flags & RDMX_PKT_READ) && pkt->type != RDMX_PKT_RTS)
 		return -FI_EINVAL;
+	if ((pkt->flags & RDMX_PKT_VOID) && (pkt->flags & RDMX_PKT_DACK_REQ))
+		return -FI_EINVAL;
+	/* EAGER and MEDIUM carry a send id only for a DACK to name. */
+	if (pkt->tx_id && pkt->type != RDMX_PKT_RTS && !(pkt->flags & RDMX_PKT_DACK_REQ))
+		return -FI_EINVAL;
 	switch (pkt->type) {
 	case RDMX_PKT_EAGER:
 		pkt->msg_len = pkt->payload_len;
-		return pkt->tx_id ? -FI_EINVAL : 0;
+		return 0;
 	case RDMX_PKT_MEDIUM:
 		pkt->msg_len = le64toh(medium->msg_len);
 		pkt->offset = le64toh(medium->offset);
-		if (pkt->tx_id || !pkt->payload_len || pkt->offset > pkt->msg_len ||
+		if (!pkt->payload_len || pkt->offset > pkt->msg_len ||
 		    pkt->payload_len > pkt->msg_len - pkt->offset)
 			return -FI_EINVAL;
 		return 0;
@@ -179,6 +200,20 @@ static int rdmx_wire_decode_long(const void *buf, struct rdmx_pkt *pkt)
 	pkt->offset = le64toh(data->offset);
 	return !pkt->payload_len || pkt->offset > UINT64_MAX - pkt->payload_len ?
 	       -FI_EINVAL : 0;
+}
+
+/* DACK: no flags, no payload, a status in range, a run of 1 to the max. */
+static int rdmx_wire_decode_dack(const void *buf, struct rdmx_pkt *pkt)
+{
+	const struct rdmx_wire_dack *dack = buf;
+
+	pkt->msg_id = le32toh(dack->msg_id);
+	pkt->tx_id = le32toh(dack->tx_id);
+	pkt->status = le32toh(dack->status);
+	pkt->count = le32toh(dack->count);
+	return pkt->flags || pkt->payload_len || !pkt->count ||
+	       pkt->count > RDMX_WIRE_DACK_RUN_MAX || (pkt->status && pkt->count > 1) ||
+	       pkt->status > RDMX_WIRE_DACK_STATUS_MAX ? -FI_EINVAL : 0;
 }
 
 /*
@@ -259,6 +294,8 @@ int rdmx_wire_decode(const void *buf, size_t len, struct rdmx_pkt *pkt)
 	pkt->payload_len = len - hdr;
 	if (pkt->type == RDMX_PKT_HS)
 		return rdmx_wire_decode_hs(buf, pkt);
+	if (pkt->type == RDMX_PKT_DACK)
+		return rdmx_wire_decode_dack(buf, pkt);
 	if (pkt->type == RDMX_PKT_CTS || pkt->type == RDMX_PKT_DATA)
 		return rdmx_wire_decode_long(buf, pkt);
 	return rdmx_wire_decode_msg(buf, pkt);

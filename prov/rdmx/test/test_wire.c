@@ -103,8 +103,11 @@ Test(wire, eager_round_trip_all_ones)
 	struct rdmx_wire_eager hdr;
 	struct rdmx_pkt pkt;
 
-	/* Every flag an EAGER may carry (RDMX_PKT_READ is for RTS only). */
-	const uint32_t flags = RDMX_PKT_FLAGS_KNOWN & ~RDMX_PKT_READ;
+	/*
+	 * Every flag an EAGER may carry (RDMX_PKT_READ is for RTS only; a
+	 * VOID asks no DACK: wire::dack_* below).
+	 */
+	const uint32_t flags = RDMX_PKT_FLAGS_KNOWN & ~(RDMX_PKT_READ | RDMX_PKT_DACK_REQ);
 
 	rdmx_wire_eager_encode(&hdr, flags, UINT32_MAX, UINT64_MAX, UINT64_MAX);
 	cr_assert_eq(rdmx_wire_decode(&hdr, sizeof(hdr), &pkt), 0);
@@ -495,4 +498,66 @@ Test(wire, hs_rejects_rx_max_cut_off)
 		cr_assert_eq(rdmx_wire_decode(buf, len, &pkt), -FI_EINVAL, "%zu bytes", len);
 		free(buf);
 	}
+}
+
+/* A message asking a DACK names its send; without the flag, no id. */
+Test(wire, dack_request_carries_the_send_id)
+{
+	struct rdmx_wire_medium m;
+	struct rdmx_wire_eager e;
+	struct rdmx_pkt pkt;
+
+	rdmx_wire_eager_encode(&e, RDMX_PKT_DACK_REQ, 3, 0, 0);
+	rdmx_wire_msg_set_id(&e, 41);
+	cr_assert_eq(rdmx_wire_decode(&e, sizeof(e), &pkt), 0);
+	cr_assert_eq(pkt.tx_id, 41);
+	cr_assert_eq(pkt.flags, RDMX_PKT_DACK_REQ);
+	rdmx_wire_eager_encode(&e, 0, 3, 0, 0);
+	rdmx_wire_msg_set_id(&e, 41);
+	cr_assert_eq(rdmx_wire_decode(&e, sizeof(e), &pkt), -FI_EINVAL, "id without DACK_REQ");
+	rdmx_wire_eager_encode(&e, RDMX_PKT_VOID | RDMX_PKT_DACK_REQ, 3, 0, 0);
+	cr_assert_eq(rdmx_wire_decode(&e, sizeof(e), &pkt), -FI_EINVAL, "VOID asking a DACK");
+
+	rdmx_wire_medium_encode(&m, RDMX_PKT_DACK_REQ, 9, 0, 0, 100, 0);
+	rdmx_wire_msg_set_id(&m.msg, 7);
+	/* A medium segment needs a payload: decode header + 10 bytes. */
+	{
+		uint8_t buf[sizeof(m) + 10] = { 0 };
+
+		memcpy(buf, &m, sizeof(m));
+		cr_assert_eq(rdmx_wire_decode(buf, sizeof(buf), &pkt), 0);
+		cr_assert_eq(pkt.tx_id, 7);
+		cr_assert_eq(pkt.type, RDMX_PKT_MEDIUM);
+	}
+}
+
+/* The DACK: 24 bytes, no flags, no payload, a bounded status and run. */
+Test(wire, dack_round_trip_and_rules)
+{
+	uint8_t buf[sizeof(struct rdmx_wire_dack) + 1] = { 0 };
+	struct rdmx_wire_dack *d = (struct rdmx_wire_dack *) buf;
+	struct rdmx_pkt pkt;
+
+	rdmx_wire_dack_encode(d, UINT32_MAX, 12, FI_ENOMEM, 1);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), 0);
+	cr_assert_eq(pkt.type, RDMX_PKT_DACK);
+	cr_assert_eq(pkt.msg_id, UINT32_MAX);
+	cr_assert_eq(pkt.tx_id, 12);
+	cr_assert_eq(pkt.status, FI_ENOMEM);
+	cr_assert_eq(pkt.count, 1);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d) + 1, &pkt), -FI_EINVAL, "payload");
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d) - 1, &pkt), -FI_EINVAL, "short");
+	d->base.flags = htole32(RDMX_PKT_TAGGED);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "flags");
+	rdmx_wire_dack_encode(d, 1, 2, RDMX_WIRE_DACK_STATUS_MAX + 1, 1);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "status");
+	rdmx_wire_dack_encode(d, 70, 2, 0, RDMX_WIRE_DACK_RUN_MAX);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), 0, "a run");
+	cr_assert_eq(pkt.count, RDMX_WIRE_DACK_RUN_MAX);
+	rdmx_wire_dack_encode(d, 70, 2, 0, RDMX_WIRE_DACK_RUN_MAX + 1);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "run too long");
+	rdmx_wire_dack_encode(d, 70, 2, 0, 0);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "empty run");
+	rdmx_wire_dack_encode(d, 70, 2, FI_ENOMEM, 2);
+	cr_assert_eq(rdmx_wire_decode(d, sizeof(*d), &pkt), -FI_EINVAL, "a failed run");
 }

@@ -244,4 +244,11 @@ void rdmx_rxm_free(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
 /* Frees every message in pieces (endpoint close). */
 void rdmx_rxm_drain(struct rdmx_ep *ep);
 
+/*
+ * Whether the CTS of a message being received (or just received: the
+ * last CTS of a long-read tells the sender its send is over) is still at
+ * the device, not yet acknowledged by the sender's.
+ */
+bool rdmx_rxm_cts_out(const struct rdmx_ep *ep);
+
 #endif /* RDMX_RX_H */

@@ -298,7 +298,8 @@ static bool rdmx_ep_sends_out(const struct rdmx_ep *ep)
 
 	rdmx_dlist_foreach(&ep->peer_list, it)
 		waiting += rdmx_container_of(it, const struct rdmx_peer, link)->pending_cnt;
-	return ep->txe_pool.in_use > waiting || ep->pke_pool.in_use;
+	return ep->txe_pool.in_use > waiting || ep->pke_pool.in_use ||
+	       rdmx_rxm_cts_out(ep);
 }
 
 /*

@@ -208,6 +208,15 @@ void rdmx_rxm_free(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 	free(rxm);
 }
 
+bool rdmx_rxm_cts_out(const struct rdmx_ep *ep)
+{
+	for (size_t i = 0; i < ep->rxm_cap; i++) {
+		if (ep->rxms[i] && ep->rxms[i]->cts.busy)
+			return true;
+	}
+	return false;
+}
+
 void rdmx_rxm_drain(struct rdmx_ep *ep)
 {
 	for (size_t i = 0; i < ep->rxm_cap; i++) {

@@ -35,6 +35,7 @@ static struct rdmx_pke *rdmx_dack_pke(struct rdmx_ep *ep, struct rdmx_peer *peer
 	if (pke) {
 		rdmx_tx_pke_init(pke, NULL, peer, false);
 		pke->heap = true;
+		ep->pke_heap++;
 	}
 	return pke;
 }

@@ -278,12 +278,13 @@ static int rdmx_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
 
 /*
  * How long each of the two steps of a graceful fi_close may keep making
- * progress: long enough for several retransmissions of a lost packet at
- * the smallest timeout (FI_RDMX_RTO_MIN_US, 500 us) even when the host
- * is busy, short enough that a program closing with a dead peer barely
- * notices (40 ms at most in all).
+ * progress: long enough for several retransmissions of a lost packet even
+ * on a host so busy that a process waits tens of milliseconds for a core
+ * (a step ends as soon as its work is done: a quiet close takes well
+ * under a millisecond), short enough that a program closing with a dead
+ * peer barely notices (200 ms at most in all).
  */
-#define RDMX_EP_CLOSE_NS	20000000ULL
+#define RDMX_EP_CLOSE_NS	100000000ULL
 
 /*
  * Whether something handed to the device has not finished: a send, or a
@@ -299,7 +300,7 @@ static bool rdmx_ep_sends_out(const struct rdmx_ep *ep)
 	rdmx_dlist_foreach(&ep->peer_list, it)
 		waiting += rdmx_container_of(it, const struct rdmx_peer, link)->pending_cnt;
 	return ep->txe_pool.in_use > waiting || ep->pke_pool.in_use ||
-	       rdmx_rxm_cts_out(ep);
+	       ep->pke_heap || rdmx_rxm_cts_out(ep);
 }
 
 /*

@@ -288,8 +288,10 @@ static void rdmx_tx_pke_end(struct rdmx_ep *ep, struct rdmx_pke *pke)
 	pke->busy = false;
 	if (pke->pooled)
 		rdmx_pool_release(&ep->pke_pool, pke);
-	else if (pke->heap)
+	else if (pke->heap) {
 		free(pke);
+		ep->pke_heap--;
+	}
 	if (txe) {
 		txe->pkts_out--;
 		rdmx_tx_advance(ep, txe);

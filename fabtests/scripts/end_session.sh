@@ -40,14 +40,7 @@ END_WAIT_S=20
 
 . "$(dirname "$0")/testlib.sh"
 
-end_skip() {
-	echo "SKIP: end_session.sh: $*"
-	exit 77
-}
-
-[ "$(id -u)" -eq 0 ] || end_skip "needs root"
-command -v ip >/dev/null 2>&1 || end_skip "ip not installed (Debian: iproute2)"
-command -v nft >/dev/null 2>&1 || end_skip "nft not installed (Debian: nftables)"
+t_netns_require nft
 t_cap_runtime "$END_CAP_S" "$@"
 
 t_env_defaults
@@ -61,40 +54,12 @@ veth_s=rdmxes$$
 addr_r=$END_NET.2
 addr_s=$END_NET.1
 
-ip netns add "$ns_r" 2>/dev/null || end_skip "cannot create a network namespace"
-t_on_exit "ip netns delete $ns_r"
-ip netns add "$ns_s" || t_fail "cannot create a second network namespace"
-t_on_exit "ip netns delete $ns_s"
-ip -n "$ns_s" link add "$veth_s" type veth peer name "$veth_r" netns "$ns_r" ||
-	t_fail "cannot create the veth pair"
+t_netns_add "$ns_r" "$ns_s"
+t_veth "$ns_s" "$veth_s" "$ns_r" "$veth_r"
 ip -n "$ns_s" addr add "$addr_s/30" dev "$veth_s"
 ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
-for ns in "$ns_s" "$ns_r"; do
-	ip -n "$ns" link set lo up
-done
-ip -n "$ns_s" link set "$veth_s" up
-ip -n "$ns_r" link set "$veth_r" up
-
-# end_rules ns: drops END_LOSS_PERCENT% of the UDP packets ns receives.
-end_rules() {
-	ip netns exec "$1" nft -f - <<NFT || t_fail "nft could not load the drop rule in $1"
-table inet rdmx_end {
-	chain input {
-		type filter hook input priority 0; policy accept;
-		meta l4proto udp numgen random mod 100 < $END_LOSS_PERCENT counter drop
-	}
-}
-NFT
-}
-
-# end_dropped ns: the packets the rule dropped so far in ns.
-end_dropped() {
-	ip netns exec "$1" nft list table inet rdmx_end |
-		sed -n 's/.*counter packets \([0-9][0-9]*\) .*/\1/p'
-}
-
-end_rules "$ns_s"
-end_rules "$ns_r"
+t_loss "$ns_s" "$END_LOSS_PERCENT"
+t_loss "$ns_r" "$END_LOSS_PERCENT"
 
 # end_run name count: one session of count messages; both programs must
 # exit 0 with PASS and report no failed send and no unreachable peer.
@@ -133,8 +98,8 @@ while [ "$i" -lt "$END_SHORT" ]; do
 	i=$((i + 1))
 done
 
-drop_r=$(end_dropped "$ns_r")
-drop_s=$(end_dropped "$ns_s")
+drop_r=$(t_loss_dropped "$ns_r")
+drop_s=$(t_loss_dropped "$ns_s")
 [ -n "$drop_r" ] && [ "$drop_r" -gt 0 ] ||
 	t_fail "the rule in $ns_r dropped no packet (${drop_r:-no counter})"
 [ -n "$drop_s" ] && [ "$drop_s" -gt 0 ] ||

@@ -7,9 +7,7 @@
 # fi_info lists rdmx; runs the 2.6 fabtests quick suite over rdmx on
 # loopback with no FI_RDMX_* variable, and prints its counts.
 #
-# The tarball is looked for in the shared folder beside the checkout
-# (../shared/upstream), or beside the main checkout when this is a git
-# worktree of it.
+# The tarball is looked for and the build kept as upstream_lib.sh does.
 #
 # Exit status: 0 pass (no test failed), 1 fail, 77 skip (no tarball).
 set -eu
@@ -17,62 +15,39 @@ set -eu
 LF_VERSION=2.6.0
 # Whole-suite bound; runfabtests.sh bounds each test at 60 s itself.
 SUITE_TIMEOUT=1500
-# Bound on waiting for another run building the same prefix.
-LOCK_TIMEOUT=900
 
 . "$(dirname "$0")/testlib.sh"
+. "$(dirname "$0")/upstream_lib.sh"
 # The build takes about a minute, the suite a few: cap the whole script.
 t_cap_runtime 2700 "$@"
 
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
 
-# The shared folders to look in: beside this checkout, then beside the
-# main checkout when this one is a git worktree.
-shared_dirs() {
-	local common
-	echo "$top/../shared"
-	common=$(git -C "$top" rev-parse --path-format=absolute \
-		--git-common-dir 2>/dev/null) || return 0
-	echo "$(dirname "$common")/../shared"
-}
-
-TARBALL=""
-for d in $(shared_dirs); do
-	if [ -r "$d/upstream/libfabric-$LF_VERSION.tar.gz" ]; then
-		TARBALL=$(cd "$d/upstream" && pwd)/libfabric-$LF_VERSION.tar.gz
-		break
-	fi
-done
+TARBALL=$(up_find_tarball "libfabric-$LF_VERSION.tar.gz")
 if [ -z "$TARBALL" ]; then
 	echo "SKIP: no shared folder with upstream/libfabric-$LF_VERSION.tar.gz" \
-		"beside $top (nor beside its main checkout)"
+		"beside $UP_TOP (nor beside its main checkout)"
 	exit 77
 fi
 
 : "${RDMX_BUILDDIR:=$PWD}"
 [ -f "$RDMX_BUILDDIR/.libs/librdmx-fi.so" ] ||
 	{ echo "$0: $RDMX_BUILDDIR/.libs/librdmx-fi.so not built (set RDMX_BUILDDIR)" >&2; exit 1; }
-# The 2.6 programs are not built with the sanitizers: a sanitized
-# provider needs their runtimes preloaded (leaks in them are not ours).
-SAN_ENV=""
-if [ -n "${RDMX_SAN_PRELOAD:-}" ]; then
-	SAN_ENV="LD_PRELOAD=$(echo $RDMX_SAN_PRELOAD | tr ' ' ':') ASAN_OPTIONS=detect_leaks=0"
-fi
+# The 2.6 programs are not built with the sanitizers (t_foreign_prefix).
+SAN_ENV=$(t_foreign_prefix)
 
 SUM=$(sha256sum "$TARBALL" | cut -c1-16)
-CACHE=$RDMX_BUILDDIR/libfabric2
-P2=$CACHE/$LF_VERSION-$SUM
-STAMP=$P2/.complete
+CACHE=$RDMX_BUILDDIR/upstream
+P2=$CACHE/libfabric-$LF_VERSION-$SUM
 
 t_init
 start=$(date +%s)
 
 # Builds libfabric and its fabtests into $P2 from a fresh copy of the
-# tarball; the stamp is written last, so a half-built prefix is redone.
+# tarball (up_cached).
 build_prefix() {
 	local src=$CACHE/src-$SUM log=$CACHE/build-$SUM.log
-	rm -rf "$P2" "$src"
+	rm -rf "$src"
 	mkdir -p "$src"
 	echo "building libfabric $LF_VERSION and its fabtests into $P2 (log: $log)"
 	# Chained with &&: set -e does not apply inside an `if` or `||`.
@@ -91,19 +66,9 @@ build_prefix() {
 		t_fail "building libfabric $LF_VERSION failed (log: $log)"
 	fi
 	rm -rf "$src"
-	touch "$STAMP"
 }
 
-mkdir -p "$CACHE"
-# One build at a time per build tree (make -j check, two runs at once).
-exec 9>"$CACHE/.lock"
-flock -w "$LOCK_TIMEOUT" 9 || t_fail "another run held $CACHE/.lock for $LOCK_TIMEOUT s"
-if [ -f "$STAMP" ]; then
-	echo "libfabric $LF_VERSION: cached in $P2"
-else
-	build_prefix
-fi
-flock -u 9
+up_cached "$P2" build_prefix
 built=$(date +%s)
 
 # The environment of the 2.6 run: its library and programs, the rdmx just
@@ -118,7 +83,7 @@ export LD_LIBRARY_PATH PATH FI_PROVIDER_PATH
 
 fi_info --version | grep -q "^libfabric: $LF_VERSION\$" ||
 	t_fail "$P2/bin/fi_info does not report libfabric $LF_VERSION"
-t_spawn fi_info env $SAN_ENV fi_info -p rdmx
+t_spawn fi_info $SAN_ENV fi_info -p rdmx
 t_reap "$T_LAST_PID" "fi_info -p rdmx (libfabric $LF_VERSION)"
 t_out_has fi_info '^provider: rdmx$' ||
 	t_fail "the libfabric $LF_VERSION fi_info does not list rdmx"
@@ -145,7 +110,7 @@ if [ -n "$NETNS" ]; then
 	for t in rdmx_getinfo_test rdmx_api_test; do
 		prog=$RDMX_BUILDDIR/fabtests/$t
 		[ -x "$prog" ] || t_fail "$prog not built (make check builds it)"
-		t_spawn_with "$t" "$NETNS" env $SAN_ENV "$prog"
+		t_spawn_with "$t" "$NETNS" $SAN_ENV "$prog"
 		t_reap "$T_LAST_PID" "$t in libfabric $LF_VERSION"
 		echo "$t in libfabric $LF_VERSION: $(tail -n 1 "$T_DIR/$t.out")"
 		# Passed: a later failure need not dump its thousand lines.
@@ -162,7 +127,7 @@ if [ -n "$SAN_ENV" ]; then
 	BIN=$T_DIR/bin
 	mkdir "$BIN"
 	for f in "$P2"/bin/fi_*; do
-		printf '#!/bin/sh\nexec env %s "%s" "$@"\n' "$SAN_ENV" "$f" >"$BIN/${f##*/}"
+		printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SAN_ENV" "$f" >"$BIN/${f##*/}"
 		chmod +x "$BIN/${f##*/}"
 	done
 fi

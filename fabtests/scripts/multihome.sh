@@ -35,13 +35,7 @@ MH_ITERS=200
 . "$(dirname "$0")/testlib.sh"
 . "$(dirname "$0")/upstream_lib.sh"
 
-mh_skip() {
-	echo "SKIP: multihome.sh: $*"
-	exit 77
-}
-
-[ "$(id -u)" -eq 0 ] || mh_skip "needs root"
-command -v ip >/dev/null 2>&1 || mh_skip "ip not installed (Debian: iproute2)"
+t_netns_require
 t_cap_runtime "$MH_CAP_S" "$@"
 
 t_env_defaults
@@ -49,28 +43,19 @@ t_init
 
 ns_a=rdmx-mh-a-$$
 ns_b=rdmx-mh-b-$$
-ip netns add "$ns_a" 2>/dev/null || mh_skip "cannot create a network namespace"
-t_on_exit "ip netns delete $ns_a"
-ip netns add "$ns_b" || t_fail "cannot create a second network namespace"
-t_on_exit "ip netns delete $ns_b"
+t_netns_add "$ns_a" "$ns_b"
 
 # mh_link n: link n (1 or 2) between a and b: NICs a<n> and b<n>, with
 # 10.214.<n>.1 and fd14:<n>::1 on a's end, .2 and ::2 on b's.
 mh_link() {
 	local n=$1
-	ip -n "$ns_a" link add "a$n" type veth peer name "b$n" netns "$ns_b" ||
-		t_fail "cannot create veth pair $n"
+	t_veth "$ns_a" "a$n" "$ns_b" "b$n"
 	ip -n "$ns_a" addr add "10.214.$n.1/24" dev "a$n"
 	ip -n "$ns_b" addr add "10.214.$n.2/24" dev "b$n"
 	ip -n "$ns_a" addr add "fd14:$n::1/64" dev "a$n" nodad
 	ip -n "$ns_b" addr add "fd14:$n::2/64" dev "b$n" nodad
-	ip -n "$ns_a" link set "a$n" up
-	ip -n "$ns_b" link set "b$n" up
 }
 
-for ns in "$ns_a" "$ns_b"; do
-	ip -n "$ns" link set lo up
-done
 mh_link 1
 mh_link 2
 A="ip netns exec $ns_a"

@@ -32,14 +32,7 @@ LOSS_PROTO_ENV="FI_RDMX_MEDIUM_MAX=16384 FI_RDMX_LONG_READ=0"
 
 . "$(dirname "$0")/testlib.sh"
 
-loss_skip() {
-	echo "SKIP: netns_loss.sh: $*"
-	exit 77
-}
-
-[ "$(id -u)" -eq 0 ] || loss_skip "needs root"
-command -v ip >/dev/null 2>&1 || loss_skip "ip not installed (Debian: iproute2)"
-command -v nft >/dev/null 2>&1 || loss_skip "nft not installed (Debian: nftables)"
+t_netns_require nft
 t_cap_runtime "$LOSS_CAP_S" "$@"
 
 t_env_defaults
@@ -53,43 +46,12 @@ veth_s=rdmxs$$
 addr_r=$LOSS_NET.2
 addr_s=$LOSS_NET.1
 
-ip netns add "$ns_r" 2>/dev/null || loss_skip "cannot create a network namespace"
-t_on_exit "ip netns delete $ns_r"
-ip netns add "$ns_s" || t_fail "cannot create a second network namespace"
-t_on_exit "ip netns delete $ns_s"
-
-# The pair is made inside the sender's namespace and its peer end moved
-# straight into the receiver's: the host never sees either end.
-ip -n "$ns_s" link add "$veth_s" type veth peer name "$veth_r" netns "$ns_r" ||
-	t_fail "cannot create the veth pair"
+t_netns_add "$ns_r" "$ns_s"
+t_veth "$ns_s" "$veth_s" "$ns_r" "$veth_r"
 ip -n "$ns_s" addr add "$addr_s/30" dev "$veth_s"
 ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
-for ns in "$ns_s" "$ns_r"; do
-	ip -n "$ns" link set lo up
-done
-ip -n "$ns_s" link set "$veth_s" up
-ip -n "$ns_r" link set "$veth_r" up
-
-# loss_rules ns: drops LOSS_PERCENT% of the UDP packets ns receives.
-loss_rules() {
-	ip netns exec "$1" nft -f - <<NFT || t_fail "nft could not load the drop rule in $1"
-table inet rdmx_loss {
-	chain input {
-		type filter hook input priority 0; policy accept;
-		meta l4proto udp numgen random mod 100 < $LOSS_PERCENT counter drop
-	}
-}
-NFT
-}
-
-# loss_dropped ns: the packets the rule dropped so far in ns.
-loss_dropped() {
-	ip netns exec "$1" nft list table inet rdmx_loss |
-		sed -n 's/.*counter packets \([0-9][0-9]*\) .*/\1/p'
-}
-
-loss_rules "$ns_s"
-loss_rules "$ns_r"
+t_loss "$ns_s" "$LOSS_PERCENT"
+t_loss "$ns_r" "$LOSS_PERCENT"
 
 echo "== receiver in $ns_r on $veth_r ($addr_r), sender in $ns_s on $veth_s ($addr_s)"
 t_start_server receiver "ip netns exec $ns_r env $LOSS_PROTO_ENV" \
@@ -111,8 +73,8 @@ dup=$(t_field receiver duplicates)
 	t_fail "missing max_msg_size or counters in the programs' output"
 [ $((rexmit + fast)) -gt 0 ] ||
 	t_fail "retransmits=$rexmit fast_retransmits=$fast: no loss was repaired"
-drop_r=$(loss_dropped "$ns_r")
-drop_s=$(loss_dropped "$ns_s")
+drop_r=$(t_loss_dropped "$ns_r")
+drop_s=$(t_loss_dropped "$ns_s")
 [ -n "$drop_r" ] && [ "$drop_r" -gt 0 ] ||
 	t_fail "the rule in $ns_r dropped no packet (${drop_r:-no counter})"
 [ -n "$drop_s" ] && [ "$drop_s" -gt 0 ] ||

@@ -33,6 +33,63 @@ t_foreign_prefix() {
 	echo "env LD_PRELOAD=$(echo $RDMX_SAN_PRELOAD | tr ' ' ':') ASAN_OPTIONS=detect_leaks=0"
 }
 
+# t_netns_require [nft]: skips (77) the calling test unless it runs as
+# root with ip (iproute2) and, if asked, nft (nftables).
+t_netns_require() {
+	local why=""
+	[ "$(id -u)" -eq 0 ] || why="needs root"
+	command -v ip >/dev/null 2>&1 || why="ip not installed (Debian: iproute2)"
+	[ "${1:-}" != nft ] || command -v nft >/dev/null 2>&1 ||
+		why="nft not installed (Debian: nftables)"
+	[ -n "$why" ] || return 0
+	echo "SKIP: ${0##*/}: $why"
+	exit 77
+}
+
+# t_netns_add name...: network namespaces of the test's own, loopback up,
+# deleted on exit. When not even the first can be made the test skips.
+t_netns_add() {
+	local ns first=1
+	for ns; do
+		if ! ip netns add "$ns" 2>/dev/null; then
+			[ -z "$first" ] || { echo "SKIP: ${0##*/}: cannot create a network namespace"; exit 77; }
+			t_fail "cannot create network namespace $ns"
+		fi
+		first=""
+		t_on_exit "ip netns delete $ns"
+		ip -n "$ns" link set lo up
+	done
+}
+
+# t_veth ns1 if1 ns2 if2: a veth pair, if1 in ns1 and if2 in ns2, both up.
+# It is made inside ns1 and its peer end moved straight into ns2: the
+# host never sees either end.
+t_veth() {
+	ip -n "$1" link add "$2" type veth peer name "$4" netns "$3" ||
+		t_fail "cannot create the veth pair $2-$4"
+	ip -n "$1" link set "$2" up
+	ip -n "$3" link set "$4" up
+}
+
+# t_loss ns percent: nftables drops percent% of the UDP packets ns
+# receives, at random (there is no netem here).
+t_loss() {
+	ip netns exec "$1" nft -f - <<NFT || t_fail "nft could not load the drop rule in $1"
+table inet rdmx_loss {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		meta l4proto udp numgen random mod 100 < $2 counter drop
+	}
+}
+NFT
+}
+
+# t_loss_dropped ns: the packets t_loss's rule dropped so far in ns.
+t_loss_dropped() {
+	ip netns exec "$1" nft list table inet rdmx_loss |
+		sed -n 's/.*counter packets \([0-9][0-9]*\) .*/\1/p'
+}
+
 T_PIDS=""
 T_ON_EXIT=""
 

@@ -1,31 +1,50 @@
 #!/bin/sh
-# upstream_lib.sh: sourced by the scripts that run libfabric's own
-# fabtests 1.17.0 programs (upstream.sh, multihome.sh): finds their
-# source and builds them against the system libfabric into the build
-# tree, once per source checksum ($RDMX_BUILDDIR/upstream/fabtests-<sha256
-# prefix>/prefix, reused by later runs; a lock keeps two runs from
-# building at once). The source is FABTESTS_SRC when set (an unpacked
-# fabtests tree), else the unmodified release tarball
-# fabtests-1.17.0.tar.gz in ../shared/upstream next to the source tree (or
-# next to the main checkout, for a git worktree). Needs testlib.sh.
+# upstream_lib.sh: sourced by the scripts that build and run libfabric's
+# own sources (upstream.sh, multihome.sh, libfabric2.sh): finds the
+# unmodified release tarballs in ../shared/upstream next to the source
+# tree (or next to the main checkout, for a git worktree), and keeps
+# what is built from them in the build tree ($RDMX_BUILDDIR/upstream/),
+# once per source checksum, one build at a time (a lock). For fabtests
+# 1.17.0, built against the system libfabric, FABTESTS_SRC (an unpacked
+# fabtests tree) may stand for the tarball. Needs testlib.sh.
 
 UP_TOP=$(cd "$(dirname "$0")/../.." && pwd)
 
-# up_find_tarball: prints the path of fabtests-1.17.0.tar.gz in the
+# up_find_tarball name: prints the path of the tarball name in the
 # shared/upstream folder next to the source tree or next to the main
 # checkout of its git repository; prints nothing when there is none.
 up_find_tarball() {
 	local common
-	up_tarball_in "$UP_TOP/../shared/upstream" && return 0
+	up_tarball_in "$UP_TOP/../shared/upstream" "$1" && return 0
 	common=$(git -C "$UP_TOP" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) ||
 		return 0
-	up_tarball_in "$(dirname "$common")/../shared/upstream" || :
+	up_tarball_in "$(dirname "$common")/../shared/upstream" "$1" || :
 }
 
-# up_tarball_in dir: prints dir's fabtests-1.17.0.tar.gz; 1 if it has none.
+# up_tarball_in dir name: prints dir's tarball name; 1 if it has none.
 up_tarball_in() {
-	[ -f "$1/fabtests-1.17.0.tar.gz" ] || return 1
-	echo "$1/fabtests-1.17.0.tar.gz"
+	[ -f "$1/$2" ] || return 1
+	echo "$1/$2"
+}
+
+# up_cached dir build: makes sure dir holds a complete build, running
+# "build dir" (which starts from an empty dir) unless dir/done, written
+# last, says one is there; a folder without it is the remains of an
+# interrupted build. One build at a time per build tree.
+up_cached() {
+	local dir=$1
+	mkdir -p "$RDMX_BUILDDIR/upstream"
+	exec 9>"$RDMX_BUILDDIR/upstream/.lock"
+	flock 9
+	if [ -f "$dir/done" ]; then
+		echo "reusing the build in $dir"
+	else
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		"$2" "$dir"
+		touch "$dir/done"
+	fi
+	flock -u 9
 }
 
 # up_checksum: the sha256 of the fabtests source (of the tarball, or of
@@ -47,12 +66,10 @@ up_wait() {
 	wait $!
 }
 
-# up_build dir: unpacks (or copies) the source into dir/src, builds it and
-# installs it into dir/prefix. dir/done, written last, marks a complete
-# build; a folder without it is the remains of an interrupted one.
+# up_build dir: unpacks (or copies) the fabtests source into dir/src,
+# builds it and installs it into dir/prefix.
 up_build() {
 	local dir=$1
-	rm -rf "$dir"
 	mkdir -p "$dir/src"
 	if [ -n "${FABTESTS_SRC:-}" ]; then
 		cp -a "$FABTESTS_SRC/." "$dir/src/"
@@ -67,7 +84,6 @@ up_build() {
 		tail -n 40 "$dir/build.log"
 		t_fail "fabtests did not build"
 	fi
-	touch "$dir/done"
 }
 
 # up_prepare: sets UP_PREFIX to a complete build of the fabtests programs,
@@ -80,7 +96,7 @@ up_prepare() {
 			t_fail "FABTESTS_SRC=$FABTESTS_SRC is not a fabtests source tree"
 		TARBALL=""
 	else
-		TARBALL=$(up_find_tarball)
+		TARBALL=$(up_find_tarball fabtests-1.17.0.tar.gz)
 		if [ -z "$TARBALL" ]; then
 			UP_WHY="no fabtests source: neither $UP_TOP/../shared/upstream/fabtests-1.17.0.tar.gz nor FABTESTS_SRC"
 			return 1
@@ -88,14 +104,6 @@ up_prepare() {
 	fi
 	UP_SOURCE=${FABTESTS_SRC:-$TARBALL}
 	dir="$RDMX_BUILDDIR/upstream/fabtests-$(up_checksum | cut -c1-12)"
-	mkdir -p "$RDMX_BUILDDIR/upstream"
-	exec 9>"$RDMX_BUILDDIR/upstream/.lock"
-	flock 9
-	if [ -f "$dir/done" ]; then
-		echo "fabtests: reusing the build in $dir"
-	else
-		up_build "$dir"
-	fi
-	flock -u 9
+	up_cached "$dir" up_build
 	UP_PREFIX="$dir/prefix"
 }

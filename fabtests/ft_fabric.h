@@ -47,6 +47,14 @@ int ft_check_cq_flags(uint64_t got, uint64_t want, uint64_t mask, const char *wh
 void ft_close_fid(struct fid *fid, const char *what, int *status);
 
 /*
+ * fi_getinfo for a tagged FI_EP_RDM endpoint whose sends ask op_flags
+ * (FI_CONTEXT mode, local and provider-keyed MRs): a server's (host NULL)
+ * on bind_addr (NULL: every address) and port, else a client's to host
+ * and port. The list, or NULL with the error printed.
+ */
+struct fi_info *ft_rdm_getinfo(uint32_t version, const char *bind_addr,
+			       const char *host, const char *port, uint64_t op_flags);
+/*
  * Opens the fabric, domain, a tagged-format CQ of cq_size entries (0: the
  * provider's default) without wait object, and an FI_AV_TABLE AV of info;
  * 0, or an error already printed (what was opened stays for ft_rdm_close).

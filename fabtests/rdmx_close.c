@@ -99,28 +99,6 @@ static void rc_on_peer(struct fid_ep *ep, fi_addr_t addr, enum fi_rdmx_peer_stat
 	}
 }
 
-static struct fi_info *rc_getinfo(const struct rc_opts *o)
-{
-	struct fi_info *hints = fi_allocinfo(), *info = NULL;
-	int ret;
-
-	if (!hints)
-		return NULL;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED;
-	hints->mode = FI_CONTEXT;
-	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
-				      FI_MR_VIRT_ADDR;
-	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
-	ret = o->server ?
-	      fi_getinfo(RC_VERSION, o->bind_addr, o->port, FI_SOURCE, hints, &info) :
-	      fi_getinfo(RC_VERSION, o->host, o->port, 0, hints, &info);
-	fi_freeinfo(hints);
-	if (ret)
-		ft_err("fi_getinfo", ret);
-	return ret ? NULL : info;
-}
-
 /*
  * Reads one completion or error entry before the deadline: 1 with *e (or
  * *err, *is_err set), 0 when none yet, or an error.
@@ -444,7 +422,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGUSR1, rc_on_usr1);
-	info = rc_getinfo(&o);
+	info = ft_rdm_getinfo(RC_VERSION, o.bind_addr, o.host, o.port,
+			      FI_DELIVERY_COMPLETE);
 	if (!info)
 		return 1;
 	ret = ft_rdm_open(&rdm, info, 4096);

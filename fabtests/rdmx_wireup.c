@@ -80,28 +80,6 @@ static uint64_t wu_seed(uint64_t i)
 	return ft_pattern_seed(0, i, 0, wu_len(i));
 }
 
-static struct fi_info *wu_getinfo(const struct wu_opts *o)
-{
-	struct fi_info *hints = fi_allocinfo(), *info = NULL;
-	int ret;
-
-	if (!hints)
-		return NULL;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED;
-	hints->mode = FI_CONTEXT;
-	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
-				      FI_MR_VIRT_ADDR;
-	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
-	ret = o->receiver ?
-	      fi_getinfo(WU_VERSION, o->bind_addr, o->port, FI_SOURCE, hints, &info) :
-	      fi_getinfo(WU_VERSION, o->host, o->port, 0, hints, &info);
-	fi_freeinfo(hints);
-	if (ret)
-		ft_err("fi_getinfo", ret);
-	return ret ? NULL : info;
-}
-
 /*
  * Reads one completion within the deadline; 1, 0 or an error. With
  * want_err, only error completions of that code count (1), anything else
@@ -448,7 +426,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGUSR1, wu_on_usr1);
-	info = wu_getinfo(&o);
+	info = ft_rdm_getinfo(WU_VERSION, o.bind_addr, o.host, o.port,
+			      FI_DELIVERY_COMPLETE);
 	if (!info)
 		return 1;
 	ret = ft_rdm_open(&rdm, info, 4096);

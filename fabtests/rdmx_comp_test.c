@@ -15,8 +15,8 @@
  *
  * "Does not come" is checked by polling A alone for a while: the test
  * never sleeps, and a completion that arrives too early fails it.
- * Run by make check with FI_PROVIDER=rdmx and FI_RDMX_IFACE=lo; it sets
- * FI_RDMX_MTU to 4096 so that the three protocols all occur.
+ * Run by make check with FI_PROVIDER=rdmx; it sets FI_RDMX_MTU to 4096
+ * so that the three protocols all occur.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -104,8 +104,8 @@ else
 fi
 
 # rdmx's own one-process API tests, inside the 2.6 core: the structures
-# it allocates and the inline calls compiled with its headers. They need
-# loopback alone (no FI_RDMX_IFACE), so only in the private namespace.
+# it allocates and the inline calls compiled with its headers. Like the
+# suite, they run in the private namespace, away from other runs' ports.
 if [ -n "$NETNS" ]; then
 	for t in rdmx_getinfo_test rdmx_api_test; do
 		prog=$RDMX_BUILDDIR/fabtests/$t

@@ -47,19 +47,7 @@ t_env_defaults
 t_init
 t_require_prog "$ST"
 
-ns_r=rdmx-end-r-$$
-ns_s=rdmx-end-s-$$
-veth_r=rdmxer$$
-veth_s=rdmxes$$
-addr_r=$END_NET.2
-addr_s=$END_NET.1
-
-t_netns_add "$ns_r" "$ns_s"
-t_veth "$ns_s" "$veth_s" "$ns_r" "$veth_r"
-ip -n "$ns_s" addr add "$addr_s/30" dev "$veth_s"
-ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
-t_loss "$ns_s" "$END_LOSS_PERCENT"
-t_loss "$ns_r" "$END_LOSS_PERCENT"
+t_lossy_link end "$END_NET" "$END_LOSS_PERCENT"
 
 # end_run name count: one session of count messages; both programs must
 # exit 0 with PASS and report no failed send and no unreachable peer.
@@ -98,12 +86,7 @@ while [ "$i" -lt "$END_SHORT" ]; do
 	i=$((i + 1))
 done
 
-drop_r=$(t_loss_dropped "$ns_r")
-drop_s=$(t_loss_dropped "$ns_s")
-[ -n "$drop_r" ] && [ "$drop_r" -gt 0 ] ||
-	t_fail "the rule in $ns_r dropped no packet (${drop_r:-no counter})"
-[ -n "$drop_s" ] && [ "$drop_s" -gt 0 ] ||
-	t_fail "the rule in $ns_s dropped no packet (${drop_s:-no counter})"
+t_lossy_link_dropped
 echo "PASS: end_session.sh ($END_COUNT messages up to $END_MAX_SIZE bytes, then" \
 	"$END_SHORT sessions of $END_SHORT_COUNT, each ending cleanly; nft dropped" \
 	"$drop_r packets to the receivers, $drop_s to the senders)"

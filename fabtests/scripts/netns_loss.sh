@@ -39,19 +39,7 @@ t_env_defaults
 t_init
 t_require_prog "$ST"
 
-ns_r=rdmx-loss-r-$$
-ns_s=rdmx-loss-s-$$
-veth_r=rdmxr$$
-veth_s=rdmxs$$
-addr_r=$LOSS_NET.2
-addr_s=$LOSS_NET.1
-
-t_netns_add "$ns_r" "$ns_s"
-t_veth "$ns_s" "$veth_s" "$ns_r" "$veth_r"
-ip -n "$ns_s" addr add "$addr_s/30" dev "$veth_s"
-ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
-t_loss "$ns_s" "$LOSS_PERCENT"
-t_loss "$ns_r" "$LOSS_PERCENT"
+t_lossy_link loss "$LOSS_NET" "$LOSS_PERCENT"
 
 echo "== receiver in $ns_r on $veth_r ($addr_r), sender in $ns_s on $veth_s ($addr_s)"
 t_start_server receiver "ip netns exec $ns_r env $LOSS_PROTO_ENV" \
@@ -73,12 +61,7 @@ dup=$(t_field receiver duplicates)
 	t_fail "missing max_msg_size or counters in the programs' output"
 [ $((rexmit + fast)) -gt 0 ] ||
 	t_fail "retransmits=$rexmit fast_retransmits=$fast: no loss was repaired"
-drop_r=$(t_loss_dropped "$ns_r")
-drop_s=$(t_loss_dropped "$ns_s")
-[ -n "$drop_r" ] && [ "$drop_r" -gt 0 ] ||
-	t_fail "the rule in $ns_r dropped no packet (${drop_r:-no counter})"
-[ -n "$drop_s" ] && [ "$drop_s" -gt 0 ] ||
-	t_fail "the rule in $ns_s dropped no packet (${drop_s:-no counter})"
+t_lossy_link_dropped
 echo "PASS: netns_loss.sh (max_msg_size=$max; sender retransmits=$rexmit" \
 	"fast_retransmits=$fast; receiver duplicates=$dup; nft dropped" \
 	"$drop_r packets to the receiver, $drop_s to the sender;" \

@@ -84,6 +84,37 @@ table inet rdmx_loss {
 NFT
 }
 
+# t_lossy_link tag net percent: a sender's and a receiver's namespace of
+# the test's own (ns_s, ns_r) joined by a veth pair (veth_s, veth_r) with
+# addresses net.1 and net.2 (addr_s, addr_r), each dropping percent% of
+# the UDP packets it receives; sets those six variables.
+t_lossy_link() {
+	ns_s=rdmx-$1-s-$$
+	ns_r=rdmx-$1-r-$$
+	veth_s=rx$1s$$
+	veth_r=rx$1r$$
+	addr_s=$2.1
+	addr_r=$2.2
+	t_netns_add "$ns_r" "$ns_s"
+	t_veth "$ns_s" "$veth_s" "$ns_r" "$veth_r"
+	ip -n "$ns_s" addr add "$addr_s/30" dev "$veth_s"
+	ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
+	t_loss "$ns_s" "$3"
+	t_loss "$ns_r" "$3"
+}
+
+# t_lossy_link_dropped: sets drop_s and drop_r to the packets each side of
+# t_lossy_link's link dropped; fails the test unless both dropped some (a
+# test of loss in which nothing was lost proves nothing).
+t_lossy_link_dropped() {
+	drop_r=$(t_loss_dropped "$ns_r")
+	drop_s=$(t_loss_dropped "$ns_s")
+	[ -n "$drop_r" ] && [ "$drop_r" -gt 0 ] ||
+		t_fail "the rule in $ns_r dropped no packet (${drop_r:-no counter})"
+	[ -n "$drop_s" ] && [ "$drop_s" -gt 0 ] ||
+		t_fail "the rule in $ns_s dropped no packet (${drop_s:-no counter})"
+}
+
 # t_loss_dropped ns: the packets t_loss's rule dropped so far in ns.
 t_loss_dropped() {
 	ip netns exec "$1" nft list table inet rdmx_loss |

@@ -1450,10 +1450,16 @@ static void test_peek_claim(struct fixture *fx)
 	struct route r = fx_route(fx, A, B);
 	const uint64_t t1 = TAG_BASE | 0x501, t2 = TAG_BASE | 0x502, t3 = TAG_BASE | 0x503,
 		       t4 = TAG_BASE | 0x504;
-	uint8_t tx[200], rx[200];
+	/*
+	 * The test reads none of its send completions, so its sends may still
+	 * be under way when it returns (a send completes when acknowledged):
+	 * their buffers, the marker's included, must outlive it.
+	 */
+	static uint8_t tx[200];
+	static struct marker m;
+	uint8_t rx[200];
 	struct fi_context claim, claim3, claim4, peek, get, none;
 	struct fi_cq_tagged_entry e;
-	struct marker m;
 	unsigned seed = ++g_seed;
 	ssize_t ret;
 

@@ -54,6 +54,9 @@ struct fi_rdmx_ep_stats {
 	uint64_t	rnr_backoffs;	/* times a peer entered RNR backoff */
 	uint64_t	eagain;		/* posts answered -FI_EAGAIN */
 	uint64_t	peers_unreachable; /* peers declared unreachable */
+	uint64_t	rx_unauth;	/* packets without this session's tag, dropped */
+	uint64_t	challenges;	/* tag challenges sent (one per unauthenticated
+					   packet at most, rate-limited) */
 };
 
 struct fi_rdmx_ep_ops {

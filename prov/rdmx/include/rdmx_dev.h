@@ -261,6 +261,8 @@ struct rdmx_dev_stats {
 	uint64_t	rnr_received;	/* refusals of our packets */
 	uint64_t	duplicates;	/* packets received twice */
 	uint64_t	stale;		/* packets of an old session or window */
+	uint64_t	rx_unauth;	/* packets without our session tag */
+	uint64_t	challenges;	/* CHALLENGE packets sent */
 	uint64_t	acks_sent;	/* acknowledgement-only packets */
 	uint64_t	unreachable;	/* peers declared unreachable */
 };

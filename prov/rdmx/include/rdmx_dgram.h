@@ -4,7 +4,8 @@
  * datagrams with no guarantee; this is what both put between them and
  * the device contract: address handles with their swsrd state (and the
  * handles made for senders no AV names, bounded and evicted), the sends
- * handed to swsrd and reported when it is done with them, the receive
+ * handed to swsrd and reported when it is done with them, the challenge
+ * of senders nobody knows yet (rdmx_swsrd.h), the receive
  * buffers the rdm layer posted, and the handling of one received
  * datagram. A device embeds struct rdmx_dgram and supplies its raw
  * transmit and, optionally, its own per-handle hardware state.
@@ -52,6 +53,15 @@ struct rdmx_dgram_ops {
 	 */
 	int	(*xmit)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
 			const struct iovec *iov, size_t iov_cnt);
+	/*
+	 * Optional: sends one datagram (a CHALLENGE) to the sender at a
+	 * canonical address no handle names, from the local address the
+	 * datagram being handled came to, without keeping anything. Without
+	 * it an unknown sender gets a handle (bounded, evicted as the others)
+	 * before it proved it receives at its address.
+	 */
+	int	(*xmit_to)(struct rdmx_dgram *dg, const void *canon,
+			   const struct iovec *iov, size_t iov_cnt);
 	/* Optional: makes ah->raw for a new handle; 0 or -FI_E*. */
 	int	(*raw_create)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah);
 	/* Optional: frees ah->raw. */

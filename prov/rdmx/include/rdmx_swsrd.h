@@ -23,6 +23,18 @@
  * RNR packet; the sender retries it rnr_retry times, then completes it
  * with an RNR status and fills its psn with a SKIP packet.
  *
+ * Every packet is authenticated by the receiver's tag (rdmx_wire.h,
+ * docs/protocol.md "Session tags"): each peer's state holds the tag we
+ * drew for the session (local_tag, new each time our transmit session
+ * ends) and the one the peer drew (peer_tag, learnt only from packets
+ * carrying ours). A packet without our tag is counted (rx_unauth) and
+ * changes nothing; it draws at most one CHALLENGE (header only, never
+ * more bytes than it carried), at most one per peer per
+ * RDMX_SRD_CHALLENGE_GAP_NS and RDMX_SRD_CHALLENGE_BURST per millisecond
+ * per engine. A sender nobody knows yet is challenged without state: its
+ * tag is a keyed hash of its address (rdmx_swsrd_cookie), and its handle
+ * is made only when a packet carries that tag back.
+ *
  * The engine does no I/O and reads time only through rdmx_clock_ns(): a
  * device gives it an xmit callback, feeds it received headers, and calls
  * rdmx_swsrd_progress() at the end of each poll, after the packets; both
@@ -40,6 +52,8 @@
 #include "rdmx_wire.h"
 
 #define RDMX_SRD_WINDOW		64	/* packets in flight per peer, at most */
+#define RDMX_SRD_CHALLENGE_GAP_NS	1000000ULL	/* per peer */
+#define RDMX_SRD_CHALLENGE_BURST	64		/* per engine per ms */
 
 struct rdmx_swsrd_peer;
 
@@ -71,6 +85,9 @@ struct rdmx_swsrd_peer {
 	struct rdmx_dlist	active_link;	/* on rdmx_swsrd.active */
 	bool			active;
 	void			*addr;		/* the device's handle for xmit */
+	uint64_t		local_tag;	/* ours: packets to us carry it */
+	uint64_t		peer_tag;	/* the peer's; 0: not known yet */
+	uint64_t		challenged_ns;	/* our last CHALLENGE to it */
 
 	/* Transmit session. */
 	uint32_t		tx_epoch;
@@ -130,6 +147,9 @@ struct rdmx_swsrd {
 	void				*ctx;
 	struct rdmx_swsrd_cfg		cfg;
 	uint32_t			incarnation;	/* high 24 bits of epochs */
+	uint64_t			key[2];		/* of rdmx_swsrd_cookie */
+	uint64_t			challenge_ms;	/* the millisecond counted */
+	uint32_t			challenges;	/* sent in it */
 	uint64_t			pass;		/* progress calls so far */
 	struct rdmx_dlist		active;		/* of rdmx_swsrd_peer */
 	struct rdmx_dev_stats		*stats;		/* the device's counters */
@@ -143,9 +163,25 @@ void rdmx_swsrd_construct(struct rdmx_swsrd *srd, const struct rdmx_swsrd_ops *o
 			  void *ctx, const struct rdmx_swsrd_cfg *cfg,
 			  uint32_t incarnation, struct rdmx_dev_stats *stats);
 
-/* Prepares the state of one remote queue, reached through addr. */
+/*
+ * Prepares the state of one remote queue, reached through addr; tag is
+ * our first tag for it (its rdmx_swsrd_cookie when its packet carried
+ * that back), 0 for a random one.
+ */
 void rdmx_swsrd_peer_construct(struct rdmx_swsrd *srd,
-			       struct rdmx_swsrd_peer *peer, void *addr);
+			       struct rdmx_swsrd_peer *peer, void *addr,
+			       uint64_t tag);
+
+/* The tag offered to the sender at a canonical address of len bytes. */
+uint64_t rdmx_swsrd_cookie(const struct rdmx_swsrd *srd, const void *addr, size_t len);
+
+/*
+ * The CHALLENGE (in *out) that answers hdr, received from an unknown
+ * sender whose cookie is tag; false when it draws none (it is itself a
+ * CHALLENGE, or the engine's budget of challenges is spent).
+ */
+bool rdmx_swsrd_challenge(struct rdmx_swsrd *srd, const struct rdmx_srd_hdr *hdr,
+			  uint64_t tag, uint64_t now, struct rdmx_wire_srd *out);
 
 /* Fails every send of the peer with FLUSHED and frees its state. */
 void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd,
@@ -175,7 +211,8 @@ enum rdmx_srd_room {
 /*
  * Handles a validated header received from peer at time now with
  * payload_len bytes after it, the payload being where room says. Returns
- * true when the payload is new data for the upper layer.
+ * true when the payload is new data for the upper layer (the packet
+ * carried our tag).
  */
 bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		     const struct rdmx_srd_hdr *hdr, size_t payload_len,

@@ -178,14 +178,23 @@ union rdmx_wire_hdr {
 /*
  * swsrd (software SRD) header: in front of every datagram on a device
  * that is not reliable by itself (udp, verbs UD). The rdm packet follows
- * a DATA header; ACK and RNR packets end after it.
+ * a DATA header; ACK, RNR and CHALLENGE packets end after it.
+ *
+ * Tags authenticate the session (docs/protocol.md, "Session tags"): each
+ * side draws a random 64-bit tag per peer and per session, every packet
+ * carries the receiver's tag (dst_tag) and the sender's (src_tag), and a
+ * packet whose dst_tag is not the receiver's changes nothing: it is
+ * answered by at most one CHALLENGE, which carries the receiver's tag to
+ * the packet's src_tag, so only a sender that receives at the address it
+ * sends from learns it (a cookie echo).
  */
-#define RDMX_SRD_MAGIC		0x5853u		/* "SX" */
+#define RDMX_SRD_MAGIC		0x5953u		/* "SY"; "SX" had no tags */
 
 enum rdmx_srd_type {
 	RDMX_SRD_DATA = 1,	/* carries psn and a payload for the rdm layer */
 	RDMX_SRD_ACK,		/* acknowledges only */
 	RDMX_SRD_RNR,		/* refuses psn: no receive buffer was posted */
+	RDMX_SRD_CHALLENGE,	/* src_tag is the sender's tag: use it */
 	RDMX_SRD_TYPE_MAX,
 };
 
@@ -207,8 +216,10 @@ struct rdmx_wire_srd {
 	uint32_t	ack;		/* first psn of ack_epoch not yet seen */
 	uint32_t	reserved;	/* zero */
 	uint64_t	sack;		/* bit i: psn ack + i seen */
+	uint64_t	dst_tag;	/* the receiver's tag; 0: not known yet */
+	uint64_t	src_tag;	/* the sender's tag, never 0 */
 };
-_Static_assert(sizeof(struct rdmx_wire_srd) == 32, "wire srd size");
+_Static_assert(sizeof(struct rdmx_wire_srd) == 48, "wire srd size");
 
 /* A swsrd header after validation, in host byte order. */
 struct rdmx_srd_hdr {
@@ -219,6 +230,8 @@ struct rdmx_srd_hdr {
 	uint32_t		ack_epoch;
 	uint32_t		ack;
 	uint64_t		sack;
+	uint64_t		dst_tag;
+	uint64_t		src_tag;
 };
 
 /* Writes hdr in wire form. */
@@ -226,8 +239,9 @@ void rdmx_wire_srd_encode(struct rdmx_wire_srd *wire, const struct rdmx_srd_hdr 
 
 /*
  * Validates the swsrd header at the start of a datagram of len bytes;
- * 0 or -FI_EINVAL (short, bad magic/type/flags, non-zero reserved, an
- * ACK or RNR with a payload, a SKIP with a payload).
+ * 0 or -FI_EINVAL (short, bad magic/type/flags, non-zero reserved, a
+ * zero src_tag, an ACK, RNR or CHALLENGE with a payload, a SKIP with a
+ * payload, a CHALLENGE with flags or acknowledgement fields).
  */
 int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr);
 

@@ -70,6 +70,7 @@ struct rdmx_udp_dev {
 	struct mmsghdr		tx_msgs[RDMX_UDP_BATCH];
 	struct iovec		tx_iov[RDMX_UDP_BATCH][1 + RDMX_DEV_SGE_MAX];
 	struct rdmx_wire_srd	tx_hdr[RDMX_UDP_BATCH];	/* headers, copied */
+	union rdmx_udp_addr	tx_to[RDMX_UDP_BATCH];	/* destinations, copied */
 	union rdmx_udp_ctl	tx_ctl[RDMX_UDP_BATCH];	/* wildcard: source */
 	size_t			tx_cnt;
 	uint8_t			tx_gather[RDMX_UDP_GATHER_MAX];
@@ -142,7 +143,7 @@ static void rdmx_udp_flush(struct rdmx_udp_dev *udp)
  * because swsrd reuses its storage at once (several ACKs to one peer may
  * wait in a batch).
  */
-static void rdmx_udp_queue(struct rdmx_udp_dev *udp, union rdmx_udp_addr *to,
+static void rdmx_udp_queue(struct rdmx_udp_dev *udp, const union rdmx_udp_addr *to,
 			   const union rdmx_udp_addr *from,
 			   const struct iovec *iov, size_t iov_cnt, bool own_hdr)
 {
@@ -158,7 +159,8 @@ static void rdmx_udp_queue(struct rdmx_udp_dev *udp, union rdmx_udp_addr *to,
 		       sizeof(udp->tx_hdr[0]));
 		udp->tx_iov[udp->tx_cnt][0].iov_base = &udp->tx_hdr[udp->tx_cnt];
 	}
-	m->msg_name = to;
+	udp->tx_to[udp->tx_cnt] = *to;
+	m->msg_name = &udp->tx_to[udp->tx_cnt];
 	m->msg_namelen = rdmx_udp_addr_len(to);
 	m->msg_iov = udp->tx_iov[udp->tx_cnt];
 	m->msg_iovlen = iov_cnt;
@@ -226,10 +228,21 @@ static int rdmx_udp_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
 }
 
 /*
- * A new handle of a wildcard-bound device: the local address its peer
- * sent its first datagram to, else the endpoint's name, is where
- * everything to it comes from, since that is the address the peer knows
- * this endpoint by.
+ * Where a wildcard-bound device answers the datagram being handled from:
+ * the local address it was sent to, else the endpoint's name, since that
+ * is the address the peer knows this endpoint by.
+ */
+static void rdmx_udp_reply_src(const struct rdmx_udp_dev *udp, union rdmx_udp_addr *src)
+{
+	*src = udp->rx_dst ? *udp->rx_dst : udp->name;
+	*rdmx_udp_addr_port(src) = 0;
+}
+
+/*
+ * A new handle of a wildcard-bound device sends from the reply source of
+ * the datagram that made it. An unknown sender's handle is made only for
+ * a datagram that carried the tag we offered it (rdmx_dgram.c), so a
+ * spoofed datagram cannot choose this address.
  */
 static int rdmx_udp_raw_create(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah)
 {
@@ -241,8 +254,7 @@ static int rdmx_udp_raw_create(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah)
 	src = malloc(sizeof(*src));
 	if (!src)
 		return -FI_ENOMEM;
-	*src = udp->rx_dst ? *udp->rx_dst : udp->name;
-	*rdmx_udp_addr_port(src) = 0;
+	rdmx_udp_reply_src(udp, src);
 	ah->raw = src;
 	return 0;
 }
@@ -253,8 +265,21 @@ static void rdmx_udp_raw_destroy(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah
 	free(ah->raw);
 }
 
+static int rdmx_udp_xmit_to(struct rdmx_dgram *dg, const void *canon,
+			    const struct iovec *iov, size_t iov_cnt)
+{
+	struct rdmx_udp_dev *udp = rdmx_container_of(dg, struct rdmx_udp_dev, dg);
+	union rdmx_udp_addr from = { .sa.sa_family = AF_UNSPEC };
+
+	if (udp->wildcard)
+		rdmx_udp_reply_src(udp, &from);
+	rdmx_udp_queue(udp, canon, &from, iov, iov_cnt, true);
+	return 0;
+}
+
 static const struct rdmx_dgram_ops rdmx_udp_dgram_ops = {
 	.xmit = rdmx_udp_xmit,
+	.xmit_to = rdmx_udp_xmit_to,
 	.raw_create = rdmx_udp_raw_create,
 	.raw_destroy = rdmx_udp_raw_destroy,
 };

@@ -60,10 +60,13 @@ static void rdmx_dgram_ah_free(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah)
 	free(ah);
 }
 
-/* Finds the handle of a canonical address, making one if asked. */
+/*
+ * Finds the handle of a canonical address, making one if asked, whose
+ * first tag is tag (0: random).
+ */
 static struct rdmx_dgram_ah *rdmx_dgram_ah_get(struct rdmx_dgram *dg,
 					       const void *addr, bool create,
-					       int *err)
+					       uint64_t tag, int *err)
 {
 	struct rdmx_dgram_ah *ah;
 	uint64_t val;
@@ -90,7 +93,7 @@ static struct rdmx_dgram_ah *rdmx_dgram_ah_get(struct rdmx_dgram *dg,
 		free(ah);
 		return NULL;
 	}
-	rdmx_swsrd_peer_construct(&dg->srd, &ah->srd, ah);
+	rdmx_swsrd_peer_construct(&dg->srd, &ah->srd, ah, tag);
 	rdmx_dlist_insert_tail(&dg->ahs, &ah->link);
 	return ah;
 }
@@ -100,7 +103,7 @@ int rdmx_dgram_ah_create(struct rdmx_dev *dev, const void *canon,
 {
 	struct rdmx_dgram *dg = rdmx_dgram(dev);
 	int ret = 0;
-	struct rdmx_dgram_ah *ah = rdmx_dgram_ah_get(dg, canon, true, &ret);
+	struct rdmx_dgram_ah *ah = rdmx_dgram_ah_get(dg, canon, true, 0, &ret);
 
 	if (!ah)
 		return ret;
@@ -149,26 +152,50 @@ static bool rdmx_dgram_evict_anon(struct rdmx_dgram *dg)
 	return false;
 }
 
+/* Answers hdr from the unknown sender at src with its cookie, or not at all. */
+static void rdmx_dgram_challenge(struct rdmx_dgram *dg, const void *src,
+				 const struct rdmx_srd_hdr *hdr, uint64_t cookie,
+				 uint64_t now)
+{
+	struct rdmx_wire_srd chal;
+	struct iovec iov = { &chal, sizeof(chal) };
+
+	dg->dev.stats.rx_unauth++;
+	if (rdmx_swsrd_challenge(&dg->srd, hdr, cookie, now, &chal))
+		(void) dg->ops->xmit_to(dg, src, &iov, 1);
+}
+
 /*
- * The handle of a datagram's sender, made if needed; NULL to drop it.
- * Datagrams mostly come in runs from one sender: the last one is checked
- * before the map.
+ * The handle of a datagram's sender (its swsrd header hdr), made if
+ * needed; NULL to drop it. Datagrams mostly come in runs from one sender:
+ * the last one is checked before the map. A sender nobody knows gets a
+ * handle only once its packet carries the tag we offered it (its cookie);
+ * until then it is challenged without state, where the device can.
  */
 static struct rdmx_dgram_ah *rdmx_dgram_ah_sender(struct rdmx_dgram *dg,
-						  const void *src)
+						  const void *src,
+						  const struct rdmx_srd_hdr *hdr,
+						  uint64_t now)
 {
 	struct rdmx_dgram_ah *ah = dg->last_sender;
+	size_t addr_size = dg->dev.ops->addr_size;
+	uint64_t cookie;
 	int ret;
 
-	if (ah && !memcmp(ah->addr, src, dg->dev.ops->addr_size))
+	if (ah && !memcmp(ah->addr, src, addr_size))
 		return ah;
-	ah = rdmx_dgram_ah_get(dg, src, false, NULL);
+	ah = rdmx_dgram_ah_get(dg, src, false, 0, NULL);
 	if (!ah) {
-		if (dg->anon_cnt >= RDMX_DGRAM_ANON_MAX && !rdmx_dgram_evict_anon(dg))
+		cookie = rdmx_swsrd_cookie(&dg->srd, src, addr_size);
+		if (hdr->dst_tag != cookie && dg->ops->xmit_to) {
+			rdmx_dgram_challenge(dg, src, hdr, cookie, now);
 			return NULL;
-		ah = rdmx_dgram_ah_get(dg, src, true, &ret);
-		if (!ah)
+		}
+		if ((dg->anon_cnt >= RDMX_DGRAM_ANON_MAX && !rdmx_dgram_evict_anon(dg)) ||
+		    !(ah = rdmx_dgram_ah_get(dg, src, true, cookie, &ret))) {
+			dg->dev.stats.rx_dropped++;
 			return NULL;
+		}
 		ah->anon = true;
 		dg->anon_cnt++;
 	}
@@ -222,11 +249,9 @@ bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
 		dg->dev.stats.rx_malformed++;
 		return false;
 	}
-	ah = rdmx_dgram_ah_sender(dg, src);
-	if (!ah) {
-		dg->dev.stats.rx_dropped++;
+	ah = rdmx_dgram_ah_sender(dg, src, &srd_hdr, now);
+	if (!ah)
 		return false;
-	}
 	/* Buffers all have the device MTU: one too small means too big. */
 	room = !buf ? RDMX_SRD_ROOM_NONE :
 	       truncated ? RDMX_SRD_ROOM_SHORT : RDMX_SRD_ROOM_BUF;

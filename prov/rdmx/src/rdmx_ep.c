@@ -228,6 +228,8 @@ static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 		.rnr_backoffs = ep->stats.rnr_backoffs,
 		.eagain = ep->stats.eagain,
 		.peers_unreachable = dev->unreachable,
+		.rx_unauth = dev->rx_unauth,
+		.challenges = dev->challenges,
 	};
 }
 
@@ -241,11 +243,12 @@ static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 		  "rx_no_recv=%lu tx_errors=%lu retransmits=%lu "
 		  "fast_retransmits=%lu duplicates=%lu acks_sent=%lu rnr_sent=%lu "
 		  "rnr_received=%lu rnr_completions=%lu rnr_backoffs=%lu "
-		  "eagain=%lu peers_unreachable=%lu\n",
+		  "eagain=%lu peers_unreachable=%lu rx_unauth=%lu challenges=%lu\n",
 		  st.rx_malformed, st.rx_dropped, st.rx_unexpected, st.rx_no_recv,
 		  st.tx_errors, st.retransmits, st.fast_retransmits, st.duplicates,
 		  st.acks_sent, st.rnr_sent, st.rnr_received, st.rnr_completions,
-		  st.rnr_backoffs, st.eagain, st.peers_unreachable);
+		  st.rnr_backoffs, st.eagain, st.peers_unreachable, st.rx_unauth,
+		  st.challenges);
 }
 
 static int rdmx_ep_query_stats(struct fid_ep *ep_fid, struct fi_rdmx_ep_stats *stats)

@@ -3,6 +3,7 @@
 
 #include "rdmx.h"
 #include "rdmx_clock.h"
+#include "rdmx_siphash.h"
 #include "rdmx_swsrd.h"
 
 #define RDMX_SRD_ACK_EVERY	16	/* unacknowledged packets before an ack */
@@ -52,12 +53,30 @@ void rdmx_swsrd_construct(struct rdmx_swsrd *srd, const struct rdmx_swsrd_ops *o
 	srd->cfg = *cfg;
 	/* Epoch 0 means "none" on the wire, so keep the high bits non-zero. */
 	srd->incarnation = (incarnation & 0xffffff) ? (incarnation & 0xffffff) : 1;
+	srd->key[0] = rdmx_random64();
+	srd->key[1] = rdmx_random64();
 	rdmx_dlist_init(&srd->active);
 }
 
+/* A tag no packet can carry by chance: never 0. */
+static uint64_t rdmx_srd_new_tag(void)
+{
+	uint64_t tag;
+
+	while (!(tag = rdmx_random64()))
+		;
+	return tag;
+}
+
+/*
+ * A new transmit session. It takes a new tag too: packets of the old one
+ * still on their way to us, and any forged on the strength of it, no
+ * longer carry ours.
+ */
 static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			      uint32_t session)
 {
+	peer->local_tag = rdmx_srd_new_tag();
 	peer->tx_epoch = (srd->incarnation << 8) | (session & 0xff ? session & 0xff : 1);
 	peer->snd_una = 0;
 	peer->snd_nxt = 0;
@@ -69,13 +88,61 @@ static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 }
 
 void rdmx_swsrd_peer_construct(struct rdmx_swsrd *srd,
-			       struct rdmx_swsrd_peer *peer, void *addr)
+			       struct rdmx_swsrd_peer *peer, void *addr,
+			       uint64_t tag)
 {
 	memset(peer, 0, sizeof(*peer));
 	peer->addr = addr;
 	rdmx_dlist_init(&peer->waiting);
 	rdmx_dlist_init(&peer->active_link);
 	rdmx_srd_tx_reset(srd, peer, 1);
+	if (tag)
+		peer->local_tag = tag;
+}
+
+uint64_t rdmx_swsrd_cookie(const struct rdmx_swsrd *srd, const void *addr, size_t len)
+{
+	uint64_t tag = rdmx_siphash(srd->key[0], srd->key[1], addr, len);
+
+	return tag ? tag : 1;
+}
+
+/* Whether the engine's budget of challenges for this millisecond has room. */
+static bool rdmx_srd_challenge_room(struct rdmx_swsrd *srd, uint64_t now)
+{
+	uint64_t ms = now / 1000000;
+
+	if (ms != srd->challenge_ms) {
+		srd->challenge_ms = ms;
+		srd->challenges = 0;
+	}
+	if (srd->challenges >= RDMX_SRD_CHALLENGE_BURST)
+		return false;
+	srd->challenges++;
+	srd->stats->challenges++;
+	return true;
+}
+
+/* The CHALLENGE carrying tag to the sender of hdr. */
+static void rdmx_srd_challenge_fill(const struct rdmx_srd_hdr *hdr, uint64_t tag,
+				    struct rdmx_wire_srd *out)
+{
+	struct rdmx_srd_hdr chal = {
+		.type = RDMX_SRD_CHALLENGE,
+		.dst_tag = hdr->src_tag,
+		.src_tag = tag,
+	};
+
+	rdmx_wire_srd_encode(out, &chal);
+}
+
+bool rdmx_swsrd_challenge(struct rdmx_swsrd *srd, const struct rdmx_srd_hdr *hdr,
+			  uint64_t tag, uint64_t now, struct rdmx_wire_srd *out)
+{
+	if (hdr->type == RDMX_SRD_CHALLENGE || !rdmx_srd_challenge_room(srd, now))
+		return false;
+	rdmx_srd_challenge_fill(hdr, tag, out);
+	return true;
 }
 
 static void rdmx_srd_activate(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
@@ -104,7 +171,13 @@ static void rdmx_srd_send_ctrl(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 			       enum rdmx_srd_type type, uint32_t psn,
 			       uint32_t flags)
 {
-	struct rdmx_srd_hdr hdr = { .type = type, .flags = flags, .psn = psn };
+	struct rdmx_srd_hdr hdr = {
+		.type = type,
+		.flags = flags,
+		.psn = psn,
+		.dst_tag = peer->peer_tag,
+		.src_tag = peer->local_tag,
+	};
 	struct iovec iov = { &peer->ack_hdr, sizeof(peer->ack_hdr) };
 
 	rdmx_srd_fill_ack(peer, &hdr);
@@ -131,6 +204,8 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 			 slot->send->awaited ? RDMX_SRD_ACK_NOW : 0,
 		.epoch = peer->tx_epoch,
 		.psn = psn,
+		.dst_tag = peer->peer_tag,
+		.src_tag = peer->local_tag,
 	};
 	struct iovec iov[1 + RDMX_DEV_SGE_MAX];
 	size_t cnt = 1;
@@ -359,6 +434,8 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 
 	if (!rdmx_srd_rx_session(srd, peer, hdr->epoch))
 		return false;
+	/* The peer's current session speaks: its tag is the one to use. */
+	peer->peer_tag = hdr->src_tag;
 	off = hdr->psn - peer->rcv_nxt;
 	if (rdmx_srd_before(hdr->psn, peer->rcv_nxt) ||
 	    (off < RDMX_SRD_WINDOW && (peer->rcv_bits >> off) & 1)) {
@@ -396,10 +473,60 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 	return !(hdr->flags & RDMX_SRD_SKIP);
 }
 
+/*
+ * A packet without our tag: from a spoofed source, from a session of the
+ * peer that predates our tag, or from a peer that does not know it yet.
+ * It gets our tag back to its src_tag: only a sender that receives at the
+ * packet's source address learns it.
+ */
+static void rdmx_srd_unauth(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			    const struct rdmx_srd_hdr *hdr, uint64_t now)
+{
+	struct iovec iov = { &peer->ack_hdr, sizeof(peer->ack_hdr) };
+
+	srd->stats->rx_unauth++;
+	if (hdr->type == RDMX_SRD_CHALLENGE || (peer->challenged_ns &&
+	    now - peer->challenged_ns < RDMX_SRD_CHALLENGE_GAP_NS) ||
+	    !rdmx_srd_challenge_room(srd, now))
+		return;
+	peer->challenged_ns = now;
+	rdmx_srd_challenge_fill(hdr, peer->local_tag, &peer->ack_hdr);
+	(void) srd->ops->xmit(srd->ctx, peer, &iov, 1);
+}
+
+/*
+ * The peer told us its tag: what is in flight went with a wrong one and
+ * was dropped unseen, so it goes again now (not a loss: the window and
+ * the timers stay).
+ */
+static void rdmx_srd_on_challenge(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+				  const struct rdmx_srd_hdr *hdr, uint64_t now)
+{
+	if (hdr->src_tag == peer->peer_tag)
+		return;
+	peer->peer_tag = hdr->src_tag;
+	for (uint32_t psn = peer->snd_una; peer->slots && psn != peer->snd_nxt; psn++) {
+		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+		if (slot->in_use && !slot->rnr_wait)
+			rdmx_srd_xmit_slot(srd, peer, psn, now);
+	}
+	if (peer->ack_pending)
+		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
+}
+
 bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		     const struct rdmx_srd_hdr *hdr, size_t payload_len,
 		     enum rdmx_srd_room room, uint64_t now)
 {
+	if (hdr->dst_tag != peer->local_tag) {
+		rdmx_srd_unauth(srd, peer, hdr, now);
+		return false;
+	}
+	if (hdr->type == RDMX_SRD_CHALLENGE) {
+		rdmx_srd_on_challenge(srd, peer, hdr, now);
+		return false;
+	}
 	if (hdr->ack_epoch)
 		rdmx_srd_on_ack(srd, peer, hdr, now);
 	switch (hdr->type) {

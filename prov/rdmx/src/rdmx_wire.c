@@ -312,6 +312,8 @@ void rdmx_wire_srd_encode(struct rdmx_wire_srd *wire, const struct rdmx_srd_hdr 
 	wire->ack = htole32(hdr->ack);
 	wire->reserved = 0;
 	wire->sack = htole64(hdr->sack);
+	wire->dst_tag = htole64(hdr->dst_tag);
+	wire->src_tag = htole64(hdr->src_tag);
 }
 
 int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr)
@@ -335,5 +337,10 @@ int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr)
 	hdr->ack_epoch = le32toh(wire->ack_epoch);
 	hdr->ack = le32toh(wire->ack);
 	hdr->sack = le64toh(wire->sack);
+	hdr->dst_tag = le64toh(wire->dst_tag);
+	hdr->src_tag = le64toh(wire->src_tag);
+	if (!hdr->src_tag || (hdr->type == RDMX_SRD_CHALLENGE &&
+			      (hdr->flags || hdr->ack_epoch)))
+		return -FI_EINVAL;
 	return 0;
 }

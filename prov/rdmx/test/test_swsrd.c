@@ -340,7 +340,7 @@ static void sim_node_start(struct sim *sim, int idx, uint32_t incarnation)
 	struct sim_node *n = &sim->node[idx];
 
 	rdmx_swsrd_construct(&n->srd, &sim_ops, n, &sim->cfg, incarnation, &n->stats);
-	rdmx_swsrd_peer_construct(&n->srd, &n->peer, &sim->node[!idx]);
+	rdmx_swsrd_peer_construct(&n->srd, &n->peer, &sim->node[!idx], 0);
 }
 
 static struct sim *sim_open(const struct rdmx_swsrd_cfg *cfg, size_t msg_cap,

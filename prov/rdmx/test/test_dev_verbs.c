@@ -72,6 +72,28 @@ Test(verbs, failed_open_releases_everything)
 	rdmx_test_failed_opens(&rdmx_dev_verbs_ops, &cfg, fails, RDMX_ARRAY_SIZE(fails));
 }
 
+/*
+ * a's first datagram to b: b has no handle for a and verbs cannot answer
+ * without one, so b makes one and challenges; a learns b's tag and sends
+ * again, and b takes it. Afterwards a's datagrams carry b's tag.
+ */
+static void verbs_meet(struct rdmx_dev *a, struct rdmx_ah *ah, struct rdmx_dev *b)
+{
+	static uint8_t rx[4096], byte;
+	struct iovec iov = { &byte, 1 };
+	struct rdmx_dev_cqe cqe[4];
+	bool got = false, sent = false;
+
+	cr_assert_eq(b->ops->post_recv(b, rx, sizeof(rx), 999), 0);
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, 999, RDMX_DEV_SEND_AWAITED), 0);
+	for (int i = 0; i < 20 && !(got && sent); i++) {
+		got |= b->ops->poll_cq(b, cqe, 4) > 0;
+		sent |= a->ops->poll_cq(a, cqe, 4) > 0;
+	}
+	cr_assert(got && sent, "a and b never exchanged tags");
+	cr_assert_eq(b->stats.challenges, 1);
+}
+
 /* A datagram through swsrd lands in the posted buffer, GRH stripped. */
 Test(verbs, send_reaches_a_posted_receive)
 {
@@ -87,6 +109,7 @@ Test(verbs, send_reaches_a_posted_receive)
 	a->ops->getname(a, &a_addr);
 	b->ops->getname(b, &b_addr);
 	cr_assert_eq(a->ops->ah_create(a, &b_addr, &ah), 0);
+	verbs_meet(a, ah, b);
 	cr_assert_eq(b->ops->post_recv(b, rx, sizeof(rx), 3), 0);
 	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, 77, RDMX_DEV_SEND_AWAITED), 0);
 	memset(body, 0, sizeof(body));
@@ -209,6 +232,7 @@ Test(verbs, failed_receives_are_dropped_and_reposted)
 	b->ops->getname(b, &b_addr);
 	cr_assert_eq(b->caps.rq_size, 4);
 	cr_assert_eq(a->ops->ah_create(a, &b_addr, &ah), 0);
+	verbs_meet(a, ah, b);
 	cr_assert_eq(b->ops->post_recv(b, rx, sizeof(rx), 3), 0);
 	fake_ibv_inject_recv_status(rdmx_ibv_addr_qpn(&b_addr), IBV_WC_LOC_PROT_ERR, 6);
 	for (uint64_t i = 0; i < 4; i++)

@@ -343,6 +343,23 @@ static void sim_node_start(struct sim *sim, int idx, uint32_t incarnation)
 	rdmx_swsrd_peer_construct(&n->srd, &n->peer, &sim->node[!idx], 0);
 }
 
+/*
+ * Each node learns the other's tag, as after the first challenge: tests
+ * of the transport count packets from there. sim_stranger undoes it.
+ */
+static void sim_introduce(struct sim *sim)
+{
+	sim->node[A].peer.peer_tag = sim->node[B].peer.local_tag;
+	sim->node[B].peer.peer_tag = sim->node[A].peer.local_tag;
+}
+
+/* The nodes have never exchanged a packet: neither knows the other's tag. */
+static void sim_stranger(struct sim *sim)
+{
+	sim->node[A].peer.peer_tag = 0;
+	sim->node[B].peer.peer_tag = 0;
+}
+
 static struct sim *sim_open(const struct rdmx_swsrd_cfg *cfg, size_t msg_cap,
 			    uint64_t seed)
 {
@@ -371,6 +388,7 @@ static struct sim *sim_open(const struct rdmx_swsrd_cfg *cfg, size_t msg_cap,
 		cr_assert_not_null(n->tx.acked);
 		sim_node_start(sim, i, i == A ? 0xa0001 : 0xb0001);
 	}
+	sim_introduce(sim);
 	return sim;
 }
 
@@ -1128,6 +1146,130 @@ Test(swsrd, destruct_flushes_every_outstanding_send_once)
 	cr_assert_eq(sim->node[A].stats.unreachable, 0);
 }
 
+/* 8b. Session tags: strangers meet by challenge; forgeries change nothing. */
+
+/* Two nodes that never met exchange tags and then everything arrives. */
+Test(swsrd, strangers_learn_tags_by_challenge)
+{
+	struct sim *sim = sim_open(&sim_cfg, 40, 0x8b1);
+
+	sim_stranger(sim);
+	sim_post_n(sim, A, 20);
+	sim_post_n(sim, B, 20);
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 10 * MS));
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+	for (int i = A; i <= B; i++) {
+		const struct sim_node *n = &sim->node[i];
+
+		cr_assert_eq(n->peer.peer_tag, sim->node[!i].peer.local_tag);
+		cr_assert_geq(n->stats.challenges, 1, "node %d challenged nobody", i);
+		/* One per peer per gap: the first packets only. */
+		cr_assert_leq(n->stats.challenges, 2);
+		cr_assert_eq(n->stats.retransmits, 0, "a challenge is not a loss");
+	}
+}
+
+/* A header from "A" to B as an off-path attacker would write it. */
+static struct rdmx_srd_hdr sim_forged(const struct sim *sim, enum rdmx_srd_type type)
+{
+	const struct sim_node *a = &sim->node[A];
+
+	return (struct rdmx_srd_hdr) {
+		.type = type,
+		.epoch = a->peer.tx_epoch,	/* not secret: assume it known */
+		.psn = a->peer.snd_nxt,
+		.ack_epoch = sim->node[B].peer.tx_epoch,
+		.ack = sim->node[B].peer.snd_nxt,
+		.sack = ~0ULL,
+		.dst_tag = sim->node[B].peer.local_tag ^ 0x5a5a,	/* a guess */
+		.src_tag = 0x1234,
+	};
+}
+
+/*
+ * Forged packets without the receiver's tag, however plausible their
+ * epoch, psn and acks: a new session's SKIP, an ack of all in flight, a
+ * TOO_BIG refusal, a challenge. None changes state or completes a send;
+ * each is counted; they draw one challenge per gap; the stream goes on.
+ */
+Test(swsrd, forged_packets_without_the_tag_change_nothing)
+{
+	struct sim *sim = sim_open(&sim_cfg, 200, 0x8b2);
+	static const enum rdmx_srd_type types[] = {
+		RDMX_SRD_DATA, RDMX_SRD_ACK, RDMX_SRD_RNR, RDMX_SRD_CHALLENGE,
+	};
+	struct sim_node *b = &sim->node[B];
+	uint64_t challenges;
+	size_t sent = 0;
+
+	sim_post_n(sim, B, 100);
+	sim_post_n(sim, A, 100);
+	/* Mid-stream: B has sends in flight for a forged ack to complete. */
+	sim_run(sim, SIM_T0 + 20 * US, NULL);
+	cr_assert_neq(b->peer.snd_una, b->peer.snd_nxt, "nothing in flight to attack");
+	challenges = b->stats.challenges;
+	for (int round = 0; round < 100; round++) {
+		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+			struct rdmx_srd_hdr hdr = sim_forged(sim, types[i]);
+			uint32_t una = b->peer.snd_una, rx_epoch = b->peer.rx_epoch;
+			uint64_t peer_tag = b->peer.peer_tag;
+
+			hdr.epoch += 1 + (uint32_t) round;	/* "a newer session" */
+			if (types[i] == RDMX_SRD_DATA)
+				hdr.flags = RDMX_SRD_SKIP;
+			if (types[i] == RDMX_SRD_RNR) {
+				hdr.flags = RDMX_SRD_TOO_BIG;
+				hdr.psn = una;
+			}
+			if (types[i] == RDMX_SRD_CHALLENGE)
+				hdr.ack_epoch = 0;
+			cr_assert_not(rdmx_swsrd_recv(&b->srd, &b->peer, &hdr, 0,
+						      RDMX_SRD_ROOM_BUF, sim_now));
+			cr_assert_eq(b->peer.snd_una, una, "a forged ack completed sends");
+			cr_assert_eq(b->peer.rx_epoch, rx_epoch, "a forged packet moved the session");
+			cr_assert_eq(b->peer.peer_tag, peer_tag, "a forged packet taught a tag");
+			sent++;
+		}
+	}
+	cr_assert_eq(b->stats.rx_unauth, sent);
+	cr_assert_leq(b->stats.challenges - challenges, 1,
+		      "%zu forgeries in one instant drew %lu challenges", sent,
+		      (unsigned long) (b->stats.challenges - challenges));
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 20 * MS));
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+	cr_assert_eq(b->stats.rnr_received, 0);
+	cr_assert_eq(b->stats.stale, 0);
+}
+
+/* The engine's challenges are bounded per millisecond, whoever asks. */
+Test(swsrd, unknown_senders_draw_bounded_challenges)
+{
+	struct sim *sim = sim_open(&sim_cfg, 1, 0x8b3);
+	struct rdmx_srd_hdr hdr = sim_forged(sim, RDMX_SRD_DATA);
+	struct rdmx_wire_srd out;
+	size_t drawn = 0;
+
+	for (uint64_t i = 1; i <= 10000; i++) {
+		hdr.src_tag = i;
+		drawn += rdmx_swsrd_challenge(&sim->node[B].srd, &hdr, 77, sim_now, &out);
+	}
+	cr_assert_eq(drawn, RDMX_SRD_CHALLENGE_BURST);
+	sim_now += MS;
+	cr_assert(rdmx_swsrd_challenge(&sim->node[B].srd, &hdr, 77, sim_now, &out),
+		  "the next millisecond has room again");
+	hdr.type = RDMX_SRD_CHALLENGE;
+	hdr.ack_epoch = 0;
+	cr_assert_not(rdmx_swsrd_challenge(&sim->node[B].srd, &hdr, 77, sim_now, &out),
+		      "a challenge answered a challenge");
+	cr_assert_eq(rdmx_swsrd_cookie(&sim->node[B].srd, "addr", 4),
+		     rdmx_swsrd_cookie(&sim->node[B].srd, "addr", 4));
+	cr_assert_neq(rdmx_swsrd_cookie(&sim->node[B].srd, "addr", 4),
+		      rdmx_swsrd_cookie(&sim->node[A].srd, "addr", 4),
+		      "two engines offer one address the same tag");
+}
+
 /* 9. The swsrd header codec. */
 
 /* Byte offsets of the swsrd header fields (docs/protocol.md). */
@@ -1141,6 +1283,8 @@ enum {
 	SRD_OFF_ACK = 16,
 	SRD_OFF_RESERVED = 20,
 	SRD_OFF_SACK = 24,
+	SRD_OFF_DST_TAG = 32,
+	SRD_OFF_SRC_TAG = 40,
 };
 
 static const struct rdmx_srd_hdr srd_sample = {
@@ -1150,6 +1294,8 @@ static const struct rdmx_srd_hdr srd_sample = {
 	.ack_epoch = 0x01234567,
 	.ack = 0x76543210,
 	.sack = 0x8000000000000003ULL,
+	.dst_tag = 0x0123456789abcdefULL,
+	.src_tag = 0xfedcba9876543210ULL,
 };
 
 /* A heap datagram of exactly SRD_HDR + payload bytes holding hdr. */
@@ -1201,6 +1347,7 @@ Test(swsrd, wire_round_trip_every_type)
 		{ RDMX_SRD_DATA, RDMX_SRD_SKIP, 0 },
 		{ RDMX_SRD_ACK, 0, 0 },
 		{ RDMX_SRD_RNR, 0, 0 },
+		{ RDMX_SRD_CHALLENGE, 0, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
@@ -1210,6 +1357,8 @@ Test(swsrd, wire_round_trip_every_type)
 		in.type = forms[i].type;
 		in.flags = forms[i].flags;
 		in.psn += (uint32_t) i;
+		if (in.type == RDMX_SRD_CHALLENGE)
+			in.ack_epoch = 0;
 		pkt = srd_packet(&in, forms[i].payload);
 		memset(&out, 0xee, sizeof(out));
 		cr_assert_eq(rdmx_wire_srd_decode(pkt, SRD_HDR + forms[i].payload, &out),
@@ -1221,6 +1370,8 @@ Test(swsrd, wire_round_trip_every_type)
 		cr_assert_eq(out.ack_epoch, in.ack_epoch);
 		cr_assert_eq(out.ack, in.ack);
 		cr_assert_eq(out.sack, in.sack);
+		cr_assert_eq(out.dst_tag, in.dst_tag);
+		cr_assert_eq(out.src_tag, in.src_tag);
 		free(pkt);
 	}
 }
@@ -1233,7 +1384,7 @@ Test(swsrd, wire_layout_is_little_endian)
 	in.flags = RDMX_SRD_SKIP;
 	pkt = srd_packet(&in, 0);
 	cr_assert_eq(pkt[SRD_OFF_MAGIC], 'S');
-	cr_assert_eq(pkt[SRD_OFF_MAGIC + 1], 'X');
+	cr_assert_eq(pkt[SRD_OFF_MAGIC + 1], 'Y');
 	cr_assert_eq(pkt[SRD_OFF_TYPE], RDMX_SRD_DATA);
 	cr_assert_eq(pkt[SRD_OFF_FLAGS], RDMX_SRD_SKIP);
 	cr_assert_eq(srd_le(pkt + SRD_OFF_EPOCH, 4), in.epoch);
@@ -1242,6 +1393,8 @@ Test(swsrd, wire_layout_is_little_endian)
 	cr_assert_eq(srd_le(pkt + SRD_OFF_ACK, 4), in.ack);
 	cr_assert_eq(srd_le(pkt + SRD_OFF_RESERVED, 4), 0);
 	cr_assert_eq(srd_le(pkt + SRD_OFF_SACK, 8), in.sack);
+	cr_assert_eq(srd_le(pkt + SRD_OFF_DST_TAG, 8), in.dst_tag);
+	cr_assert_eq(srd_le(pkt + SRD_OFF_SRC_TAG, 8), in.src_tag);
 	free(pkt);
 }
 
@@ -1263,7 +1416,7 @@ Test(swsrd, wire_rejects_short_packets)
 Test(swsrd, wire_rejects_bad_magic_and_type)
 {
 	srd_expect_mutant_rejected(SRD_OFF_MAGIC, 'X', "bad magic low byte");
-	srd_expect_mutant_rejected(SRD_OFF_MAGIC + 1, 'S', "bad magic high byte");
+	srd_expect_mutant_rejected(SRD_OFF_MAGIC + 1, 'X', "the untagged header's magic");
 	srd_expect_mutant_rejected(SRD_OFF_TYPE, 0, "type 0");
 	srd_expect_mutant_rejected(SRD_OFF_TYPE, RDMX_SRD_TYPE_MAX, "type max");
 	srd_expect_mutant_rejected(SRD_OFF_TYPE, 0xff, "type 255");
@@ -1277,6 +1430,32 @@ Test(swsrd, wire_rejects_unknown_flags_and_reserved)
 						   "unknown flag");
 	for (size_t i = 0; i < 4; i++)
 		srd_expect_mutant_rejected(SRD_OFF_RESERVED + i, 1, "reserved");
+}
+
+/* Every packet names its sender's tag; a CHALLENGE carries nothing else. */
+Test(swsrd, wire_rejects_untagged_and_loaded_challenges)
+{
+	struct rdmx_srd_hdr in = srd_sample;
+	uint8_t *pkt;
+
+	in.src_tag = 0;
+	pkt = srd_packet(&in, 4);
+	srd_expect_rejected(pkt, SRD_HDR + 4, "src_tag 0");
+	free(pkt);
+	in = srd_sample;
+	in.type = RDMX_SRD_CHALLENGE;
+	pkt = srd_packet(&in, 0);
+	srd_expect_rejected(pkt, SRD_HDR, "a CHALLENGE with acknowledgement fields");
+	free(pkt);
+	in.ack_epoch = 0;
+	in.flags = RDMX_SRD_TOO_BIG;
+	pkt = srd_packet(&in, 0);
+	srd_expect_rejected(pkt, SRD_HDR, "a CHALLENGE with flags");
+	free(pkt);
+	in.flags = 0;
+	pkt = srd_packet(&in, 1);
+	srd_expect_rejected(pkt, SRD_HDR + 1, "a CHALLENGE with a payload");
+	free(pkt);
 }
 
 Test(swsrd, wire_rejects_payload_on_ack_rnr_and_skip)

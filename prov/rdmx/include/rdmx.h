@@ -35,6 +35,34 @@ extern struct fi_provider rdmx_prov;
 
 #define RDMX_WARN(subsys, ...)	FI_WARN(&rdmx_prov, subsys, __VA_ARGS__)
 #define RDMX_INFO(subsys, ...)	FI_INFO(&rdmx_prov, subsys, __VA_ARGS__)
+/*
+ * What a peer or a forger sends can happen at line rate: a warning about
+ * it is logged at most once per RDMX_LOG_GAP_NS at each call site, and the
+ * next one says how many were left out.
+ */
+#define RDMX_LOG_GAP_NS		1000000000ULL
+
+struct rdmx_log_limit {
+	uint64_t	next_ns;	/* the next line may go at or after */
+	uint64_t	skipped;	/* left out since the last line */
+};
+
+/* Whether a line may go now; *skipped: how many were left out before it. */
+bool rdmx_log_limit_pass(struct rdmx_log_limit *limit, uint64_t *skipped);
+
+#define RDMX_WARN_WIRE(subsys, ...)					\
+	do {								\
+		static struct rdmx_log_limit rdmx_limit_;		\
+		uint64_t rdmx_skipped_;					\
+									\
+		if (!rdmx_log_limit_pass(&rdmx_limit_, &rdmx_skipped_))	\
+			break;						\
+		if (rdmx_skipped_)					\
+			RDMX_WARN(subsys, "%lu more like the next left out\n", \
+				  (unsigned long) rdmx_skipped_);	\
+		RDMX_WARN(subsys, __VA_ARGS__);				\
+	} while (0)
+
 #ifdef RDMX_DEBUG
 #define RDMX_DBG(subsys, ...)	FI_LOG(&rdmx_prov, FI_LOG_DEBUG, subsys, __VA_ARGS__)
 #else

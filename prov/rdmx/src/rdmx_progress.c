@@ -88,8 +88,8 @@ static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 	if (pkt->type == RDMX_PKT_EAGER)
 		return rdmx_eager_start(ep, NULL, pkt, FI_ADDR_NOTAVAIL, rx_buf);
 	ep->stats.rx_no_peer++;
-	RDMX_WARN(FI_LOG_EP_DATA, "packet type %d from a sender outside the AV dropped\n",
-		  pkt->type);
+	RDMX_WARN_WIRE(FI_LOG_EP_DATA, "packet type %d from a sender outside the AV dropped\n",
+		       pkt->type);
 	return false;
 }
 

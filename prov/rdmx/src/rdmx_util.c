@@ -18,6 +18,20 @@ uint64_t rdmx_random64(void)
 			  __atomic_add_fetch(&drawn, 1, __ATOMIC_RELAXED));
 }
 
+bool rdmx_log_limit_pass(struct rdmx_log_limit *limit, uint64_t *skipped)
+{
+	uint64_t now = rdmx_clock_ns();
+
+	if (now < limit->next_ns) {
+		limit->skipped++;
+		return false;
+	}
+	limit->next_ns = now + RDMX_LOG_GAP_NS;
+	*skipped = limit->skipped;
+	limit->skipped = 0;
+	return true;
+}
+
 size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
 			const void *buf, size_t len)
 {

@@ -28,9 +28,12 @@
 struct rdmx_dgram_ah {
 	struct rdmx_ah		ah;
 	uint32_t		refs;		/* ah_create calls not destroyed */
-	bool			anon;		/* made for an unknown sender */
+	bool			stranger;	/* made for a sender no AV named */
+	bool			anon;		/* a stranger's that nothing uses:
+						   counted, evictable */
 	struct rdmx_swsrd_peer	srd;
-	struct rdmx_dlist	link;		/* on rdmx_dgram.ahs */
+	struct rdmx_dlist	link;		/* on rdmx_dgram.ahs, least
+						   recently heard first */
 	void			*raw;		/* the device's own state */
 	/* The canonical address (the device's addr_size bytes). */
 	alignas(8) uint8_t	addr[RDMX_DEV_ADDR_MAX];

@@ -119,9 +119,15 @@ int rdmx_dgram_ah_create(struct rdmx_dev *dev, const void *canon,
 
 void rdmx_dgram_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
 {
-	(void) dev;
+	struct rdmx_dgram *dg = rdmx_dgram(dev);
+	struct rdmx_dgram_ah *dah = rdmx_dgram_ah(ah);
+
 	/* The reliability state outlives the handle: the peer keeps counting. */
-	rdmx_dgram_ah(ah)->refs--;
+	if (--dah->refs || !dah->stranger)
+		return;
+	/* A stranger the rdm layer let go is bounded and evicted again. */
+	dah->anon = true;
+	dg->anon_cnt++;
 }
 
 void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah)
@@ -130,9 +136,10 @@ void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah)
 }
 
 /*
- * Frees the oldest handle made for an unknown sender that nothing uses
- * and that has nothing in flight; false when there is none. Bounds what
- * a host sending from many addresses can make us keep.
+ * Frees the handle made for an unknown sender that nothing uses, that
+ * has nothing in flight and that was heard from least recently; false
+ * when there is none. Bounds what a host sending from many addresses can
+ * make us keep.
  */
 static bool rdmx_dgram_evict_anon(struct rdmx_dgram *dg)
 {
@@ -185,7 +192,11 @@ static struct rdmx_dgram_ah *rdmx_dgram_ah_sender(struct rdmx_dgram *dg,
 	if (ah && !memcmp(ah->addr, src, addr_size))
 		return ah;
 	ah = rdmx_dgram_ah_get(dg, src, false, 0, NULL);
-	if (!ah) {
+	if (ah) {
+		/* Most recently heard last: eviction takes the first. */
+		rdmx_dlist_remove(&ah->link);
+		rdmx_dlist_insert_tail(&dg->ahs, &ah->link);
+	} else {
 		cookie = rdmx_swsrd_cookie(&dg->srd, src, addr_size);
 		if (hdr->dst_tag != cookie && dg->ops->xmit_to) {
 			rdmx_dgram_challenge(dg, src, hdr, cookie, now);
@@ -196,6 +207,7 @@ static struct rdmx_dgram_ah *rdmx_dgram_ah_sender(struct rdmx_dgram *dg,
 			dg->dev.stats.rx_dropped++;
 			return NULL;
 		}
+		ah->stranger = true;
 		ah->anon = true;
 		dg->anon_cnt++;
 	}

@@ -29,7 +29,7 @@
  * ends) and the one the peer drew (peer_tag, learnt only from packets
  * carrying ours). A packet without our tag is counted (rx_unauth) and
  * changes nothing; it draws at most one CHALLENGE (header only, never
- * more bytes than it carried), at most one per peer per
+ * more bytes than it carried), at most one per peer and src_tag per
  * RDMX_SRD_CHALLENGE_GAP_NS and RDMX_SRD_CHALLENGE_BURST per millisecond
  * per engine. A sender nobody knows yet is challenged without state: its
  * tag is a keyed hash of its address (rdmx_swsrd_cookie), and its handle
@@ -53,7 +53,7 @@
 
 #define RDMX_SRD_WINDOW		64	/* packets in flight per peer, at most */
 #define RDMX_SRD_CHALLENGE_GAP_NS	1000000ULL	/* per peer */
-#define RDMX_SRD_CHALLENGE_BURST	64		/* per engine per ms */
+#define RDMX_SRD_CHALLENGE_BURST	256		/* per engine per ms */
 
 struct rdmx_swsrd_peer;
 
@@ -87,7 +87,8 @@ struct rdmx_swsrd_peer {
 	void			*addr;		/* the device's handle for xmit */
 	uint64_t		local_tag;	/* ours: packets to us carry it */
 	uint64_t		peer_tag;	/* the peer's; 0: not known yet */
-	uint64_t		challenged_ns;	/* our last CHALLENGE to it */
+	uint64_t		challenged_tag;	/* the src_tag our last CHALLENGE */
+	uint64_t		challenged_ns;	/* answered, and when */
 
 	/* Transmit session. */
 	uint32_t		tx_epoch;

@@ -485,10 +485,17 @@ static void rdmx_srd_unauth(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 	struct iovec iov = { &peer->ack_hdr, sizeof(peer->ack_hdr) };
 
 	srd->stats->rx_unauth++;
-	if (hdr->type == RDMX_SRD_CHALLENGE || (peer->challenged_ns &&
-	    now - peer->challenged_ns < RDMX_SRD_CHALLENGE_GAP_NS) ||
+	/*
+	 * A repeat of one tag is answered once per gap; another tag is
+	 * answered at once, so a forger flooding from the peer's address
+	 * does not silence the challenge the real peer needs.
+	 */
+	if (hdr->type == RDMX_SRD_CHALLENGE ||
+	    (hdr->src_tag == peer->challenged_tag &&
+	     now - peer->challenged_ns < RDMX_SRD_CHALLENGE_GAP_NS) ||
 	    !rdmx_srd_challenge_room(srd, now))
 		return;
+	peer->challenged_tag = hdr->src_tag;
 	peer->challenged_ns = now;
 	rdmx_srd_challenge_fill(hdr, peer->local_tag, &peer->ack_hdr);
 	(void) srd->ops->xmit(srd->ctx, peer, &iov, 1);

@@ -72,6 +72,14 @@ struct rdmx_dev_caps {
 	 */
 	size_t		rx_headroom;
 	uint64_t	flags;		/* RDMX_DEV_CAP_* */
+	/*
+	 * RDMX_DEV_CAP_RDMA_READ that reaches only processes of this host
+	 * (udp: CMA): a digest naming the host and pid namespace, never 0,
+	 * which the handshake announces; the rdm layer then exposes memory
+	 * to, and reads, only peers that announced the same. 0: reads reach
+	 * any peer (efa) or none.
+	 */
+	uint64_t	read_host;
 };
 
 enum rdmx_dev_op {
@@ -84,13 +92,29 @@ enum rdmx_dev_op {
 #define RDMX_DEV_RKEY_LEN	48
 
 /*
+ * A peer of a read, as its handshake told of it: for read_expose the
+ * peer the exposure is offered to, for post_read the peer that offered.
+ * A device whose reads reach only this host (caps.read_host) binds an
+ * exposure to it and checks a read against it; others ignore it.
+ */
+struct rdmx_dev_read_peer {
+	uint64_t	host;		/* caps.read_host when the handshake showed
+					   the peer on this host; else 0 */
+	uint64_t	session;	/* a value of the session that both sides
+					   compute alike (rdmx_hs_bind) */
+	uint32_t	pid;		/* the peer's process, as it announced */
+};
+
+/*
  * Memory a device exposes to peers' post_read: filled by read_expose and
  * kept by the caller, unmoved, until read_revoke. wire is what a peer
- * needs (it travels to the peer); priv is the device's own.
+ * needs (it travels to the peer); priv is the device's own; peer is the
+ * caller's, set before read_expose.
  */
 struct rdmx_dev_rkey {
-	uint8_t		wire[RDMX_DEV_RKEY_LEN];
-	uint64_t	priv[10];
+	uint8_t				wire[RDMX_DEV_RKEY_LEN];
+	uint64_t			priv[12];
+	struct rdmx_dev_read_peer	peer;
 };
 
 struct rdmx_ah;
@@ -231,16 +255,19 @@ struct rdmx_dev_ops {
 	/*
 	 * RDMX_DEV_CAP_RDMA_READ only. Exposes iov (at most 4 entries) to
 	 * peers' reads until read_revoke; rkey->wire is what they need. 0 or
-	 * -FI_E* when this memory cannot be exposed. Reads of anything else,
-	 * or after the revoke, fail.
+	 * -FI_E* when this memory cannot be exposed (with caps.read_host: to
+	 * rkey->peer, which must be on this host). Reads of anything else,
+	 * or after the revoke, or (with caps.read_host) by another reader
+	 * than rkey->peer in that session, fail.
 	 */
 	int	(*read_expose)(struct rdmx_dev *dev, const struct iovec *iov,
 			       size_t cnt, struct rdmx_dev_rkey *rkey);
 	void	(*read_revoke)(struct rdmx_dev *dev, struct rdmx_dev_rkey *rkey);
 	/*
 	 * RDMX_DEV_CAP_RDMA_READ only. Reads remote, memory of the peer at
-	 * ah exposed with key (its rkey's wire bytes), into local (of the
-	 * same total length); a
+	 * ah exposed with key (a struct rdmx_dev_rkey: wire, first, the
+	 * exposer's key bytes; peer, the exposer as the handshake told of
+	 * it), into local (of the same total length); a
 	 * completion with op RDMX_DEV_OP_READ and wr_id says when the bytes
 	 * are there. 0, -FI_EAGAIN when the queue is full, or -FI_EOPNOTSUPP
 	 * when this peer cannot be read (the caller does without).

@@ -57,12 +57,18 @@
  * no more than it takes).
  * DELIVERY_ACK: takes RDMX_PKT_DACK_REQ and answers it with a DACK.
  * CLOSE: sends and honours CLOSE.
+ * HOST: the packet carries host, a digest naming the sender's host and
+ * pid namespace (0: it cannot tell), and pid, its process there. Two
+ * sides are on one host (long-read may expose memory to the other) only
+ * when both announced it with the same non-zero host.
  */
 #define RDMX_HS_FEAT_RX_MAX		(1ULL << 0)
 #define RDMX_HS_FEAT_DELIVERY_ACK	(1ULL << 1)
 #define RDMX_HS_FEAT_CLOSE		(1ULL << 2)
+#define RDMX_HS_FEAT_HOST		(1ULL << 3)
 /* What an endpoint announces besides RX_MAX, which rx_max implies. */
-#define RDMX_HS_FEATURES	(RDMX_HS_FEAT_DELIVERY_ACK | RDMX_HS_FEAT_CLOSE)
+#define RDMX_HS_FEATURES	(RDMX_HS_FEAT_DELIVERY_ACK | RDMX_HS_FEAT_CLOSE | \
+				 RDMX_HS_FEAT_HOST)
 
 /* Probes one side sends, at most; and what an endpoint sends. */
 #define RDMX_HS_PROBES_MAX	32
@@ -103,6 +109,10 @@ struct rdmx_hs_msg {
 	uint32_t		session;	/* RESET, ACK, CLOSE: the sender's */
 	uint32_t		rx_max;		/* RESET, ACK: largest packet the
 						   sender receives (0: unsaid) */
+	uint64_t		host;		/* RESET, ACK with HOST: the
+						   sender's host (0: unknown) */
+	uint32_t		pid;		/* RESET, ACK with HOST: the
+						   sender's process (0: unsaid) */
 };
 
 /* What this endpoint says of itself. */
@@ -113,6 +123,8 @@ struct rdmx_hs_local {
 	uint64_t	features;
 	uint64_t	incarnation;	/* random per endpoint, never 0 */
 	uint32_t	rx_max;		/* largest packet this endpoint receives */
+	uint64_t	host;		/* with HOST: this host (0: unknown) */
+	uint32_t	pid;		/* with HOST: this process (0: unsaid) */
 };
 
 struct rdmx_hs_cfg {
@@ -149,6 +161,8 @@ struct rdmx_hs {
 	uint64_t			peer_incarnation; /* 0: unknown */
 	uint64_t			peer_features;
 	uint32_t			peer_rx_max;	/* 0: unsaid */
+	uint64_t			peer_host;	/* with HOST; 0: unknown */
+	uint32_t			peer_pid;	/* with HOST; 0: unsaid */
 	uint32_t			session;	/* ours: handshakes started */
 	uint32_t			peer_session;	/* theirs, from its RESET or ACK */
 	uint64_t			deadline;	/* the timer's next call; 0: none */
@@ -195,6 +209,21 @@ void rdmx_hs_probe(struct rdmx_hs *hs, uint64_t now, uint64_t silence_ns);
 
 /* Resends, pings and gives up as the deadline says; call at or after it. */
 void rdmx_hs_timer(struct rdmx_hs *hs, uint64_t now);
+
+/*
+ * Whether the peer showed it is on this host (and in this pid
+ * namespace): both sides announced RDMX_HS_FEAT_HOST with the same
+ * non-zero host, in the RESET or ACK that ended the reset step.
+ */
+bool rdmx_hs_same_host(const struct rdmx_hs *hs);
+
+/*
+ * A value naming the current session of the pair for long-read, which
+ * both sides compute alike: from both incarnations and both session
+ * numbers, the exposer's (we_expose: ours) first. An exposure is bound
+ * to it, so a key offered in one session reads nothing in another.
+ */
+uint64_t rdmx_hs_bind(const struct rdmx_hs *hs, bool we_expose);
 
 /* The highest version both speak, or 0 when none. */
 uint32_t rdmx_hs_negotiate(const struct rdmx_hs_local *local, const struct rdmx_hs_msg *msg);

@@ -159,11 +159,16 @@ struct rdmx_wire_hs {
 	uint32_t		session;
 	/* RDMX_HS_FEAT_RX_MAX: present in RESET and ACK. */
 	uint32_t		rx_max;
-	uint32_t		reserved;
+	/* RDMX_HS_FEAT_HOST: pid; zero (reserved) without it. */
+	uint32_t		pid;
+	/* RDMX_HS_FEAT_HOST: present in RESET and ACK. */
+	uint64_t		host;
 };
-_Static_assert(sizeof(struct rdmx_wire_hs) == 64, "wire hs size");
+_Static_assert(sizeof(struct rdmx_wire_hs) == 72, "wire hs size");
 /* An HS of a peer without RDMX_HS_FEAT_RX_MAX ends before rx_max. */
 #define RDMX_WIRE_HS_BASE_SIZE	offsetof(struct rdmx_wire_hs, rx_max)
+/* An HS of a peer without RDMX_HS_FEAT_HOST ends before host. */
+#define RDMX_WIRE_HS_RX_MAX_SIZE	offsetof(struct rdmx_wire_hs, host)
 
 union rdmx_wire_hdr {
 	struct rdmx_wire_eager	eager;

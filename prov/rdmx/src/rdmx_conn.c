@@ -1,6 +1,7 @@
 /* rdmx: wireup and the endpoint's side of the handshake (see rdmx_conn.h). */
 #include <endian.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "rdmx.h"
 #include "rdmx_clock.h"
@@ -157,6 +158,9 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 		.features = RDMX_HS_FEATURES,
 		.incarnation = incarnation | 1,
 		.rx_max = (uint32_t) ep->rx_buf_size,
+		/* A device that reads only this host's processes names it. */
+		.host = ep->dev->caps.read_host,
+		.pid = ep->dev->caps.read_host ? (uint32_t) getpid() : 0,
 	};
 	ep->hs_cfg = (struct rdmx_hs_cfg) {
 		.retry_ns = retry,

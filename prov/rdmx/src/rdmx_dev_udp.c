@@ -461,9 +461,9 @@ static int rdmx_udp_post_read(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			      const struct iovec *remote, size_t remote_cnt,
 			      const void *key, uint64_t wr_id)
 {
-	(void) ah;
+	(void) ah;	/* the key says which session and peer it came from */
 	return rdmx_cma_read(&rdmx_udp_dev(dev)->cma, local, local_cnt, remote,
-			     remote_cnt, key, wr_id);
+			     remote_cnt, (const struct rdmx_dev_rkey *) key, wr_id);
 }
 
 static void rdmx_udp_set_bufsize(int fd, int opt, int force_opt, size_t size)
@@ -573,9 +573,14 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	udp->dg.dev.caps.rq_size = attr->rq_size;
 	udp->dg.dev.caps.rx_headroom = RDMX_UDP_HDR;
 	udp->dg.dev.caps.flags = RDMX_DEV_CAP_RELIABLE;
-	/* Peers on this host (any netns, same pid namespace) can be read. */
-	if (rdmx_cma_init(&udp->cma))
+	/*
+	 * Peers on this host (any netns, same pid namespace) can be read:
+	 * those whose handshake names the same host.
+	 */
+	if (rdmx_cma_init(&udp->cma)) {
 		udp->dg.dev.caps.flags |= RDMX_DEV_CAP_RDMA_READ;
+		udp->dg.dev.caps.read_host = udp->cma.host;
+	}
 	*dev_p = &udp->dg.dev;
 	return 0;
 

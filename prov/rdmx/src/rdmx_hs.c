@@ -47,6 +47,8 @@ static void rdmx_hs_send(struct rdmx_hs *hs, enum rdmx_hs_type type, uint32_t se
 		msg.probe_version = l->probe_version;
 		msg.features = l->features;
 		msg.rx_max = l->rx_max;
+		msg.host = l->host;
+		msg.pid = l->pid;
 		/* A legacy endpoint knows no range. */
 		if (l->probe_version > RDMX_HS_PROBE_LEGACY) {
 			msg.proto_min = l->proto_min;
@@ -54,6 +56,24 @@ static void rdmx_hs_send(struct rdmx_hs *hs, enum rdmx_hs_type type, uint32_t se
 		}
 	}
 	hs->ops->send(hs->ctx, &msg);
+}
+
+bool rdmx_hs_same_host(const struct rdmx_hs *hs)
+{
+	return (hs->local->features & RDMX_HS_FEAT_HOST) &&
+	       (hs->peer_features & RDMX_HS_FEAT_HOST) &&
+	       hs->local->host && hs->peer_host == hs->local->host;
+}
+
+uint64_t rdmx_hs_bind(const struct rdmx_hs *hs, bool we_expose)
+{
+	uint64_t ours = hs->local->incarnation, theirs = hs->peer_incarnation;
+	uint64_t e_inc = we_expose ? ours : theirs, r_inc = we_expose ? theirs : ours;
+	uint32_t e_ses = we_expose ? hs->session : hs->peer_session;
+	uint32_t r_ses = we_expose ? hs->peer_session : hs->session;
+
+	return rdmx_mix64(rdmx_mix64(rdmx_mix64(e_inc) ^ r_inc) ^
+			  ((uint64_t) e_ses << 32 | r_ses));
 }
 
 uint32_t rdmx_hs_negotiate(const struct rdmx_hs_local *local, const struct rdmx_hs_msg *msg)
@@ -94,6 +114,9 @@ static void rdmx_hs_accept(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, ui
 	hs->peer_session = msg->session;
 	hs->peer_features = msg->features;
 	hs->peer_rx_max = msg->rx_max;
+	/* What a peer without HOST left out is unknown, whatever it sent. */
+	hs->peer_host = msg->features & RDMX_HS_FEAT_HOST ? msg->host : 0;
+	hs->peer_pid = msg->features & RDMX_HS_FEAT_HOST ? msg->pid : 0;
 	if (!version) {
 		hs->version = 0;
 		rdmx_hs_disconnect(hs, FI_ENOPROTOOPT);

@@ -90,18 +90,35 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rdmx_long_matched(ep, rxm);
 }
 
-/* Asks the device to read the message into the receive; false if it cannot. */
+/*
+ * Asks the device to read the message into the receive; false if it
+ * cannot. A device whose reads reach only this host reads only a peer
+ * the handshake showed there, and checks the key against what that
+ * handshake told of the peer (its pid, the session).
+ */
 static bool rdmx_long_read(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 {
 	struct iovec local[RDMX_IOV_LIMIT], remote[RDMX_WIRE_READ_SEGS];
 	size_t nl = rdmx_iov_slice(local, rxm->rxe->iov, rxm->rxe->iov_cnt, 0, rxm->end);
 	size_t nr = rdmx_iov_slice(remote, rxm->remote, rxm->remote_cnt, 0, rxm->end);
+	const struct rdmx_hs *hs = &rxm->peer->hs;
+	struct rdmx_dev_rkey key = { .peer = {
+		.host = rdmx_hs_same_host(hs) ? hs->peer_host : 0,
+		.session = rdmx_hs_bind(hs, false),
+		.pid = hs->peer_pid,
+	} };
 	int ret;
 
 	if (!(ep->dev->caps.flags & RDMX_DEV_CAP_RDMA_READ))
 		return false;
+	if (ep->dev->caps.read_host && !key.peer.host) {
+		RDMX_DBG(FI_LOG_EP_DATA, "long-read from a peer not shown on this host: "
+			 "clear to send\n");
+		return false;
+	}
+	memcpy(key.wire, rxm->rkey, sizeof(key.wire));
 	ret = ep->dev->ops->post_read(ep->dev, rxm->peer->ah, local, nl, remote, nr,
-				      rxm->rkey, (uintptr_t) rxm);
+				      &key, (uintptr_t) rxm);
 	if (ret) {
 		RDMX_DBG(FI_LOG_EP_DATA, "long-read refused (%d): clear to send\n", ret);
 		return false;

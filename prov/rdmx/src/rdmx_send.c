@@ -107,17 +107,38 @@ static void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
 }
 
 /*
- * The RTS of a long send. When the device can expose the buffers for
- * reading (long-read), the RTS carries the key and where they are, and
- * the receiver may read the message itself instead of granting credit.
+ * Whether a long send offers its buffers for reading: the device can
+ * expose them, and, when its reads reach only this host, the peer's
+ * handshake showed it on this host (no process address goes on the wire
+ * to any other). The exposure is bound to the peer and this session.
+ */
+static bool rdmx_tx_read_offer(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	struct rdmx_dev *dev = ep->dev;
+	const struct rdmx_hs *hs = &txe->peer->hs;
+
+	if (!g_rdmx_params.long_read || !(dev->caps.flags & RDMX_DEV_CAP_RDMA_READ))
+		return false;
+	if (dev->caps.read_host && !rdmx_hs_same_host(hs))
+		return false;
+	txe->rkey.peer = (struct rdmx_dev_read_peer) {
+		.host = rdmx_hs_same_host(hs) ? hs->peer_host : 0,
+		.session = rdmx_hs_bind(hs, true),
+		.pid = hs->peer_pid,
+	};
+	return !dev->ops->read_expose(dev, txe->iov, txe->iov_cnt, &txe->rkey);
+}
+
+/*
+ * The RTS of a long send. When the buffers are offered for reading
+ * (long-read), the RTS carries the key and where they are, and the
+ * receiver may read the message itself instead of granting credit.
  */
 static void rdmx_tx_rts(struct rdmx_ep *ep, struct rdmx_txe *txe, struct rdmx_pke *pke)
 {
 	uint32_t flags = txe->pkt_flags;
 	struct iovec read = { &txe->read, sizeof(txe->read) };
-	bool offer = g_rdmx_params.long_read &&
-		     (ep->dev->caps.flags & RDMX_DEV_CAP_RDMA_READ) &&
-		     !ep->dev->ops->read_expose(ep->dev, txe->iov, txe->iov_cnt, &txe->rkey);
+	bool offer = rdmx_tx_read_offer(ep, txe);
 
 	txe->exposed = offer;
 	if (offer) {

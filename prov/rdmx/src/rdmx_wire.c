@@ -216,6 +216,16 @@ static int rdmx_wire_decode_dack(const void *buf, struct rdmx_pkt *pkt)
 	       pkt->status > RDMX_WIRE_DACK_STATUS_MAX ? -FI_EINVAL : 0;
 }
 
+/* Bytes of an HS packet whose features are these: up to the last field they name. */
+static size_t rdmx_wire_hs_len(uint64_t features)
+{
+	if (features & RDMX_HS_FEAT_HOST)
+		return sizeof(struct rdmx_wire_hs);
+	if (features & RDMX_HS_FEAT_RX_MAX)
+		return RDMX_WIRE_HS_RX_MAX_SIZE;
+	return RDMX_WIRE_HS_BASE_SIZE;
+}
+
 /*
  * HS: checks what rdmx_wire_hs_decode will not: flags, type, and that a
  * feature's fields are there when its bit says so (bytes beyond them are
@@ -225,8 +235,7 @@ static int rdmx_wire_decode_hs(const void *buf, struct rdmx_pkt *pkt)
 {
 	const struct rdmx_wire_hs *hs = buf;
 	uint32_t type = le32toh(hs->hs_type);
-	size_t ext = (le64toh(hs->features) & RDMX_HS_FEAT_RX_MAX) ?
-		     sizeof(*hs) - RDMX_WIRE_HS_BASE_SIZE : 0;
+	size_t ext = rdmx_wire_hs_len(le64toh(hs->features)) - RDMX_WIRE_HS_BASE_SIZE;
 
 	return pkt->flags || pkt->payload_len < ext ||
 	       type < RDMX_HS_RESET || type > RDMX_HS_CLOSE ? -FI_EINVAL : 0;
@@ -245,21 +254,24 @@ void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg
 	hdr->seq = htole32(msg->seq);
 	hdr->session = htole32(msg->session);
 	hdr->rx_max = htole32(msg->rx_max);
-	hdr->reserved = 0;
 	if (msg->rx_max)
 		hdr->features |= htole64(RDMX_HS_FEAT_RX_MAX);
+	/* Without HOST the pid's place is reserved, and zero. */
+	hdr->pid = htole32(msg->features & RDMX_HS_FEAT_HOST ? msg->pid : 0);
+	hdr->host = htole64(msg->features & RDMX_HS_FEAT_HOST ? msg->host : 0);
 }
 
 size_t rdmx_wire_hs_size(const struct rdmx_hs_msg *msg)
 {
-	return msg->rx_max ? sizeof(struct rdmx_wire_hs) : RDMX_WIRE_HS_BASE_SIZE;
+	return rdmx_wire_hs_len(msg->features | (msg->rx_max ? RDMX_HS_FEAT_RX_MAX : 0));
 }
 
 void rdmx_wire_hs_decode(const void *buf, size_t len, struct rdmx_hs_msg *msg)
 {
 	const struct rdmx_wire_hs *hdr = buf;
 	bool has_rx_max = (le64toh(hdr->features) & RDMX_HS_FEAT_RX_MAX) &&
-			  len >= sizeof(*hdr);
+			  len >= RDMX_WIRE_HS_RX_MAX_SIZE;
+	bool has_host = (le64toh(hdr->features) & RDMX_HS_FEAT_HOST) && len >= sizeof(*hdr);
 
 	*msg = (struct rdmx_hs_msg) {
 		.type = (enum rdmx_hs_type) le32toh(hdr->hs_type),
@@ -272,6 +284,8 @@ void rdmx_wire_hs_decode(const void *buf, size_t len, struct rdmx_hs_msg *msg)
 		.seq = le32toh(hdr->seq),
 		.session = le32toh(hdr->session),
 		.rx_max = has_rx_max ? le32toh(hdr->rx_max) : 0,
+		.host = has_host ? le64toh(hdr->host) : 0,
+		.pid = has_host ? le32toh(hdr->pid) : 0,
 	};
 }
 

@@ -546,3 +546,81 @@ Test(hs, close_travels_on_the_wire)
 	cr_assert_neq(rdmx_wire_decode(&wire, rdmx_wire_hs_size(&msg), &pkt), 0,
 		      "the next type is unknown: malformed");
 }
+
+/* Gives both sides HOST with these hosts and pids, then connects. */
+static void connect_hosts(uint64_t a_host, uint64_t b_host)
+{
+	A.local.features |= RDMX_HS_FEAT_HOST;
+	B.local.features |= RDMX_HS_FEAT_HOST;
+	A.local.host = a_host;
+	B.local.host = b_host;
+	A.local.pid = 100;
+	B.local.pid = 200;
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	advance(0);
+	assert_connected(RDMX_PROTO_VERSION);
+}
+
+/* Same host: both announced HOST with one non-zero value; pids travel. */
+Test(hs, same_host_when_both_announce_the_same_host)
+{
+	connect_hosts(0x40, 0x40);
+	cr_assert(rdmx_hs_same_host(&A.hs));
+	cr_assert(rdmx_hs_same_host(&B.hs));
+	cr_assert_eq(A.hs.peer_pid, 200);
+	cr_assert_eq(B.hs.peer_pid, 100);
+	cr_assert_eq(A.hs.peer_host, 0x40);
+}
+
+Test(hs, another_host_is_not_the_same_host)
+{
+	connect_hosts(0x40, 0x41);
+	cr_assert(!rdmx_hs_same_host(&A.hs));
+	cr_assert(!rdmx_hs_same_host(&B.hs));
+}
+
+Test(hs, an_unknown_host_is_not_the_same_host)
+{
+	connect_hosts(0, 0);
+	cr_assert(!rdmx_hs_same_host(&A.hs), "0 is unknown, even on both sides");
+	cr_assert(!rdmx_hs_same_host(&B.hs));
+}
+
+/* A side that did not announce HOST: its host counts for nothing. */
+Test(hs, a_peer_without_the_feature_is_not_the_same_host)
+{
+	B.local.host = 0x40;
+	B.local.pid = 200;
+	A.local.features |= RDMX_HS_FEAT_HOST;
+	A.local.host = 0x40;
+	rdmx_hs_connect(&A.hs, now);
+	deliver();
+	advance(0);
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert(!rdmx_hs_same_host(&A.hs));
+	cr_assert(!rdmx_hs_same_host(&B.hs));
+	cr_assert_eq(A.hs.peer_pid, 0, "no pid without the feature");
+	cr_assert_eq(A.hs.peer_host, 0);
+}
+
+/* Both sides compute one binding value per session; a new session another. */
+Test(hs, both_sides_bind_reads_to_the_same_session_value)
+{
+	uint64_t a_exposes, b_exposes;
+
+	connect_hosts(0x40, 0x40);
+	a_exposes = rdmx_hs_bind(&A.hs, true);
+	b_exposes = rdmx_hs_bind(&B.hs, true);
+	cr_assert_eq(a_exposes, rdmx_hs_bind(&B.hs, false));
+	cr_assert_eq(b_exposes, rdmx_hs_bind(&A.hs, false));
+	cr_assert_neq(a_exposes, b_exposes, "each direction its own");
+	/* B gives A up and starts over: a new session of B. */
+	B.hs.state = RDMX_HS_DISCONNECTED;
+	rdmx_hs_connect(&B.hs, now);
+	deliver();
+	advance(0);
+	assert_connected(RDMX_PROTO_VERSION);
+	cr_assert_eq(rdmx_hs_bind(&A.hs, true), rdmx_hs_bind(&B.hs, false));
+	cr_assert_neq(rdmx_hs_bind(&A.hs, true), a_exposes, "a new session, a new value");
+}

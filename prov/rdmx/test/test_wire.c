@@ -493,6 +493,103 @@ Test(wire, hs_rejects_rx_max_cut_off)
 	uint8_t *buf;
 
 	rdmx_wire_hs_encode(&hs, &msg);
+	for (size_t len = 56; len < RDMX_WIRE_HS_RX_MAX_SIZE; len++) {
+		buf = packet_dup(&hs, len);
+		cr_assert_eq(rdmx_wire_decode(buf, len, &pkt), -FI_EINVAL, "%zu bytes", len);
+		free(buf);
+	}
+}
+
+/* A RESET announcing HOST: 72 bytes, the pid at 60, the host at 64. */
+Test(wire, hs_carries_host_and_pid)
+{
+	struct rdmx_hs_msg msg = {
+		.type = RDMX_HS_RESET, .probe_version = RDMX_HS_PROBE_VERSION,
+		.proto_min = 1, .proto_max = 2, .features = RDMX_HS_FEAT_HOST,
+		.incarnation = 7, .session = 3, .rx_max = 1340,
+		.host = 0x0123456789abcdefULL, .pid = 4242,
+	}, out;
+	struct rdmx_wire_hs hs;
+	struct rdmx_pkt pkt;
+	uint8_t *buf;
+
+	rdmx_wire_hs_encode(&hs, &msg);
+	cr_assert_eq(rdmx_wire_hs_size(&msg), 72);
+	buf = packet_dup(&hs, 72);
+	cr_assert_eq(le_bytes(buf + 56, 4), 1340, "rx_max at offset 56");
+	cr_assert_eq(le_bytes(buf + 60, 4), 4242, "pid at offset 60");
+	cr_assert_eq(le_bytes(buf + 64, 8), 0x0123456789abcdefULL, "host at offset 64");
+	cr_assert_eq(rdmx_wire_decode(buf, 72, &pkt), 0);
+	rdmx_wire_hs_decode(buf, 72, &out);
+	cr_assert_eq(out.host, 0x0123456789abcdefULL);
+	cr_assert_eq(out.pid, 4242);
+	cr_assert_eq(out.rx_max, 1340);
+	cr_assert_eq(out.features & (RDMX_HS_FEAT_HOST | RDMX_HS_FEAT_RX_MAX),
+		     RDMX_HS_FEAT_HOST | RDMX_HS_FEAT_RX_MAX);
+	free(buf);
+}
+
+/* Without HOST nothing of it goes out: the pid's place stays zero. */
+Test(wire, hs_without_host_says_no_pid)
+{
+	struct rdmx_hs_msg msg = {
+		.type = RDMX_HS_ACK, .incarnation = 7, .rx_max = 1340,
+		.host = 0x99, .pid = 4242,
+	}, out;
+	struct rdmx_wire_hs hs;
+	uint8_t *buf;
+
+	rdmx_wire_hs_encode(&hs, &msg);
+	cr_assert_eq(rdmx_wire_hs_size(&msg), 64);
+	buf = packet_dup(&hs, 64);
+	cr_assert_eq(le_bytes(buf + 60, 4), 0);
+	rdmx_wire_hs_decode(buf, 64, &out);
+	cr_assert_eq(out.host, 0);
+	cr_assert_eq(out.pid, 0);
+	free(buf);
+}
+
+/* An older peer's 64-byte (RX_MAX) and 56-byte HS: valid, host unknown. */
+Test(wire, hs_of_an_older_peer_has_no_host)
+{
+	struct rdmx_hs_msg msg = {
+		.type = RDMX_HS_RESET, .probe_version = RDMX_HS_PROBE_VERSION,
+		.incarnation = 7, .rx_max = 9000,
+	}, out;
+	struct rdmx_wire_hs hs;
+	struct rdmx_pkt pkt;
+	uint8_t *buf;
+
+	rdmx_wire_hs_encode(&hs, &msg);
+	buf = packet_dup(&hs, 64);
+	cr_assert_eq(rdmx_wire_decode(buf, 64, &pkt), 0);
+	rdmx_wire_hs_decode(buf, 64, &out);
+	cr_assert_eq(out.rx_max, 9000);
+	cr_assert_eq(out.host, 0);
+	cr_assert_eq(out.pid, 0);
+	free(buf);
+	msg.rx_max = 0;
+	rdmx_wire_hs_encode(&hs, &msg);
+	buf = packet_dup(&hs, 56);
+	cr_assert_eq(rdmx_wire_decode(buf, 56, &pkt), 0);
+	rdmx_wire_hs_decode(buf, 56, &out);
+	cr_assert_eq(out.host, 0);
+	cr_assert_eq(out.pid, 0);
+	free(buf);
+}
+
+/* Features that name HOST in a packet that ends before host's end: malformed. */
+Test(wire, hs_rejects_host_cut_off)
+{
+	struct rdmx_hs_msg msg = {
+		.type = RDMX_HS_ACK, .features = RDMX_HS_FEAT_HOST, .incarnation = 7,
+		.rx_max = 9000, .host = 5, .pid = 6,
+	};
+	struct rdmx_wire_hs hs;
+	struct rdmx_pkt pkt;
+	uint8_t *buf;
+
+	rdmx_wire_hs_encode(&hs, &msg);
 	for (size_t len = 56; len < sizeof(hs); len++) {
 		buf = packet_dup(&hs, len);
 		cr_assert_eq(rdmx_wire_decode(buf, len, &pkt), -FI_EINVAL, "%zu bytes", len);

@@ -84,6 +84,8 @@ enum fi_rdmx_peer_state {
 
 /* Bits of fi_rdmx_peer_attr.features. */
 #define FI_RDMX_PEER_FEAT_CLOSE	(1ULL << 2)	/* tells us when it closes */
+#define FI_RDMX_PEER_FEAT_HOST	(1ULL << 3)	/* names its host and pid (a
+						   same-host one may be read) */
 
 struct fi_rdmx_peer_attr {
 	enum fi_rdmx_peer_state	state;

@@ -19,7 +19,8 @@ _Static_assert((int) FI_RDMX_PEER_IDLE == (int) RDMX_HS_IDLE &&
 	       (int) FI_RDMX_PEER_DISCONNECTED == (int) RDMX_HS_DISCONNECTED &&
 	       (int) FI_RDMX_PEER_CLOSED == (int) RDMX_HS_CLOSED,
 	       "peer states match the handshake's");
-_Static_assert(FI_RDMX_PEER_FEAT_CLOSE == RDMX_HS_FEAT_CLOSE,
+_Static_assert(FI_RDMX_PEER_FEAT_CLOSE == RDMX_HS_FEAT_CLOSE &&
+	       FI_RDMX_PEER_FEAT_HOST == RDMX_HS_FEAT_HOST,
 	       "feature bits match the handshake's");
 
 static struct rdmx_ep *rdmx_peer_ops_ep(struct fid_ep *ep_fid)

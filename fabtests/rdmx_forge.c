@@ -22,7 +22,7 @@
  *   seen in an earlier run: an off-path attacker cannot see current ones)
  * and whose content (--content) is valid, near (a valid datagram with one
  * header byte changed), random (random bytes and length, half of them
- * starting with the swsrd magic) or mix (near and random in turn).
+ * starting with the swsrd magic) or mix (valid, near and random in turn).
  * -n count, --rate packets per second (0: as fast as the socket takes
  * them), --seed for the generator: the same options send the same bytes.
  *
@@ -452,8 +452,10 @@ static size_t fg_make(struct fg *fg, uint64_t i, uint8_t *buf)
 {
 	enum fg_kind kind = fg->kinds[i % fg->nkinds];
 	enum fg_tags mode = fg->tags[(i / fg->nkinds) % fg->ntags];
+	/* mix: valid, near and random in turn, each over every kind and tag. */
 	enum fg_content content = fg->content == FG_MIX ?
-				  (i % 2 ? FG_RANDOM : FG_NEAR) : fg->content;
+				  (enum fg_content) (i / (fg->nkinds * fg->ntags) % 3) :
+				  fg->content;
 	const size_t srd = sizeof(struct rdmx_wire_srd);
 	struct rdmx_srd_hdr h;
 	size_t rdm_len;
@@ -1101,6 +1103,8 @@ static void fg_report(const struct fg *fg)
 	printf(FG_NAME ": sent=%" PRIu64 " bytes=%" PRIu64 " content=%s near=%" PRIu64
 	       " random=%" PRIu64 " send_retries=%" PRIu64, fg->sent, fg->bytes,
 	       fg_content_names[fg->content], fg->near, fg->random, fg->retries);
+	if (fg->content == FG_MIX)
+		printf(" valid=%" PRIu64, fg->count - fg->near - fg->random);
 	printf(" from=%s", fg->spoof ? "spoofed" : fg->auth ? "own-session" : "own");
 	for (size_t k = 0; k < FG_KINDS; k++)
 		if (fg->per_kind[k])

@@ -31,6 +31,9 @@
 #    per-endpoint budget (FI_RDMX_RX_BUDGET, default 64 MiB); with
 #    FI_LOG_LEVEL=warn its stderr must stay below ATTACK_LOG_MAX lines,
 #    else the lines that flood are named (function():line).
+# 4. ATTACK_HOLD valid packets, each beginning a medium message of up to
+#    a MiB that is never completed, from the attacker's own session while
+#    a stream runs: the same bounds.
 #
 # Every check runs; the test fails at the end if any did. Needs root and
 # ip; skips (77) without them or without network namespaces. Capped at
@@ -49,6 +52,7 @@ ATTACK_NEWCOMER_S=15
 ATTACK_FLOOD=1000000
 ATTACK_FLOOD_RATE=200000
 ATTACK_FLOOD_STREAM_N=40000
+ATTACK_HOLD=100000		# medium packets of messages never completed
 ATTACK_LOG_MAX=100
 ATTACK_SEED=20261125
 # A stream of 10000 messages takes about 2 s here; none waits 30 s.
@@ -280,18 +284,21 @@ if [ "$RESULT" != PASS ]; then
 	a_fail "a newcomer after $ATTACK_ANON anonymous senders: $RESULT after $ms ms"
 fi
 
-a_phase "$ATTACK_FLOOD hostile datagrams (valid, near-valid, random) during a stream"
-half=$((ATTACK_FLOOD / 2))
-a_stream_start flood "$ATTACK_FLOOD_STREAM_N" "env FI_LOG_LEVEL=warn"
-RCHILD=$(a_child "$RPID")
-sleep 0.5
-rss0=$(t_proc_kb "$RCHILD" VmRSS)
-hwm=$(t_proc_kb "$RCHILD" VmHWM)
-data0=$(t_proc_kb "$RCHILD" VmData)
-data_max=$data0
-stopped=""
+# a_mem_start name stream_n: a stream whose receiver logs warnings, and
+# its memory now (rss0, data0; hwm, data_max follow the forgers).
+a_mem_start() {
+	a_stream_start "$1" "$2" "env FI_LOG_LEVEL=warn"
+	RCHILD=$(a_child "$RPID")
+	sleep 0.5
+	rss0=$(t_proc_kb "$RCHILD" VmRSS)
+	hwm=$(t_proc_kb "$RCHILD" VmHWM)
+	data0=$(t_proc_kb "$RCHILD" VmData)
+	data_max=$data0
+	stopped=""
+}
+
 # a_flood name ns args...: one forger in the background, the receiver's
-# VmHWM read while it runs (stopped past ATTACK_RSS_STOP_KB).
+# VmHWM and VmData read while it runs (stopped past ATTACK_RSS_STOP_KB).
 a_flood() {
 	local name=$1 ns=$2 fpid v
 	shift 2
@@ -315,6 +322,48 @@ a_flood() {
 		a_fail "$name: rdmx_forge failed: $(cat "$T_DIR/$name.err")"
 	sed -n 's/^rdmx_forge: /   /p' "$T_DIR/$name.out"
 }
+
+# a_mem_end name what: the stream's result, the receiver's growth against
+# the budget and its log lines against ATTACK_LOG_MAX for count datagrams.
+a_mem_end() {
+	local name=$1 what=$2 count=$3 during=yes v
+	kill -0 "$SPID" 2>/dev/null || during=no
+	v=$(t_proc_kb "$RCHILD" VmHWM)
+	[ -z "$v" ] || hwm=$v
+	a_stream_end "$name"
+	growth=$((hwm - rss0))
+	data_growth=$((data_max - data0))
+	echo "   stream: $RESULT (still running when the attack ended: $during)"
+	echo "   receiver: VmRSS before $rss0 kB, VmHWM after $hwm kB: growth $growth kB" \
+		"(budget $ATTACK_BUDGET_KB kB)${stopped:+; $stopped}"
+	echo "   receiver: VmData before $data0 kB, at most $data_max kB: growth" \
+		"$data_growth kB (allocated, touched or not)"
+	echo "   receiver: rx_unauth=$(t_field "$name-r" rx_unauth)" \
+		"challenges=$(t_field "$name-r" challenges)" \
+		"rx_malformed=$(t_field "$name-r" rx_malformed)" \
+		"rx_dropped=$(t_field "$name-r" rx_dropped)" \
+		"rx_unexpected=$(t_field "$name-r" rx_unexpected)"
+	[ "$RESULT" = PASS ] || a_fail "the stream under $what: $RESULT"
+	[ "$during" = yes ] || a_fail "the stream under $what ended before the attack did"
+	[ "$growth" -lt "$ATTACK_BUDGET_KB" ] ||
+		a_fail "the receiver grew $growth kB (RSS) under $what, budget $ATTACK_BUDGET_KB kB${stopped:+ ($stopped)}"
+	# RSS misses what was allocated and not yet written (a reassembly
+	# buffer of which the attacker sent one segment); one who sends every
+	# segment turns it into RSS. The budget bounds what the endpoint
+	# holds either way.
+	[ "$data_growth" -lt "$ATTACK_BUDGET_KB" ] ||
+		a_fail "the receiver allocated $data_growth kB more (VmData) under $what, budget $ATTACK_BUDGET_KB kB"
+	lines=$(grep -c ':rdmx:' "$T_DIR/$name-r.err" || :)
+	echo "   receiver log (FI_LOG_LEVEL=warn): $lines lines for $count datagrams"
+	if [ "$lines" -ge "$ATTACK_LOG_MAX" ]; then
+		a_log_top "$name-r"
+		a_fail "the receiver logged $lines lines under $what (at most $ATTACK_LOG_MAX)"
+	fi
+}
+
+a_phase "$ATTACK_FLOOD hostile datagrams (valid, near-valid, random) during a stream"
+half=$((ATTACK_FLOOD / 2))
+a_mem_start flood "$ATTACK_FLOOD_STREAM_N"
 a_flood flood-spoofed "$ns_s" --from "$addr_s:$SPORT" --kind all --content mix \
 	--tags zero,random,seq,stale --tag-file "$TAGS" -n "$half" \
 	--rate "$ATTACK_FLOOD_RATE" "$addr_r" "$RPORT"
@@ -323,36 +372,15 @@ a_flood flood-spoofed "$ns_s" --from "$addr_s:$SPORT" --kind all --content mix \
 a_flood flood-session "$ns_s" --auth --bind "$addr_s" \
 	--kind eager,void,medium,rts,cts,data,dack --content mix \
 	-n "$half" --rate "$ATTACK_FLOOD_RATE" "$addr_r" "$RPORT"
-during=yes
-kill -0 "$SPID" 2>/dev/null || during=no
-v=$(t_proc_kb "$RCHILD" VmHWM)
-[ -z "$v" ] || hwm=$v
-a_stream_end flood
-growth=$((hwm - rss0))
-data_growth=$((data_max - data0))
-echo "   stream: $RESULT (still running when the flood ended: $during)"
-echo "   receiver: VmRSS before $rss0 kB, VmHWM after $hwm kB: growth $growth kB" \
-	"(budget $ATTACK_BUDGET_KB kB)${stopped:+; $stopped}"
-echo "   receiver: VmData before $data0 kB, at most $data_max kB: growth $data_growth kB" \
-	"(allocated, touched or not)"
-echo "   receiver: rx_unauth=$(t_field flood-r rx_unauth) challenges=$(t_field flood-r challenges)" \
-	"rx_malformed=$(t_field flood-r rx_malformed) rx_dropped=$(t_field flood-r rx_dropped)" \
-	"rx_unexpected=$(t_field flood-r rx_unexpected)"
-[ "$RESULT" = PASS ] || a_fail "the stream under the flood: $RESULT"
-[ "$during" = yes ] || a_fail "the flood stream ended before the flood did"
-[ "$growth" -lt "$ATTACK_BUDGET_KB" ] ||
-	a_fail "the receiver grew $growth kB under the flood, budget $ATTACK_BUDGET_KB kB${stopped:+ ($stopped)}"
-# RSS misses what was allocated and not yet written (a reassembly buffer
-# of which the attacker sent one segment); one who sends them all turns
-# it into RSS. The budget bounds what the endpoint holds either way.
-[ "$data_growth" -lt "$ATTACK_BUDGET_KB" ] ||
-	a_fail "the receiver allocated $data_growth kB more under the flood (VmData), budget $ATTACK_BUDGET_KB kB"
-lines=$(grep -c ':rdmx:' "$T_DIR/flood-r.err" || :)
-echo "   receiver log (FI_LOG_LEVEL=warn): $lines lines for $ATTACK_FLOOD datagrams"
-if [ "$lines" -ge "$ATTACK_LOG_MAX" ]; then
-	a_log_top flood-r
-	a_fail "the receiver logged $lines lines under the flood (at most $ATTACK_LOG_MAX)"
-fi
+a_mem_end flood "the flood" "$ATTACK_FLOOD"
+flood_growth=$growth
+flood_lines=$lines
+
+a_phase "$ATTACK_HOLD medium messages begun and never completed, from a session, during a stream"
+a_mem_start hold "$ATTACK_FLOOD_STREAM_N"
+a_flood hold-session "$ns_s" --auth --bind "$addr_s" --kind medium --content valid \
+	-n "$ATTACK_HOLD" --rate "$ATTACK_FLOOD_RATE" "$addr_r" "$RPORT"
+a_mem_end hold "medium messages held" "$ATTACK_HOLD"
 
 a_phase "done"
 if [ -n "$FAILURES" ]; then
@@ -360,4 +388,4 @@ if [ -n "$FAILURES" ]; then
 	exit 1
 fi
 echo "PASS: attack.sh (every stream exact with no error completion; newcomer in $ms ms;" \
-	"RSS growth $growth kB; $lines log lines)"
+	"flood: RSS growth $flood_growth kB, $flood_lines log lines)"

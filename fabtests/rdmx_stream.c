@@ -677,6 +677,7 @@ static const struct {
 	ST_STAT(fast_retransmits), ST_STAT(duplicates), ST_STAT(acks_sent),
 	ST_STAT(rnr_sent), ST_STAT(rnr_received), ST_STAT(rnr_completions),
 	ST_STAT(rnr_backoffs), ST_STAT(eagain), ST_STAT(peers_unreachable),
+	ST_STAT(rx_unauth), ST_STAT(challenges),
 };
 
 /* Reads and prints the provider's counters; false when it has none. */

@@ -8,13 +8,20 @@
  * The datagrams come from a fixed-seed PRNG, so a failure can be replayed.
  * They are, in turn: random bytes of random length (0..1500), short ones
  * (1..40 bytes, shorter than any rdmx header), empty ones, ones that start
- * with the swsrd magic (0x53 0x58, little-endian 0x5853) followed by random
- * bytes, ones with a well-formed swsrd DATA header (which the reliability
- * layer accepts and hands up) followed by random bytes, and ones whose
- * rdm packet after that header also starts with the rdmx magic (0x44
- * 0x52), version 1 and the eager type, so that every layer's validation
- * is reached. None is a valid rdm packet except by a chance of about
- * 2^-62 each.
+ * with the swsrd magic ("SY": 0x53 0x59, little-endian 0x5953) followed by
+ * random bytes, ones with a well-formed 48-byte swsrd DATA header (which
+ * the reliability layer accepts and hands up) followed by random bytes,
+ * and ones whose rdm packet after that header also starts with the rdmx
+ * magic (0x44 0x52), version 1 and the eager type, so that every layer's
+ * validation is reached. None is a valid rdm packet except by a chance of
+ * about 2^-62 each.
+ *
+ * The swsrd layer hands up only a packet that carries the receiver's tag
+ * (dst_tag): first an empty DATA with dst_tag 0 draws a CHALLENGE, whose
+ * src_tag is the tag the endpoint offers this sender (its cookie), and the
+ * well-formed headers carry it. The socket is connected, so it receives
+ * the CHALLENGE; without one (an endpoint that sends none) dst_tag stays
+ * 0 and the packets stop at the tag check.
  *
  * Exits 0 when every datagram was handed to the kernel, 1 on any error
  * (including ICMP "port unreachable" when nobody listens).
@@ -23,6 +30,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +42,14 @@
 #define GB_NAME		"rdmx_udp_garbage"
 #define GB_MAX_LEN	1500
 #define GB_SHORT_MAX	40
-#define GB_SRD_LEN	32	/* the swsrd header */
+#define GB_SRD_LEN	48	/* the swsrd header */
+#define GB_SRD_MAGIC_LO	0x53	/* swsrd magic 0x5953 ("SY") stored little-endian */
+#define GB_SRD_MAGIC_HI	0x59
+#define GB_TYPE_DATA	1	/* swsrd packet types */
+#define GB_TYPE_CHALLENGE 4
+#define GB_DST_TAG	32	/* offsets of the tags in the swsrd header */
+#define GB_SRC_TAG	40
+#define GB_CHALLENGE_MS	1000
 #define GB_MAGIC_LO	0x44	/* rdm magic 0x5244 stored little-endian */
 #define GB_MAGIC_HI	0x52
 #define GB_VERSION	1	/* the rdmx wire version */
@@ -68,23 +83,69 @@ static size_t gb_below(uint64_t *state, size_t n)
 	return (size_t) ((gb_next(state) >> 32) % n);
 }
 
+/* The tags of our well-formed headers: the endpoint's (cookie) and ours. */
+static uint64_t gb_dst_tag, gb_src_tag = 0x6761726261676501ULL;
+
 /*
  * Writes the swsrd magic over the random bytes at buf; with data, also a
- * well-formed DATA header: type 1, no flags, the random epoch made
- * non-zero, a psn inside the receive window, no acknowledgement fields.
+ * well-formed DATA header: type DATA, no flags, the random epoch made
+ * non-zero, a psn inside the receive window, no acknowledgement fields,
+ * the endpoint's tag and ours (little-endian, as every field).
  */
 static void gb_srd_header(uint8_t *buf, bool data)
 {
-	buf[0] = 0x53;		/* 0x5853 stored little-endian */
-	buf[1] = 0x58;
+	buf[0] = GB_SRD_MAGIC_LO;
+	buf[1] = GB_SRD_MAGIC_HI;
 	if (!data)
 		return;
-	buf[2] = 1;		/* DATA */
+	buf[2] = GB_TYPE_DATA;
 	buf[3] = 0;		/* flags */
 	buf[4] |= 1;		/* epoch (bytes 4-7) non-zero */
 	buf[8] &= 0x3f;		/* psn (bytes 8-11) below 64 */
 	memset(buf + 9, 0, 3);
 	memset(buf + 12, 0, 20);	/* ack_epoch, ack, reserved, sack */
+	for (int i = 0; i < 8; i++) {
+		buf[GB_DST_TAG + i] = (uint8_t) (gb_dst_tag >> (8 * i));
+		buf[GB_SRC_TAG + i] = (uint8_t) (gb_src_tag >> (8 * i));
+	}
+}
+
+static uint64_t gb_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * Sends an empty DATA with dst_tag 0 and takes the tag the CHALLENGE that
+ * answers it carries; gb_dst_tag stays 0 when none comes within a second.
+ */
+static void gb_learn_tag(int fd)
+{
+	uint8_t buf[GB_MAX_LEN];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t len;
+
+	memset(buf, 0, GB_SRD_LEN);
+	gb_srd_header(buf, true);
+	buf[4] = 1;		/* epoch 1, psn 0 */
+	buf[8] = 0;
+	if (send(fd, buf, GB_SRD_LEN, 0) < 0)
+		return;
+	while (poll(&pfd, 1, GB_CHALLENGE_MS) > 0) {
+		len = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (len == GB_SRD_LEN && buf[0] == GB_SRD_MAGIC_LO &&
+		    buf[1] == GB_SRD_MAGIC_HI && buf[2] == GB_TYPE_CHALLENGE &&
+		    gb_le64(buf + GB_DST_TAG) == gb_src_tag) {
+			gb_dst_tag = gb_le64(buf + GB_SRC_TAG);
+			return;
+		}
+		if (len < 0 && errno != EAGAIN)
+			return;
+	}
 }
 
 /* Builds one datagram in buf; returns its length. */
@@ -184,6 +245,9 @@ int main(int argc, char **argv)
 	state = (seed + 1) * 0x9E3779B97F4A7C15ULL;
 	if (!state)
 		state = 1;
+	gb_learn_tag(fd);
+	printf(GB_NAME ": the endpoint's tag for us: %s\n",
+	       gb_dst_tag ? "learnt from its CHALLENGE" : "none (no CHALLENGE came)");
 
 	for (uint64_t i = 0; i < count; i++) {
 		enum gb_kind kind = (enum gb_kind) gb_below(&state, GB_KINDS);

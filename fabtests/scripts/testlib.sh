@@ -350,3 +350,34 @@ pp_have_ipv6_loopback() {
 		grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6
 }
 
+
+# t_link tag net: t_lossy_link without the loss: a sender's and a
+# receiver's namespace (ns_s, ns_r) joined by a veth pair (veth_s,
+# veth_r) with addresses net.1 and net.2 (addr_s, addr_r).
+t_link() {
+	ns_s=rdmx-$1-s-$$
+	ns_r=rdmx-$1-r-$$
+	veth_s=rx$1s$$
+	veth_r=rx$1r$$
+	addr_s=$2.1
+	addr_r=$2.2
+	t_netns_add "$ns_r" "$ns_s"
+	t_veth "$ns_s" "$veth_s" "$ns_r" "$veth_r"
+	ip -n "$ns_s" addr add "$addr_s/30" dev "$veth_s"
+	ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
+}
+
+# t_udp_port ns: the local port of the one UDP socket in ns; empty while
+# there is none.
+t_udp_port() {
+	ip netns exec "$1" cat /proc/net/udp /proc/net/udp6 2>/dev/null |
+		awk '$2 ~ /:[0-9A-F][0-9A-F][0-9A-F][0-9A-F]$/ && $1 != "sl" {
+			split($2, a, ":"); print a[2]; exit }' |
+		{ read -r hex && printf '%d\n' "0x$hex"; } || :
+}
+
+# t_proc_kb pid key: the key (VmRSS, VmHWM) of /proc/pid/status in kB;
+# empty once the process is gone.
+t_proc_kb() {
+	sed -n "s/^$2:[^0-9]*\([0-9][0-9]*\) kB/\1/p" "/proc/$1/status" 2>/dev/null || :
+}

@@ -120,8 +120,8 @@ static void rdmx_conn_event(void *ctx, enum rdmx_hs_event ev, int err)
 		rdmx_peer_notify(ep, peer, 0);
 		break;
 	case RDMX_HS_EV_DISCONNECTED:
-		RDMX_WARN(FI_LOG_EP_CTRL, "peer fi_addr %lu disconnected: %s\n",
-			  (unsigned long) peer->addr, fi_strerror(err));
+		RDMX_WARN_WIRE(FI_LOG_EP_CTRL, "peer fi_addr %lu disconnected: %s\n",
+			       (unsigned long) peer->addr, fi_strerror(err));
 		rdmx_conn_reset(ep, peer, err, "its peer was disconnected");
 		rdmx_conn_flush(ep, peer, err);
 		rdmx_peer_notify(ep, peer, err);

@@ -330,7 +330,7 @@ void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
 	} else if (pke->rxm) {
 		rdmx_long_cts_failed(ep, pke->rxm, err);
 	} else if (!pke->txe) {
-		RDMX_WARN(FI_LOG_EP_DATA, "control packet lost: %s\n", why);
+		RDMX_WARN_WIRE(FI_LOG_EP_DATA, "control packet lost: %s\n", why);
 	}
 	rdmx_tx_pke_end(ep, pke);
 }

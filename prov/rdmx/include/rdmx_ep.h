@@ -9,6 +9,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_ext_rdmx.h>
 
+#include "rdmx_budget.h"
 #include "rdmx_cq.h"
 #include "rdmx_dev.h"
 #include "rdmx_match.h"
@@ -78,7 +79,8 @@ struct rdmx_ep {
 	struct rdmx_match_queue	msg_q;
 	struct rdmx_match_queue	tag_q;
 	struct rdmx_dlist	claimed;	/* of rdmx_unexp: FI_PEEK | FI_CLAIM */
-	size_t			unexp_bytes;	/* payload copied to unexp queues */
+	size_t			unexp_bytes;	/* unexpected copies, within budget */
+	struct rdmx_budget	budget;		/* what peers make us hold */
 	struct rdmx_unexp	*held;		/* rx_buf_cnt entries: unexpected
 						   messages kept in their buffer */
 	struct rdmx_rxm		**rxms;		/* messages in pieces, by id */

@@ -122,15 +122,18 @@ void rdmx_recv_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
 		       uint64_t tag, uint64_t data, uint32_t pkt_flags);
 
 /*
- * Queues a whole (eager) message no receive took: copied while under the
- * memory bound, else left in its packet buffer rx_buf (*keep_p true: the
- * buffer is kept). rx_buf RDMX_RX_BUF_NONE: always copied. 0, or
- * -FI_ENOMEM when the message was dropped.
+ * Queues a whole (eager) message no receive took: copied while under
+ * FI_RDMX_UNEXP_MAX and the budget, else left in its packet buffer rx_buf
+ * (*keep_p true: the buffer is kept). rx_buf RDMX_RX_BUF_NONE: copied
+ * within the budget alone. 0, or -FI_ENOMEM when the message was dropped.
  */
 int rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 			 fi_addr_t src, size_t rx_buf, bool *keep_p);
 
-/* An unexpected entry with room for extra bytes of payload; NULL if none. */
+/*
+ * An unexpected entry with room for extra bytes of payload, charged to the
+ * endpoint's budget; NULL past the budget or out of memory.
+ */
 struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra);
 
 /* Hands the unexpected message ux to rxe (completes it, or lets its protocol go on). */

@@ -12,11 +12,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct rdmx_budget {
-	size_t	limit;		/* bytes that may be charged at once */
-	size_t	used;		/* bytes charged now */
-	size_t	peak;		/* the most ever charged at once */
+	size_t		limit;		/* bytes that may be charged at once */
+	size_t		used;		/* bytes charged now */
+	size_t		peak;		/* the most ever charged at once */
+	uint64_t	refused;	/* refusals for want of room */
+	uint64_t	noted;		/* refusals the log has told of */
+	uint64_t	note_next;	/* ns: the next log line is due */
 };
 
 /* An empty budget of limit bytes. */
@@ -30,6 +34,16 @@ void rdmx_budget_credit(struct rdmx_budget *budget, size_t bytes);
 
 /* Whether bytes would fit now. */
 bool rdmx_budget_fits(const struct rdmx_budget *budget, size_t bytes);
+
+/*
+ * A site refused what (a short noun) of bytes because its charge did not
+ * fit: counted, and logged at most once a second with the count since
+ * the last line, so a flood of hostile packets does not flood the log.
+ */
+void rdmx_budget_refused(struct rdmx_budget *budget, const char *what, size_t bytes);
+
+/* Refusals since construction. */
+uint64_t rdmx_budget_refusals(const struct rdmx_budget *budget);
 
 /* Bytes charged now. */
 size_t rdmx_budget_used(const struct rdmx_budget *budget);

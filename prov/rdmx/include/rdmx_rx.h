@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <rdma/fabric.h>
 
+#include "rdmx_cover.h"
 #include "rdmx_cq.h"
 #include "rdmx_list.h"
 #include "rdmx_match.h"
@@ -59,7 +60,8 @@ struct rdmx_rxm {
 	uint64_t		data;
 	size_t			msg_len;
 	size_t			end;		/* bytes the receive takes */
-	size_t			got;		/* bytes landed so far */
+	size_t			got;		/* bytes landed so far, each once */
+	struct rdmx_cover	cover;		/* which bytes landed */
 	size_t			granted;	/* long: limit of the latest CTS */
 	struct rdmx_rxe		*rxe;		/* the matched receive, or NULL */
 	struct rdmx_unexp	*ux;		/* holds the bytes until matched */
@@ -233,7 +235,10 @@ struct rdmx_rxm *rdmx_rxm_by_id(struct rdmx_ep *ep, uint32_t rx_id);
 /* Matches rxm to rxe, or leaves it unexpected (rxe NULL) with a ux of extra bytes. */
 bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe,
 		     size_t extra);
-/* Lands len bytes at off; completes the receive when all arrived. */
+/*
+ * Lands len bytes at off; completes the receive when every byte arrived
+ * (bytes that arrive twice count once).
+ */
 void rdmx_rxm_place(struct rdmx_ep *ep, struct rdmx_rxm *rxm, size_t off,
 		    const void *buf, size_t len);
 /* A receive took rxm off the unexpected queue (ux freed or kept as buffer). */

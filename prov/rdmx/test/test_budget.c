@@ -1,0 +1,262 @@
+/*
+ * Unit tests of what a peer can make a receiver hold (rdmx_budget.c and
+ * its sites: rdmx_cover.c, rdmx_rxm.c, rdmx_medium.c, rdmx_order.c,
+ * rdmx_peer.c). The rdm layer is driven packet by packet, as progress
+ * would after the codec; the device is a stub that records the receive
+ * buffers given back and the packets sent (DACKs).
+ */
+#include <rdma/fi_eq.h>
+
+#include "rdmx_test.h"
+#include "rdmx_budget.h"
+#include "rdmx_cover.h"
+#include "rdmx_cq.h"
+#include "rdmx_domain.h"
+#include "rdmx_ep.h"
+#include "rdmx_peer.h"
+#include "rdmx_rnr.h"
+#include "rdmx_rx.h"
+#include "rdmx_wire.h"
+
+#define RX_BUFS		8
+#define RX_BUF_SIZE	1024
+
+/* The stub device: counts buffers given back, keeps the last DACK sent. */
+static size_t reposted;
+static struct rdmx_wire_dack last_dack;
+static size_t dacks;
+
+static int stub_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			  const struct iovec *iov, size_t iov_cnt,
+			  uint64_t wr_id, unsigned flags)
+{
+	(void) dev; (void) ah; (void) iov_cnt; (void) wr_id; (void) flags;
+	memcpy(&last_dack, iov[0].iov_base, sizeof(last_dack));
+	dacks++;
+	return 0;
+}
+
+static int stub_post_recv(struct rdmx_dev *dev, void *buf, size_t len, uint64_t wr_id)
+{
+	(void) dev; (void) buf; (void) len; (void) wr_id;
+	reposted++;
+	return 0;
+}
+
+static const struct rdmx_dev_ops stub_ops = {
+	.post_send = stub_post_send,
+	.post_recv = stub_post_recv,
+};
+
+static struct rdmx_test_domain td;
+static struct rdmx_dev dev = { .ops = &stub_ops };
+static struct rdmx_ah ah;
+static struct rdmx_ep ep;
+static struct rdmx_peer peer;
+static struct fid_cq *cq;
+
+/* The endpoint's receive side as rdmx_ep_open builds it, budget limit bytes. */
+static void ep_construct(size_t limit)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
+
+	rdmx_test_domain_open(&td, FI_VERSION(1, 17));
+	cr_assert_eq(fi_cq_open(td.domain, &attr, &cq, NULL), 0);
+	memset(&ep, 0, sizeof(ep));
+	ep.domain = rdmx_domain(td.domain);
+	ep.dev = &dev;
+	ep.enabled = true;
+	ep.caps = FI_RECV | FI_TAGGED | FI_MSG;
+	ep.rx_cq = ep.tx_cq = rdmx_container_of(cq, struct rdmx_cq, cq_fid);
+	rdmx_match_queue_construct(&ep.msg_q);
+	rdmx_match_queue_construct(&ep.tag_q);
+	rdmx_dlist_init(&ep.claimed);
+	rdmx_dlist_init(&ep.retry_peers);
+	rdmx_dlist_init(&ep.tx_pending);
+	rdmx_dlist_init(&ep.ctrl_pending);
+	rdmx_dlist_init(&ep.dack_peers);
+	rdmx_dlist_init(&ep.peer_list);
+	rdmx_dlist_init(&ep.conn_peers);
+	rdmx_budget_construct(&ep.budget, limit);
+	cr_assert_eq(rdmx_pool_construct(&ep.rxe_pool, sizeof(struct rdmx_rxe), 16), 0);
+	cr_assert_eq(rdmx_pool_construct(&ep.pke_pool, sizeof(struct rdmx_pke), 16), 0);
+	ep.rx_buf_size = RX_BUF_SIZE;
+	ep.rx_buf_stride = RX_BUF_SIZE;
+	ep.rx_buf_cnt = RX_BUFS;
+	ep.rx_bufs = calloc(RX_BUFS, RX_BUF_SIZE);
+	ep.held = calloc(RX_BUFS, sizeof(*ep.held));
+	cr_assert(ep.rx_bufs && ep.held);
+	memset(&peer, 0, sizeof(peer));
+	peer.ah = &ah;
+	peer.addr = 0;
+	peer.ep = &ep;
+	peer.hs.peer_features = RDMX_HS_FEAT_DELIVERY_ACK;
+	rdmx_dlist_init(&peer.ooo);
+	rdmx_dlist_init(&peer.rx_msgs);
+	rdmx_dlist_init(&peer.dack_link);
+	rdmx_rnr_peer_construct(&peer);
+	reposted = 0;
+	dacks = 0;
+}
+
+static void setup(void)
+{
+	ep_construct(1 << 20);
+}
+
+static void teardown(void)
+{
+	rdmx_order_drain(&peer);
+	rdmx_recv_drain(&ep);
+	cr_assert_eq(rdmx_budget_used(&ep.budget), 0, "%zu bytes still charged",
+		     rdmx_budget_used(&ep.budget));
+	free(ep.rx_bufs);
+	free(ep.held);
+	rdmx_pool_destruct(&ep.rxe_pool);
+	rdmx_pool_destruct(&ep.pke_pool);
+	cr_assert_eq(fi_close(&cq->fid), 0);
+	rdmx_test_domain_close(&td);
+}
+
+TestSuite(budget, .init = setup, .fini = teardown);
+
+/* Posts a tagged receive of len bytes into buf for tag. */
+static void post_recv(void *buf, size_t len, uint64_t tag)
+{
+	struct iovec iov = { buf, len };
+	struct rdmx_recv_req req = {
+		.iov = &iov, .iov_cnt = 1, .src = FI_ADDR_UNSPEC, .tag = tag,
+		.context = buf, .flags = FI_TAGGED | FI_COMPLETION,
+	};
+
+	cr_assert_eq(rdmx_recv(&ep, &req), 0);
+}
+
+/* A MEDIUM segment of message msg_id (msg_len bytes), [off, off + len). */
+static struct rdmx_pkt medium(uint32_t msg_id, size_t msg_len, size_t off, size_t len,
+			      const uint8_t *bytes)
+{
+	return (struct rdmx_pkt) {
+		.type = RDMX_PKT_MEDIUM, .flags = RDMX_PKT_TAGGED | RDMX_PKT_DACK_REQ,
+		.msg_id = msg_id, .tx_id = 40 + msg_id, .tag = 7, .msg_len = msg_len,
+		.offset = off, .payload = bytes + off, .payload_len = len,
+	};
+}
+
+static int cq_count(void)
+{
+	struct fi_cq_tagged_entry e;
+	int n = 0;
+
+	while (fi_cq_read(cq, &e, 1) == 1)
+		n++;
+	return n;
+}
+
+Test(budget, cover_counts_each_byte_once)
+{
+	struct rdmx_cover cover;
+	size_t added;
+
+	rdmx_cover_construct(&cover);
+	cr_assert_eq(rdmx_cover_add(&cover, 100, 50, &ep.budget, &added), 0);
+	cr_assert_eq(added, 50);
+	cr_assert_eq(rdmx_cover_add(&cover, 100, 50, &ep.budget, &added), 0);
+	cr_assert_eq(added, 0, "a repeat adds nothing");
+	cr_assert_eq(rdmx_cover_add(&cover, 120, 60, &ep.budget, &added), 0);
+	cr_assert_eq(added, 30, "only the new part of an overlap counts");
+	cr_assert_eq(cover.prefix, 0, "bytes 0 to 100 are missing");
+	cr_assert_eq(rdmx_cover_add(&cover, 0, 100, &ep.budget, &added), 0);
+	cr_assert_eq(added, 100);
+	cr_assert_eq(cover.prefix, 180);
+	cr_assert_eq(cover.bytes, 180);
+	cr_assert_eq(cover.cnt, 0);
+	rdmx_cover_destruct(&cover, &ep.budget);
+}
+
+Test(budget, cover_tracks_many_holes_within_the_budget)
+{
+	struct rdmx_cover cover;
+	size_t added;
+
+	rdmx_cover_construct(&cover);
+	/* Every other 10-byte segment: 20 holes, more than kept inline. */
+	for (size_t i = 0; i < 20; i++)
+		cr_assert_eq(rdmx_cover_add(&cover, 20 * i + 10, 10, &ep.budget, &added), 0);
+	cr_assert_eq(cover.cnt, 20);
+	cr_assert_gt(rdmx_budget_used(&ep.budget), 0, "the ranges are charged");
+	for (size_t i = 0; i < 20; i++)
+		cr_assert_eq(rdmx_cover_add(&cover, 20 * i, 10, &ep.budget, &added), 0);
+	cr_assert_eq(cover.prefix, 400);
+	cr_assert_eq(cover.cnt, 0);
+	rdmx_cover_destruct(&cover, &ep.budget);
+	cr_assert_eq(rdmx_budget_used(&ep.budget), 0);
+}
+
+Test(budget, cover_past_the_budget_records_nothing)
+{
+	struct rdmx_cover cover;
+	size_t added;
+
+	rdmx_budget_construct(&ep.budget, 0);
+	rdmx_cover_construct(&cover);
+	for (size_t i = 0; i < RDMX_COVER_INLINE; i++)
+		cr_assert_eq(rdmx_cover_add(&cover, 20 * i + 10, 10, &ep.budget, &added), 0);
+	cr_assert_eq(rdmx_cover_add(&cover, 200, 10, &ep.budget, &added), -FI_ENOMEM);
+	cr_assert_eq(added, 0);
+	cr_assert_eq(cover.bytes, 40);
+	rdmx_cover_destruct(&cover, &ep.budget);
+}
+
+/*
+ * Three segments of 100 bytes: the first arrives twice and the last
+ * never. By bytes counted the message would be whole; it is not.
+ */
+Test(budget, duplicate_segment_does_not_complete_a_message_early)
+{
+	uint8_t out[300], in[300] = { 0 };
+
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (uint8_t) i;
+	post_recv(in, sizeof(in), 7);
+	for (int i = 0; i < 3; i++) {
+		struct rdmx_pkt pkt = medium(0, 300, i == 2 ? 100 : 0, 100, out);
+
+		cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE));
+	}
+	cr_assert_eq(cq_count(), 0, "200 distinct bytes of 300 arrived");
+	cr_assert_eq(dacks, 0, "not delivered yet");
+	{
+		struct rdmx_pkt pkt = medium(0, 300, 200, 100, out);
+
+		cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE));
+	}
+	cr_assert_eq(cq_count(), 1);
+	cr_assert_eq(memcmp(in, out, sizeof(in)), 0);
+	cr_assert_eq(dacks, 1);
+	cr_assert_eq(le32toh(last_dack.status), 0);
+}
+
+/* The same, unexpected: the copy is whole only once every byte is in. */
+Test(budget, duplicate_segment_does_not_complete_an_unexpected_message)
+{
+	uint8_t out[300], in[300] = { 0 };
+
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (uint8_t) (3 * i);
+	for (int i = 0; i < 3; i++) {
+		struct rdmx_pkt pkt = medium(0, 300, i == 2 ? 100 : 0, 100, out);
+
+		rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE);
+	}
+	cr_assert_eq(dacks, 0, "the unexpected copy is not whole");
+	post_recv(in, sizeof(in), 7);
+	cr_assert_eq(cq_count(), 0, "the receive waits for the last segment");
+	{
+		struct rdmx_pkt pkt = medium(0, 300, 200, 100, out);
+
+		rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE);
+	}
+	cr_assert_eq(cq_count(), 1);
+	cr_assert_eq(memcmp(in, out, sizeof(in)), 0);
+}

@@ -10,12 +10,14 @@
 #include <rdma/fi_ext_rdmx.h>
 
 #include "rdmx_budget.h"
+#include "rdmx_cache.h"
 #include "rdmx_cq.h"
 #include "rdmx_dev.h"
 #include "rdmx_match.h"
 #include "rdmx_pool.h"
 #include "rdmx_wire.h"
 
+struct rdmx_ooo;
 struct rdmx_peer;
 struct rdmx_rxm;
 
@@ -81,6 +83,11 @@ struct rdmx_ep {
 	struct rdmx_dlist	claimed;	/* of rdmx_unexp: FI_PEEK | FI_CLAIM */
 	size_t			unexp_bytes;	/* unexpected copies, within budget */
 	struct rdmx_budget	budget;		/* what peers make us hold */
+	struct rdmx_cache	ooo_small;	/* of rdmx_ooo: packets held for */
+	struct rdmx_cache	ooo_large;	/* order, copied (rdmx_order.c) */
+	struct rdmx_ooo		*ooo_bufs;	/* rx_buf_cnt: packets held for
+						   order in their own buffer */
+	size_t			ooo_kept;	/* buffers kept that way now */
 	struct rdmx_unexp	*held;		/* rx_buf_cnt entries: unexpected
 						   messages kept in their buffer */
 	struct rdmx_rxm		**rxms;		/* messages in pieces, by id */

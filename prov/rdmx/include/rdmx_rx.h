@@ -187,13 +187,23 @@ ssize_t rdmx_probe(struct rdmx_ep *ep, const struct rdmx_recv_req *req, fi_addr_
 /*
  * Message packets in sender order (rdmx_order.c). Takes an EAGER, MEDIUM
  * or RTS packet from peer sitting in packet buffer rx_buf; returns true
- * when the buffer is kept. Packets of later messages wait, copied.
+ * when the buffer is kept. Packets of later messages wait, copied within
+ * the receive budget, else in their own buffer.
  */
 bool rdmx_order_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		     const struct rdmx_pkt *pkt, size_t rx_buf);
 
-/* Frees the packets a peer holds for ordering. */
+/*
+ * Drops the packets a peer holds for ordering; the buffers they kept go
+ * back to the device unless the endpoint is closing.
+ */
 void rdmx_order_drain(struct rdmx_peer *peer);
+
+/* Sets up the endpoint's store of packets held for order (no allocation). */
+void rdmx_order_construct(struct rdmx_ep *ep);
+
+/* Frees that store (endpoint close, after every peer's drain). */
+void rdmx_order_destruct(struct rdmx_ep *ep);
 
 /*
  * Eager (rdmx_eager.c): a one-packet message from peer (NULL: a sender

@@ -151,4 +151,5 @@ void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)
 	}
 	if (ep->peer_cap)
 		memset(ep->peers, 0, ep->peer_cap * sizeof(*ep->peers));
+	rdmx_order_destruct(ep);
 }

@@ -86,6 +86,7 @@ static void ep_construct(size_t limit)
 	ep.rx_bufs = calloc(RX_BUFS, RX_BUF_SIZE);
 	ep.held = calloc(RX_BUFS, sizeof(*ep.held));
 	cr_assert(ep.rx_bufs && ep.held);
+	rdmx_order_construct(&ep);
 	memset(&peer, 0, sizeof(peer));
 	peer.ah = &ah;
 	peer.addr = 0;
@@ -107,6 +108,7 @@ static void setup(void)
 static void teardown(void)
 {
 	rdmx_order_drain(&peer);
+	rdmx_order_destruct(&ep);
 	rdmx_recv_drain(&ep);
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 0, "%zu bytes still charged",
 		     rdmx_budget_used(&ep.budget));
@@ -140,6 +142,18 @@ static struct rdmx_pkt medium(uint32_t msg_id, size_t msg_len, size_t off, size_
 		.type = RDMX_PKT_MEDIUM, .flags = RDMX_PKT_TAGGED | RDMX_PKT_DACK_REQ,
 		.msg_id = msg_id, .tx_id = 40 + msg_id, .tag = 7, .msg_len = msg_len,
 		.offset = off, .payload = bytes + off, .payload_len = len,
+	};
+}
+
+/* An EAGER packet of message msg_id, len bytes of msg_id, in receive buffer rx_buf. */
+static struct rdmx_pkt eager(uint32_t msg_id, size_t len, size_t rx_buf)
+{
+	uint8_t *buf = rdmx_ep_rx_buf(&ep, rx_buf);
+
+	memset(buf, (int) msg_id, len);
+	return (struct rdmx_pkt) {
+		.type = RDMX_PKT_EAGER, .flags = RDMX_PKT_TAGGED, .msg_id = msg_id,
+		.tag = 7, .msg_len = len, .payload = buf, .payload_len = len,
 	};
 }
 
@@ -259,4 +273,92 @@ Test(budget, duplicate_segment_does_not_complete_an_unexpected_message)
 	}
 	cr_assert_eq(cq_count(), 1);
 	cr_assert_eq(memcmp(in, out, sizeof(in)), 0);
+}
+
+/*
+ * Messages 1 to 7 arrive before message 0, with room in the budget for
+ * two copies: two are copied, the next ones stay in their receive buffer
+ * (the device lacks them: it refuses packets once none is left) up to
+ * half the buffers, and one past that is dropped. Nothing is allocated
+ * past the budget, and message 0 releases the others in order.
+ */
+Test(budget, out_of_order_packets_beyond_the_budget_are_refused_not_stored)
+{
+	uint8_t in[8][100];
+	struct rdmx_pkt pkt = eager(1, 100, 1);
+	size_t slot;
+
+	for (int i = 0; i < 8; i++)
+		post_recv(in[i], sizeof(in[i]), 7);
+	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 1), "copied: the buffer goes back");
+	slot = rdmx_budget_used(&ep.budget);
+	cr_assert_gt(slot, 100);
+	ep.budget.limit = 2 * slot;
+	pkt = eager(2, 100, 2);
+	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 2));
+	for (uint32_t id = 3; id <= 6; id++) {
+		pkt = eager(id, 100, id);
+		cr_assert(rdmx_order_recv(&ep, &peer, &pkt, id),
+			  "message %u stays in its buffer", id);
+	}
+	pkt = eager(7, 100, 7);
+	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 7));
+	cr_assert_eq(ep.stats.rx_dropped, 1, "half the buffers are kept at most");
+	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * slot);
+	cr_assert_eq(rdmx_budget_peak(&ep.budget), 2 * slot, "never past the budget");
+	cr_assert_eq(rdmx_budget_refusals(&ep.budget), 1);
+	cr_assert_eq(cq_count(), 0);
+
+	pkt = eager(0, 100, 0);
+	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 0));
+	for (int i = 0; i < 7; i++) {
+		struct fi_cq_tagged_entry e;
+
+		cr_assert_eq(fi_cq_read(cq, &e, 1), 1);
+		cr_assert_eq(e.op_context, in[i], "message %d matched in order", i);
+		cr_assert_eq(in[i][99], i);
+	}
+	cr_assert_eq(cq_count(), 0, "message 7 was dropped");
+	cr_assert_eq(reposted, 4, "the kept buffers went back to the device");
+	cr_assert_eq(ep.ooo_kept, 0);
+	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * slot,
+		     "the two blocks are kept for reuse, still charged");
+	rdmx_order_destruct(&ep);
+	cr_assert_eq(rdmx_budget_used(&ep.budget), 0);
+}
+
+/*
+ * A MEDIUM segment announces a 16 MiB message no receive takes, with a
+ * budget of 1 MiB: no reassembly buffer is made, the sender's DACK says
+ * FI_ENOMEM, and its later segments find no message.
+ */
+Test(budget, unexpected_medium_beyond_the_budget_is_refused)
+{
+	uint8_t bytes[200] = { 0 };
+	struct rdmx_pkt pkt = medium(0, RDMX_MEDIUM_LIMIT, 0, 100, bytes);
+
+	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE));
+	cr_assert_eq(dacks, 1);
+	cr_assert_eq(le32toh(last_dack.status), FI_ENOMEM);
+	cr_assert_lt(rdmx_budget_peak(&ep.budget), 4096, "only the message's state was charged");
+	cr_assert_eq(rdmx_budget_used(&ep.budget), 0);
+	cr_assert_eq(rdmx_budget_refusals(&ep.budget), 1);
+	cr_assert(rdmx_dlist_empty(&ep.tag_q.unexp), "nothing waits for a receive");
+	pkt = medium(0, RDMX_MEDIUM_LIMIT, 100, 100, bytes);
+	rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE);
+	cr_assert_eq(ep.stats.rx_stale, 1);
+	cr_assert_eq(rdmx_budget_used(&ep.budget), 0);
+}
+
+/* The same message within the budget is taken. */
+Test(budget, unexpected_medium_within_the_budget_is_taken)
+{
+	uint8_t bytes[200] = { 0 };
+	struct rdmx_pkt pkt = medium(0, RDMX_MEDIUM_LIMIT, 0, 100, bytes);
+
+	rdmx_budget_construct(&ep.budget, 2 * RDMX_MEDIUM_LIMIT);
+	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE));
+	cr_assert_eq(dacks, 0);
+	cr_assert_gt(rdmx_budget_used(&ep.budget), RDMX_MEDIUM_LIMIT);
+	cr_assert_not(rdmx_dlist_empty(&ep.tag_q.unexp));
 }

@@ -104,6 +104,8 @@ struct rdmx_ep {
 						   finished (fi_close waits for them) */
 	struct rdmx_dlist	peer_list;	/* of rdmx_peer: every peer */
 	size_t			anon_peers;	/* made for senders outside the AV */
+	struct rdmx_dlist	anon_lru;	/* of rdmx_peer (anon_link): those,
+						   least recently heard first */
 	fi_rdmx_peer_cb		peer_cb;	/* rdmx_peer_ops: state changes */
 	void			*peer_cb_arg;
 	struct rdmx_peer	**peers;	/* by fi_addr, made on first use */

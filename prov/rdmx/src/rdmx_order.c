@@ -6,9 +6,9 @@
  *
  * A message's first packet to arrive "starts" it when its msg_id is the
  * next one expected: it is matched (or queued unexpected) and the
- * expected msg_id moves on. A packet of a later message is copied onto
- * the peer's ooo list, sorted by msg_id, and taken when its turn comes;
- * its device buffer goes back at once. A packet of an earlier message is
+ * expected msg_id moves on. A packet of a later message is held on the
+ * peer's ooo list, sorted by msg_id, and taken when its turn comes. A
+ * packet of an earlier message is
  * a further segment of a medium message (or a VOID for a message that
  * had started); anything else there is a duplicate and dropped.
  *

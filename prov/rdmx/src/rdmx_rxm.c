@@ -48,7 +48,13 @@ struct rdmx_rxm *rdmx_rxm_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
 {
 	struct rdmx_rxm *rxm;
 
-	if (!rdmx_budget_charge(&ep->budget, sizeof(*rxm))) {
+	/*
+	 * Room also for the entry that stands for it if no receive takes it:
+	 * an RTS refused later, at rdmx_rxm_attach, would have its sender
+	 * told to send nothing, as if it had been delivered.
+	 */
+	if (!rdmx_budget_fits(&ep->budget, sizeof(*rxm) + sizeof(struct rdmx_unexp)) ||
+	    !rdmx_budget_charge(&ep->budget, sizeof(*rxm))) {
 		rdmx_budget_refused(&ep->budget, "message state", pkt->msg_len);
 		return NULL;
 	}

@@ -43,9 +43,28 @@ static int stub_post_recv(struct rdmx_dev *dev, void *buf, size_t len, uint64_t 
 	return 0;
 }
 
+/* Handles: a new one per call, as for a new address each time. */
+static struct rdmx_ah *last_destroyed;
+
+static int stub_ah_create(struct rdmx_dev *dev, const void *canon, struct rdmx_ah **ah_p)
+{
+	(void) dev; (void) canon;
+	*ah_p = calloc(1, sizeof(**ah_p));
+	return *ah_p ? 0 : -FI_ENOMEM;
+}
+
+static void stub_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	(void) dev;
+	last_destroyed = ah;
+	free(ah);
+}
+
 static const struct rdmx_dev_ops stub_ops = {
 	.post_send = stub_post_send,
 	.post_recv = stub_post_recv,
+	.ah_create = stub_ah_create,
+	.ah_destroy = stub_ah_destroy,
 };
 
 static struct rdmx_test_domain td;
@@ -77,6 +96,7 @@ static void ep_construct(size_t limit)
 	rdmx_dlist_init(&ep.dack_peers);
 	rdmx_dlist_init(&ep.peer_list);
 	rdmx_dlist_init(&ep.conn_peers);
+	rdmx_dlist_init(&ep.anon_lru);
 	rdmx_budget_construct(&ep.budget, limit);
 	cr_assert_eq(rdmx_pool_construct(&ep.rxe_pool, sizeof(struct rdmx_rxe), 16), 0);
 	cr_assert_eq(rdmx_pool_construct(&ep.pke_pool, sizeof(struct rdmx_pke), 16), 0);
@@ -108,7 +128,7 @@ static void setup(void)
 static void teardown(void)
 {
 	rdmx_order_drain(&peer);
-	rdmx_order_destruct(&ep);
+	rdmx_peer_destroy_all(&ep, FI_ECANCELED);
 	rdmx_recv_drain(&ep);
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 0, "%zu bytes still charged",
 		     rdmx_budget_used(&ep.budget));
@@ -361,4 +381,80 @@ Test(budget, unexpected_medium_within_the_budget_is_taken)
 	cr_assert_eq(dacks, 0);
 	cr_assert_gt(rdmx_budget_used(&ep.budget), RDMX_MEDIUM_LIMIT);
 	cr_assert_not(rdmx_dlist_empty(&ep.tag_q.unexp));
+}
+
+/* Whether p is on the endpoint's list of anonymous peers. */
+static bool anon_listed(const struct rdmx_peer *p)
+{
+	struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(&ep.anon_lru, it) {
+		if (it == &p->anon_link)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The table of anonymous peers is full. The oldest holds an unexpected
+ * message, the second was heard from again: a newcomer takes the place of
+ * the third, the least recently heard of those holding nothing.
+ */
+Test(budget, anonymous_peer_eviction_lets_a_newcomer_in)
+{
+	static struct rdmx_peer *anon[RDMX_PEER_ANON_MAX];
+	struct rdmx_pkt pkt = eager(0, 10, 0);
+	struct rdmx_ah *third_ah;
+	struct rdmx_peer *newcomer;
+	size_t used;
+
+	rdmx_budget_construct(&ep.budget, 64 << 20);
+	for (size_t i = 0; i < RDMX_PEER_ANON_MAX; i++) {
+		anon[i] = rdmx_peer_anon(&ep, "x");
+		cr_assert_not_null(anon[i], "peer %zu", i);
+	}
+	cr_assert_eq(rdmx_budget_used(&ep.budget),
+		     RDMX_PEER_ANON_MAX * sizeof(struct rdmx_peer), "each is charged");
+	cr_assert_not(rdmx_order_recv(&ep, anon[0], &pkt, RDMX_RX_BUF_NONE));
+	cr_assert_not(rdmx_dlist_empty(&ep.tag_q.unexp), "the oldest holds a message");
+	rdmx_peer_heard(&ep, anon[1]);
+	third_ah = anon[2]->ah;
+	used = rdmx_budget_used(&ep.budget);
+
+	newcomer = rdmx_peer_anon(&ep, "y");
+	cr_assert_not_null(newcomer, "a newcomer always finds room");
+	cr_assert_eq(last_destroyed, third_ah, "the third peer was let go");
+	cr_assert_eq(ep.anon_peers, RDMX_PEER_ANON_MAX);
+	cr_assert_eq(rdmx_budget_used(&ep.budget), used);
+	cr_assert(anon_listed(anon[0]) && anon_listed(anon[1]));
+	cr_assert_eq(ep.anon_lru.prev, &newcomer->anon_link, "the newcomer is the most recent");
+	cr_assert_eq(ep.anon_lru.next, &anon[0]->anon_link);
+}
+
+/* Past the budget, not the count: the same room is made. */
+Test(budget, anonymous_peers_count_against_the_budget)
+{
+	struct rdmx_peer *a, *b, *c;
+	struct rdmx_ah *a_ah, *b_ah;
+
+	rdmx_budget_construct(&ep.budget, 2 * sizeof(struct rdmx_peer));
+	a = rdmx_peer_anon(&ep, "a");
+	b = rdmx_peer_anon(&ep, "b");
+	cr_assert(a && b);
+	a_ah = a->ah;
+	b_ah = b->ah;
+	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * sizeof(struct rdmx_peer));
+	a->pending_cnt = 1;	/* a send waits for it: it stays */
+	c = rdmx_peer_anon(&ep, "c");
+	cr_assert_not_null(c);
+	cr_assert_eq(last_destroyed, b_ah, "b held nothing");
+	cr_assert(anon_listed(a) && anon_listed(c));
+	cr_assert_eq(ep.anon_peers, 2);
+	cr_assert_eq(rdmx_budget_peak(&ep.budget), 2 * sizeof(struct rdmx_peer));
+	a->pending_cnt = 0;
+	c->pending_cnt = 1;
+	cr_assert_not_null(rdmx_peer_anon(&ep, "d"));
+	cr_assert_eq(last_destroyed, a_ah, "a holds nothing now");
+	cr_assert(anon_listed(c));
+	c->pending_cnt = 0;
 }

@@ -4,6 +4,8 @@
  * lives until the endpoint closes: its message numbers must outlive an
  * fi_av_remove and a later fi_av_insert of the same address, or the two
  * sides would disagree on the next message (docs/protocol.md, ordering).
+ * Only a peer made for a sender outside the AV may go earlier, when it
+ * holds nothing and room is needed for another (rdmx_peer_anon).
  *
  * Memory per peer: this structure (272 bytes on x86_64); packets of
  * later messages held for ordering and medium messages being reassembled

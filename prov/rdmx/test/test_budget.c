@@ -458,3 +458,55 @@ Test(budget, anonymous_peers_count_against_the_budget)
 	cr_assert(anon_listed(c));
 	c->pending_cnt = 0;
 }
+
+/*
+ * An unexpected eager message is copied while the budget has room (and
+ * FI_RDMX_UNEXP_MAX allows); past the budget it stays in its receive
+ * buffer, which the device then lacks.
+ */
+Test(budget, unexpected_eager_past_the_budget_stays_in_its_buffer)
+{
+	struct rdmx_pkt pkt = eager(0, 100, 0);
+	size_t copy;
+
+	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 0), "copied");
+	copy = rdmx_budget_used(&ep.budget);
+	cr_assert_geq(copy, 100);
+	ep.budget.limit = copy;
+	pkt = eager(1, 100, 1);
+	cr_assert(rdmx_order_recv(&ep, &peer, &pkt, 1), "kept in its buffer");
+	cr_assert_eq(rdmx_budget_used(&ep.budget), copy);
+	cr_assert_eq(rdmx_budget_refusals(&ep.budget), 0, "no data was refused");
+}
+
+/* A second burst of reordering reuses the blocks of the first. */
+Test(budget, held_packets_reuse_their_blocks)
+{
+	size_t peak = 0;
+
+	for (int round = 0; round < 2; round++) {
+		uint32_t base = (uint32_t) round * 4;
+
+		for (uint32_t id = base + 1; id <= base + 3; id++) {
+			struct rdmx_pkt pkt = eager(id, 100, id - base);
+
+			cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, id - base));
+		}
+		{
+			struct rdmx_pkt pkt = eager(base, 100, 0);
+
+			cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE));
+		}
+		/* The four messages wait unexpected: a receive takes each. */
+		for (int i = 0; i < 4; i++) {
+			uint8_t in[100];
+
+			post_recv(in, sizeof(in), 7);
+		}
+		cr_assert_eq(cq_count(), 4);
+		if (round == 0)
+			peak = rdmx_budget_peak(&ep.budget);
+	}
+	cr_assert_eq(rdmx_budget_peak(&ep.budget), peak, "no new block in the second burst");
+	cr_assert_eq(ep.ooo_small.spare, 3);
+}

@@ -242,6 +242,39 @@ Test(budget, cover_past_the_budget_records_nothing)
 	rdmx_cover_destruct(&cover, &ep.budget);
 }
 
+/* Random segments, fixed seed: the coverage agrees with a byte map. */
+Test(budget, cover_agrees_with_a_byte_map)
+{
+	enum { LEN = 4096 };
+	static bool seen[LEN];
+	struct rdmx_cover cover;
+	uint64_t rng = 42;
+	size_t total = 0, prefix = 0;
+
+	rdmx_budget_construct(&ep.budget, 1 << 20);
+	rdmx_cover_construct(&cover);
+	for (int n = 0; n < 2000; n++) {
+		size_t off, len, added, fresh = 0;
+
+		rng = rdmx_mix64(rng + 1);
+		off = rng % LEN;
+		len = 1 + (rng >> 20) % 64;
+		len = RDMX_MIN(len, LEN - off);
+		for (size_t i = off; i < off + len; i++) {
+			fresh += !seen[i];
+			seen[i] = true;
+		}
+		cr_assert_eq(rdmx_cover_add(&cover, off, len, &ep.budget, &added), 0);
+		cr_assert_eq(added, fresh, "segment %d [%zu, %zu)", n, off, off + len);
+		total += fresh;
+		while (prefix < LEN && seen[prefix])
+			prefix++;
+		cr_assert_eq(cover.prefix, prefix, "segment %d", n);
+		cr_assert_eq(cover.bytes, total);
+	}
+	rdmx_cover_destruct(&cover, &ep.budget);
+}
+
 /*
  * Three segments of 100 bytes: the first arrives twice and the last
  * never. By bytes counted the message would be whole; it is not.

@@ -80,7 +80,8 @@ struct rdmx_params {
 	size_t	rx_bufs;	/* FI_RDMX_RX_BUFS: device buffers posted */
 	size_t	sockbuf;	/* FI_RDMX_SOCKBUF: UDP socket buffer bytes */
 	size_t	cq_size;	/* FI_RDMX_CQ_SIZE: default CQ depth */
-	size_t	unexp_max;	/* FI_RDMX_UNEXP_MAX: unexpected bytes held */
+	size_t	unexp_max;	/* FI_RDMX_UNEXP_MAX: unexpected bytes copied */
+	size_t	rx_budget;	/* FI_RDMX_RX_BUDGET: bytes peers make us hold */
 	size_t	medium_max;	/* FI_RDMX_MEDIUM_MAX: largest medium message */
 	size_t	cts_window;	/* FI_RDMX_CTS_WINDOW: long-message credit */
 	size_t	long_read;	/* FI_RDMX_LONG_READ: receivers may read */

@@ -9,12 +9,15 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_ext_rdmx.h>
 
+#include "rdmx_budget.h"
+#include "rdmx_cache.h"
 #include "rdmx_cq.h"
 #include "rdmx_dev.h"
 #include "rdmx_match.h"
 #include "rdmx_pool.h"
 #include "rdmx_wire.h"
 
+struct rdmx_ooo;
 struct rdmx_peer;
 struct rdmx_rxm;
 
@@ -78,7 +81,13 @@ struct rdmx_ep {
 	struct rdmx_match_queue	msg_q;
 	struct rdmx_match_queue	tag_q;
 	struct rdmx_dlist	claimed;	/* of rdmx_unexp: FI_PEEK | FI_CLAIM */
-	size_t			unexp_bytes;	/* payload copied to unexp queues */
+	size_t			unexp_bytes;	/* unexpected copies, within budget */
+	struct rdmx_budget	budget;		/* what peers make us hold */
+	struct rdmx_cache	ooo_small;	/* of rdmx_ooo: packets held for */
+	struct rdmx_cache	ooo_large;	/* order, copied (rdmx_order.c) */
+	struct rdmx_ooo		*ooo_bufs;	/* rx_buf_cnt: packets held for
+						   order in their own buffer */
+	size_t			ooo_kept;	/* buffers kept that way now */
 	struct rdmx_unexp	*held;		/* rx_buf_cnt entries: unexpected
 						   messages kept in their buffer */
 	struct rdmx_rxm		**rxms;		/* messages in pieces, by id */
@@ -95,6 +104,8 @@ struct rdmx_ep {
 						   finished (fi_close waits for them) */
 	struct rdmx_dlist	peer_list;	/* of rdmx_peer: every peer */
 	size_t			anon_peers;	/* made for senders outside the AV */
+	struct rdmx_dlist	anon_lru;	/* of rdmx_peer (anon_link): those,
+						   least recently heard first */
 	fi_rdmx_peer_cb		peer_cb;	/* rdmx_peer_ops: state changes */
 	void			*peer_cb_arg;
 	struct rdmx_peer	**peers;	/* by fi_addr, made on first use */

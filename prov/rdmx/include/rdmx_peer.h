@@ -4,6 +4,8 @@
  * lives until the endpoint closes: its message numbers must outlive an
  * fi_av_remove and a later fi_av_insert of the same address, or the two
  * sides would disagree on the next message (docs/protocol.md, ordering).
+ * Only a peer made for a sender outside the AV may go earlier, when it
+ * holds nothing and room is needed for another (rdmx_peer_anon).
  *
  * Memory per peer: this structure (272 bytes on x86_64); packets of
  * later messages held for ordering and medium messages being reassembled
@@ -47,6 +49,7 @@ struct rdmx_peer {
 	uint64_t		backoff_until;	/* ns; 0: not in backoff */
 	uint32_t		backoff_exp;	/* doublings of the backoff */
 	bool			anon;		/* counted in rdmx_ep.anon_peers */
+	struct rdmx_dlist	anon_link;	/* on rdmx_ep.anon_lru while anon */
 	/* Wireup (rdmx_conn.c). */
 	struct rdmx_ep		*ep;
 	struct rdmx_hs		hs;
@@ -87,14 +90,20 @@ static inline fi_addr_t rdmx_peer_src_reported(fi_addr_t src)
 	return (src & RDMX_PEER_SRC_UNKNOWN) ? FI_ADDR_NOTAVAIL : src;
 }
 
-/* Peers an endpoint makes for senders outside its AV, at most. */
+/* Peers an endpoint keeps for senders outside its AV, at most. */
 #define RDMX_PEER_ANON_MAX	4096
 
 /*
  * A peer for a sender outside the AV (canonical raw address canon), so
- * its messages keep their order too; NULL past RDMX_PEER_ANON_MAX.
+ * its messages keep their order too. Each is charged to the receive
+ * budget; at RDMX_PEER_ANON_MAX or past the budget the least recently
+ * heard of those that hold nothing is let go to make room. NULL when
+ * every one holds something (or out of memory).
  */
 struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon);
+
+/* A packet came from peer: an anonymous one becomes the most recent. */
+void rdmx_peer_heard(struct rdmx_ep *ep, struct rdmx_peer *peer);
 
 /* The peer of addr if one was made, else NULL. */
 struct rdmx_peer *rdmx_peer_find(const struct rdmx_ep *ep, fi_addr_t addr);

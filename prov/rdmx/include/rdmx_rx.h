@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <rdma/fabric.h>
 
+#include "rdmx_cover.h"
 #include "rdmx_cq.h"
 #include "rdmx_list.h"
 #include "rdmx_match.h"
@@ -59,7 +60,8 @@ struct rdmx_rxm {
 	uint64_t		data;
 	size_t			msg_len;
 	size_t			end;		/* bytes the receive takes */
-	size_t			got;		/* bytes landed so far */
+	size_t			got;		/* bytes landed so far, each once */
+	struct rdmx_cover	cover;		/* which bytes landed */
 	size_t			granted;	/* long: limit of the latest CTS */
 	struct rdmx_rxe		*rxe;		/* the matched receive, or NULL */
 	struct rdmx_unexp	*ux;		/* holds the bytes until matched */
@@ -122,15 +124,18 @@ void rdmx_recv_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
 		       uint64_t tag, uint64_t data, uint32_t pkt_flags);
 
 /*
- * Queues a whole (eager) message no receive took: copied while under the
- * memory bound, else left in its packet buffer rx_buf (*keep_p true: the
- * buffer is kept). rx_buf RDMX_RX_BUF_NONE: always copied. 0, or
- * -FI_ENOMEM when the message was dropped.
+ * Queues a whole (eager) message no receive took: copied while under
+ * FI_RDMX_UNEXP_MAX and the budget, else left in its packet buffer rx_buf
+ * (*keep_p true: the buffer is kept). rx_buf RDMX_RX_BUF_NONE: copied
+ * within the budget alone. 0, or -FI_ENOMEM when the message was dropped.
  */
 int rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 			 fi_addr_t src, size_t rx_buf, bool *keep_p);
 
-/* An unexpected entry with room for extra bytes of payload; NULL if none. */
+/*
+ * An unexpected entry with room for extra bytes of payload, charged to the
+ * endpoint's budget; NULL past the budget or out of memory.
+ */
 struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra);
 
 /* Hands the unexpected message ux to rxe (completes it, or lets its protocol go on). */
@@ -182,13 +187,23 @@ ssize_t rdmx_probe(struct rdmx_ep *ep, const struct rdmx_recv_req *req, fi_addr_
 /*
  * Message packets in sender order (rdmx_order.c). Takes an EAGER, MEDIUM
  * or RTS packet from peer sitting in packet buffer rx_buf; returns true
- * when the buffer is kept. Packets of later messages wait, copied.
+ * when the buffer is kept. Packets of later messages wait, copied within
+ * the receive budget, else in their own buffer.
  */
 bool rdmx_order_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		     const struct rdmx_pkt *pkt, size_t rx_buf);
 
-/* Frees the packets a peer holds for ordering. */
+/*
+ * Drops the packets a peer holds for ordering; the buffers they kept go
+ * back to the device unless the endpoint is closing.
+ */
 void rdmx_order_drain(struct rdmx_peer *peer);
+
+/* Sets up the endpoint's store of packets held for order (no allocation). */
+void rdmx_order_construct(struct rdmx_ep *ep);
+
+/* Frees that store (endpoint close, after every peer's drain). */
+void rdmx_order_destruct(struct rdmx_ep *ep);
 
 /*
  * Eager (rdmx_eager.c): a one-packet message from peer (NULL: a sender
@@ -230,7 +245,10 @@ struct rdmx_rxm *rdmx_rxm_by_id(struct rdmx_ep *ep, uint32_t rx_id);
 /* Matches rxm to rxe, or leaves it unexpected (rxe NULL) with a ux of extra bytes. */
 bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe,
 		     size_t extra);
-/* Lands len bytes at off; completes the receive when all arrived. */
+/*
+ * Lands len bytes at off; completes the receive when every byte arrived
+ * (bytes that arrive twice count once).
+ */
 void rdmx_rxm_place(struct rdmx_ep *ep, struct rdmx_rxm *rxm, size_t off,
 		    const void *buf, size_t len);
 /* A receive took rxm off the unexpected queue (ux freed or kept as buffer). */

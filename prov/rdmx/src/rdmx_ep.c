@@ -599,6 +599,9 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	rdmx_dlist_init(&ep->ctrl_pending);
 	rdmx_dlist_init(&ep->dack_peers);
 	rdmx_dlist_init(&ep->peer_list);
+	rdmx_dlist_init(&ep->anon_lru);
+	rdmx_budget_construct(&ep->budget, g_rdmx_params.rx_budget);
+	rdmx_order_construct(ep);
 	ep->rng = rdmx_clock_ns() | 1;
 	rdmx_conn_ep_init(ep);
 

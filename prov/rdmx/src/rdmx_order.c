@@ -6,16 +6,25 @@
  *
  * A message's first packet to arrive "starts" it when its msg_id is the
  * next one expected: it is matched (or queued unexpected) and the
- * expected msg_id moves on. A packet of a later message is copied onto
- * the peer's ooo list, sorted by msg_id, and taken when its turn comes;
- * its device buffer goes back at once. A packet of an earlier message is
+ * expected msg_id moves on. A packet of a later message is held on the
+ * peer's ooo list, sorted by msg_id, and taken when its turn comes. A
+ * packet of an earlier message is
  * a further segment of a medium message (or a VOID for a message that
  * had started); anything else there is a duplicate and dropped.
  *
- * The ooo list is empty unless packets overtook each other; what it can
- * hold is bounded by the packets a sender may have in flight to us (the
- * swsrd window, or the SRD device's). Per-peer state: two msg_ids and a
- * list head (24 bytes).
+ * The ooo list is empty unless packets overtook each other. What it
+ * holds is charged to the endpoint's receive budget: a packet is copied
+ * into a block of one of two sizes (small packets, and any packet up to
+ * a receive buffer) recycled through rdmx_cache, so its device buffer
+ * goes back at once and a burst of reordering does not call malloc per
+ * packet. Past the budget the packet stays in its own receive buffer
+ * instead: nothing is allocated, and the device, short of that buffer,
+ * refuses packets (RNR) once every buffer is kept, so senders back off.
+ * Order keeps at most half the buffers that way, so the packets that
+ * fill the gap always find one; a packet past that is dropped and
+ * counted (the device acknowledged it already: its message and those
+ * after it from that peer wait until the session ends).
+ * Per-peer state: two msg_ids and a list head (24 bytes).
  */
 #include <stdlib.h>
 
@@ -24,12 +33,44 @@
 #include "rdmx_peer.h"
 #include "rdmx_rx.h"
 
-/* A packet waiting for its message's turn, copied with its payload. */
+/* Payload bytes of a small block: control packets and small messages. */
+#define RDMX_ORDER_SMALL	256
+/* Free blocks kept for reuse, per size. */
+#define RDMX_ORDER_SPARE	32
+
+/* A packet waiting for its message's turn. */
 struct rdmx_ooo {
 	struct rdmx_dlist	link;		/* on rdmx_peer.ooo */
-	struct rdmx_pkt		pkt;		/* payload points to bytes */
-	uint8_t			bytes[];
+	struct rdmx_pkt		pkt;		/* payload: bytes, or its buffer */
+	struct rdmx_cache	*cache;		/* the block's, or NULL: in its
+						   receive buffer rx_buf */
+	size_t			rx_buf;
+	uint8_t			bytes[];	/* blocks: the payload */
 };
+
+/*
+ * A block's charge covers the unexpected entry its packet may become
+ * when its turn comes, so that entry always fits in what the block gives
+ * back (rdmx_order_take).
+ */
+_Static_assert(sizeof(struct rdmx_ooo) >= sizeof(struct rdmx_unexp),
+	       "an ooo block costs less than the entry it becomes");
+
+void rdmx_order_construct(struct rdmx_ep *ep)
+{
+	rdmx_cache_construct(&ep->ooo_small, sizeof(struct rdmx_ooo) + RDMX_ORDER_SMALL,
+			     RDMX_ORDER_SPARE, &ep->budget);
+	rdmx_cache_construct(&ep->ooo_large, sizeof(struct rdmx_ooo) + ep->rx_buf_size,
+			     RDMX_ORDER_SPARE, &ep->budget);
+}
+
+void rdmx_order_destruct(struct rdmx_ep *ep)
+{
+	rdmx_cache_destruct(&ep->ooo_small);
+	rdmx_cache_destruct(&ep->ooo_large);
+	free(ep->ooo_bufs);
+	ep->ooo_bufs = NULL;
+}
 
 /* How far msg_id is past the next message expected (negative: before). */
 static int32_t rdmx_order_ahead(const struct rdmx_peer *peer, uint32_t msg_id)
@@ -37,23 +78,85 @@ static int32_t rdmx_order_ahead(const struct rdmx_peer *peer, uint32_t msg_id)
 	return (int32_t) (msg_id - peer->rx_msg_id);
 }
 
-/* Keeps a packet of a later message, in msg_id order. */
-static void rdmx_order_hold(struct rdmx_ep *ep, struct rdmx_peer *peer,
-			    const struct rdmx_pkt *pkt)
+/* A copy of pkt in a charged block; NULL past the budget. */
+static struct rdmx_ooo *rdmx_order_copy(struct rdmx_ep *ep, const struct rdmx_pkt *pkt)
 {
-	struct rdmx_ooo *ooo = malloc(sizeof(*ooo) + pkt->payload_len);
-	int32_t ahead = rdmx_order_ahead(peer, pkt->msg_id);
-	struct rdmx_dlist *pos = peer->ooo.prev;
+	struct rdmx_cache *cache = pkt->payload_len <= RDMX_ORDER_SMALL ?
+				   &ep->ooo_small : &ep->ooo_large;
+	struct rdmx_ooo *ooo = rdmx_cache_alloc(cache);
 
-	if (!ooo) {
-		ep->stats.rx_dropped++;
-		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: packet of a later message dropped\n");
-		return;
-	}
+	if (!ooo)
+		return NULL;
 	ooo->pkt = *pkt;
 	if (pkt->payload_len)
 		memcpy(ooo->bytes, pkt->payload, pkt->payload_len);
 	ooo->pkt.payload = ooo->bytes;
+	ooo->cache = cache;
+	ooo->rx_buf = RDMX_RX_BUF_NONE;
+	return ooo;
+}
+
+/* pkt left in its receive buffer rx_buf; NULL when order keeps enough. */
+static struct rdmx_ooo *rdmx_order_keep(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
+					size_t rx_buf)
+{
+	struct rdmx_ooo *ooo;
+
+	if (rx_buf == RDMX_RX_BUF_NONE || ep->ooo_kept >= ep->rx_buf_cnt / 2)
+		return NULL;
+	if (!ep->ooo_bufs)
+		ep->ooo_bufs = calloc(ep->rx_buf_cnt, sizeof(*ep->ooo_bufs));
+	if (!ep->ooo_bufs)
+		return NULL;
+	ooo = &ep->ooo_bufs[rx_buf];
+	ooo->pkt = *pkt;
+	ooo->cache = NULL;
+	ooo->rx_buf = rx_buf;
+	ep->ooo_kept++;
+	return ooo;
+}
+
+/*
+ * Stops counting ooo (its block's charge, or its buffer among those
+ * kept) before its packet is handed on.
+ */
+static void rdmx_order_uncount(struct rdmx_ep *ep, struct rdmx_ooo *ooo)
+{
+	if (ooo->cache)
+		rdmx_cache_uncharge(ooo->cache, ooo);
+	else
+		ep->ooo_kept--;
+}
+
+/*
+ * Gives back the block, or the receive buffer, of a packet handed on
+ * (keep: the buffer now holds an unexpected message).
+ */
+static void rdmx_order_put(struct rdmx_ep *ep, struct rdmx_ooo *ooo, bool keep)
+{
+	if (ooo->cache)
+		rdmx_cache_release_uncharged(ooo->cache, ooo);
+	else if (!keep && ep->enabled)
+		rdmx_ep_repost(ep, ooo->rx_buf);	/* a closing endpoint posts nothing */
+}
+
+/*
+ * Keeps a packet of a later message, in msg_id order; true when it stays
+ * in its buffer rx_buf.
+ */
+static bool rdmx_order_hold(struct rdmx_ep *ep, struct rdmx_peer *peer,
+			    const struct rdmx_pkt *pkt, size_t rx_buf)
+{
+	int32_t ahead = rdmx_order_ahead(peer, pkt->msg_id);
+	struct rdmx_dlist *pos = peer->ooo.prev;
+	struct rdmx_ooo *ooo = rdmx_order_copy(ep, pkt);
+	if (!ooo)
+		ooo = rdmx_order_keep(ep, pkt, rx_buf);
+	if (!ooo) {
+		ep->stats.rx_dropped++;
+		rdmx_budget_refused(&ep->budget, "packet of a later message", pkt->payload_len);
+		return false;
+	}
 	/* Walk back past later messages; arrivals are mostly in order. */
 	while (pos != &peer->ooo &&
 	       rdmx_order_ahead(peer, rdmx_container_of(pos, struct rdmx_ooo,
@@ -61,6 +164,7 @@ static void rdmx_order_hold(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		pos = pos->prev;
 	rdmx_dlist_insert_tail(pos->next, &ooo->link);
 	ep->stats.rx_reordered++;
+	return !ooo->cache;
 }
 
 /* The first packet of the next message: hands it to its protocol. */
@@ -97,6 +201,24 @@ static void rdmx_order_behind(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	}
 }
 
+/*
+ * Hands a held packet to its message; its block's charge is given back
+ * first, so what the packet becomes (an unexpected copy) fits in it.
+ */
+static void rdmx_order_take(struct rdmx_ep *ep, struct rdmx_peer *peer,
+			    struct rdmx_ooo *ooo, bool start)
+{
+	bool keep = false;
+
+	rdmx_order_uncount(ep, ooo);
+	if (start)
+		keep = rdmx_order_start(ep, peer, &ooo->pkt,
+					ooo->cache ? RDMX_RX_BUF_NONE : ooo->rx_buf);
+	else
+		rdmx_order_behind(ep, peer, &ooo->pkt);
+	rdmx_order_put(ep, ooo, keep);
+}
+
 /* Takes the held packets whose turn has come. */
 static void rdmx_order_release(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
@@ -108,11 +230,7 @@ static void rdmx_order_release(struct rdmx_ep *ep, struct rdmx_peer *peer)
 		if (ahead > 0)
 			return;
 		rdmx_dlist_remove(&ooo->link);
-		if (ahead == 0)
-			rdmx_order_start(ep, peer, &ooo->pkt, RDMX_RX_BUF_NONE);
-		else
-			rdmx_order_behind(ep, peer, &ooo->pkt);
-		free(ooo);
+		rdmx_order_take(ep, peer, ooo, ahead == 0);
 	}
 }
 
@@ -122,10 +240,8 @@ bool rdmx_order_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	int32_t ahead = rdmx_order_ahead(peer, pkt->msg_id);
 	bool keep;
 
-	if (ahead > 0) {
-		rdmx_order_hold(ep, peer, pkt);
-		return false;
-	}
+	if (ahead > 0)
+		return rdmx_order_hold(ep, peer, pkt, rx_buf);
 	if (ahead < 0) {
 		rdmx_order_behind(ep, peer, pkt);
 		return false;
@@ -138,8 +254,13 @@ bool rdmx_order_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 
 void rdmx_order_drain(struct rdmx_peer *peer)
 {
+	struct rdmx_ep *ep = peer->ep;
 	struct rdmx_dlist *it;
 
-	while ((it = rdmx_dlist_pop_front(&peer->ooo)))
-		free(rdmx_container_of(it, struct rdmx_ooo, link));
+	while ((it = rdmx_dlist_pop_front(&peer->ooo))) {
+		struct rdmx_ooo *ooo = rdmx_container_of(it, struct rdmx_ooo, link);
+
+		rdmx_order_uncount(ep, ooo);
+		rdmx_order_put(ep, ooo, false);
+	}
 }

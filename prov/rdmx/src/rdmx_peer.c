@@ -8,6 +8,7 @@
 #include "rdmx_peer.h"
 #include "rdmx_rnr.h"
 #include "rdmx_rx.h"
+#include "rdmx_tx.h"
 
 /* Grows the fi_addr index so addr fits; false when out of memory. */
 static bool rdmx_peer_index_fit(struct rdmx_ep *ep, fi_addr_t addr)
@@ -48,11 +49,98 @@ static struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah)
 	rdmx_dlist_init(&peer->ooo);
 	rdmx_dlist_init(&peer->rx_msgs);
 	rdmx_dlist_init(&peer->dack_link);
+	rdmx_dlist_init(&peer->anon_link);
 	rdmx_rnr_peer_construct(peer);
 	rdmx_conn_peer_init(ep, peer);
 	ah->context = peer;
 	rdmx_dlist_insert_tail(&ep->peer_list, &peer->link);
 	return peer;
+}
+
+/* peer stops counting as anonymous: it joined the AV, or it goes. */
+static void rdmx_peer_anon_end(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	peer->anon = false;
+	ep->anon_peers--;
+	rdmx_dlist_remove(&peer->anon_link);
+	rdmx_budget_credit(&ep->budget, sizeof(*peer));
+}
+
+/* Whether an unexpected message on list waits from source src. */
+static bool rdmx_peer_unexp_from(const struct rdmx_dlist *list, fi_addr_t src)
+{
+	const struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(list, it) {
+		if (rdmx_container_of(it, const struct rdmx_unexp, link)->item.addr == src)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether something of the endpoint's names peer: a packet of ours at
+ * the device or queued for it, a message from it in pieces or waiting
+ * for a receive. A DACK taken from the heap is not listed anywhere, so
+ * while one is out no peer counts as free.
+ */
+static bool rdmx_peer_in_use(const struct rdmx_ep *ep, const struct rdmx_peer *peer)
+{
+	fi_addr_t src = rdmx_peer_src(peer);
+
+	if (!rdmx_dlist_empty(&peer->ooo) || !rdmx_dlist_empty(&peer->rx_msgs) ||
+	    !rdmx_dlist_empty(&peer->retry_q) || !rdmx_dlist_empty(&peer->dack_link) ||
+	    peer->pending_cnt || peer->dack_awaited || ep->pke_heap)
+		return true;
+	for (size_t i = 0; i < ep->pke_pool.count; i++) {
+		const struct rdmx_pke *pke = rdmx_pool_at(&ep->pke_pool, i);
+
+		if (pke->busy && pke->peer == peer)
+			return true;
+	}
+	for (size_t i = 0; i < ep->rxm_cap; i++) {
+		if (ep->rxms[i] && ep->rxms[i]->peer == peer)
+			return true;
+	}
+	return rdmx_peer_unexp_from(&ep->msg_q.unexp, src) ||
+	       rdmx_peer_unexp_from(&ep->tag_q.unexp, src) ||
+	       rdmx_peer_unexp_from(&ep->claimed, src);
+}
+
+/* Frees an anonymous peer nothing names; its sender starts over if it comes back. */
+static void rdmx_peer_evict(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	rdmx_peer_anon_end(ep, peer);
+	rdmx_dlist_remove(&peer->link);
+	rdmx_dlist_remove(&peer->conn_link);
+	rdmx_dlist_remove(&peer->retry_link);
+	peer->ah->context = NULL;
+	ep->dev->ops->ah_destroy(ep->dev, peer->ah);
+	free(peer);
+}
+
+/*
+ * Room for one more anonymous peer: under the bound and in the budget,
+ * or made by letting go of the least recently heard one that holds
+ * nothing. False when none can go.
+ */
+static bool rdmx_peer_anon_room(struct rdmx_ep *ep)
+{
+	struct rdmx_dlist *it;
+
+	if (ep->anon_peers < RDMX_PEER_ANON_MAX &&
+	    rdmx_budget_fits(&ep->budget, sizeof(struct rdmx_peer)))
+		return true;
+	rdmx_dlist_foreach(&ep->anon_lru, it) {
+		struct rdmx_peer *peer = rdmx_container_of(it, struct rdmx_peer, anon_link);
+
+		if (rdmx_peer_in_use(ep, peer))
+			continue;
+		rdmx_peer_evict(ep, peer);
+		return rdmx_budget_fits(&ep->budget, sizeof(struct rdmx_peer));
+	}
+	rdmx_budget_refused(&ep->budget, "peer outside the AV", sizeof(struct rdmx_peer));
+	return false;
 }
 
 int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
@@ -84,11 +172,8 @@ int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 			rdmx_recv_ux_readdr(ep, rdmx_peer_src(peer), addr);
 		peer->addr = addr;
 	}
-	if (peer->anon) {
-		/* The sender joined the AV: it no longer counts as anonymous. */
-		peer->anon = false;
-		ep->anon_peers--;
-	}
+	if (peer->anon)
+		rdmx_peer_anon_end(ep, peer);	/* the sender joined the AV */
 	ep->peers[addr] = peer;
 	*peer_p = peer;
 	return 0;
@@ -99,15 +184,25 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon)
 	struct rdmx_peer *peer;
 	struct rdmx_ah *ah;
 
-	if (ep->anon_peers >= RDMX_PEER_ANON_MAX ||
-	    ep->dev->ops->ah_create(ep->dev, canon, &ah))
+	if (!rdmx_peer_anon_room(ep) || ep->dev->ops->ah_create(ep->dev, canon, &ah))
 		return NULL;
 	peer = rdmx_peer_of_ah(ep, ah);
 	if (peer && !peer->anon && peer->addr == FI_ADDR_NOTAVAIL) {
+		/* The room made above cannot be taken in between. */
+		(void) rdmx_budget_charge(&ep->budget, sizeof(*peer));
 		peer->anon = true;
 		ep->anon_peers++;
+		rdmx_dlist_insert_tail(&ep->anon_lru, &peer->anon_link);
 	}
 	return peer;
+}
+
+void rdmx_peer_heard(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	if (!peer->anon)
+		return;
+	rdmx_dlist_remove(&peer->anon_link);
+	rdmx_dlist_insert_tail(&ep->anon_lru, &peer->anon_link);
 }
 
 struct rdmx_peer *rdmx_peer_find(const struct rdmx_ep *ep, fi_addr_t addr)
@@ -145,10 +240,13 @@ void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)
 		rdmx_rnr_flush(ep, peer, err);
 		rdmx_conn_flush(ep, peer, err);
 		rdmx_order_drain(peer);
+		if (peer->anon)
+			rdmx_peer_anon_end(ep, peer);
 		peer->ah->context = NULL;
 		ep->dev->ops->ah_destroy(ep->dev, peer->ah);
 		free(peer);
 	}
 	if (ep->peer_cap)
 		memset(ep->peers, 0, ep->peer_cap * sizeof(*ep->peers));
+	rdmx_order_destruct(ep);
 }

@@ -24,7 +24,8 @@
 /*
  * The peer of a packet's sender, made at its first packet (which also
  * tells the device it is a known peer, a handle it may not evict): from
- * the AV, else as an anonymous peer. NULL only past the anonymous bound.
+ * the AV, else as an anonymous peer. NULL only when no anonymous peer
+ * can be made (rdmx_peer_anon).
  */
 static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
 					    const struct rdmx_dev_cqe *cqe)
@@ -56,6 +57,7 @@ static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 {
 	if (peer) {
 		rdmx_conn_heard(ep, peer);
+		rdmx_peer_heard(ep, peer);
 		if (pkt->type == RDMX_PKT_HS) {
 			rdmx_conn_recv(ep, peer, rdmx_ep_rx_buf(ep, rx_buf),
 				       RDMX_WIRE_HS_BASE_SIZE + pkt->payload_len);

@@ -3,7 +3,8 @@
  * (oldest first), else queues the receive; arriving messages search the
  * posted queue the same way (rdmx_match.c). This file also completes
  * receives, keeps unexpected whole messages (copied out of the packet
- * buffer while under FI_RDMX_UNEXP_MAX, else held in it), and cancels.
+ * buffer while under FI_RDMX_UNEXP_MAX and the endpoint's budget, else
+ * held in it), and cancels.
  */
 #include <stdlib.h>
 
@@ -120,10 +121,15 @@ struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra)
 {
 	/* The entry counts too: empty messages must not be free to queue. */
 	size_t cost = sizeof(struct rdmx_unexp) + extra;
-	struct rdmx_unexp *ux = malloc(cost);
+	struct rdmx_unexp *ux;
 
-	if (!ux)
+	if (!rdmx_budget_charge(&ep->budget, cost))
 		return NULL;
+	ux = malloc(cost);
+	if (!ux) {
+		rdmx_budget_credit(&ep->budget, cost);
+		return NULL;
+	}
 	ux->payload = (uint8_t *) (ux + 1);
 	ux->rx_buf = RDMX_RX_BUF_NONE;
 	ux->charged = cost;
@@ -155,6 +161,7 @@ void rdmx_recv_ux_readdr(struct rdmx_ep *ep, fi_addr_t from, fi_addr_t to)
 void rdmx_recv_ux_free(struct rdmx_ep *ep, struct rdmx_unexp *ux)
 {
 	ep->unexp_bytes -= ux->charged;
+	rdmx_budget_credit(&ep->budget, ux->charged);
 	free(ux);
 }
 
@@ -172,9 +179,9 @@ int rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 			memcpy(ux->payload, pkt->payload, pkt->payload_len);
 	} else if (rx_buf != RDMX_RX_BUF_NONE) {
 		/*
-		 * Past the bound the buffer itself waits for a receive; when
-		 * every buffer waits, the device refuses packets (RNR) and
-		 * senders back off.
+		 * Past FI_RDMX_UNEXP_MAX or the budget the buffer itself waits
+		 * for a receive; when every buffer waits, the device refuses
+		 * packets (RNR) and senders back off.
 		 */
 		keep = true;
 		ux = &ep->held[rx_buf];

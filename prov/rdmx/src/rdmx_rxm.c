@@ -46,10 +46,22 @@ static bool rdmx_rxm_id_new(struct rdmx_ep *ep, uint32_t *id)
 struct rdmx_rxm *rdmx_rxm_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
 			      const struct rdmx_pkt *pkt)
 {
-	struct rdmx_rxm *rxm = calloc(1, sizeof(*rxm));
+	struct rdmx_rxm *rxm;
 
+	/*
+	 * Room also for the entry that stands for it if no receive takes it:
+	 * an RTS refused later, at rdmx_rxm_attach, would have its sender
+	 * told to send nothing, as if it had been delivered.
+	 */
+	if (!rdmx_budget_fits(&ep->budget, sizeof(*rxm) + sizeof(struct rdmx_unexp)) ||
+	    !rdmx_budget_charge(&ep->budget, sizeof(*rxm))) {
+		rdmx_budget_refused(&ep->budget, "message state", pkt->msg_len);
+		return NULL;
+	}
+	rxm = calloc(1, sizeof(*rxm));
 	if (!rxm || !rdmx_rxm_id_new(ep, &rxm->id)) {
 		free(rxm);
+		rdmx_budget_credit(&ep->budget, sizeof(*rxm));
 		ep->stats.rx_dropped++;
 		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: %zu-byte message dropped\n",
 			  (size_t) pkt->msg_len);
@@ -65,6 +77,7 @@ struct rdmx_rxm *rdmx_rxm_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	rxm->data = pkt->data;
 	rxm->msg_len = pkt->msg_len;
 	rxm->end = pkt->msg_len;
+	rdmx_cover_construct(&rxm->cover);
 	rdmx_dlist_insert_tail(&peer->rx_msgs, &rxm->link);
 	return rxm;
 }
@@ -89,6 +102,14 @@ struct rdmx_rxm *rdmx_rxm_by_id(struct rdmx_ep *ep, uint32_t rx_id)
 	return rxm && !rxm->dead ? rxm : NULL;
 }
 
+/* Frees rxm and gives its memory back to the budget. */
+static void rdmx_rxm_release(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	rdmx_cover_destruct(&rxm->cover, &ep->budget);
+	free(rxm);
+	rdmx_budget_credit(&ep->budget, sizeof(*rxm));
+}
+
 /* Sets the bytes a matched receive takes. */
 static void rdmx_rxm_take(struct rdmx_rxm *rxm, struct rdmx_rxe *rxe)
 {
@@ -104,6 +125,10 @@ bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *
 	if (rxe) {
 		rdmx_rxm_take(rxm, rxe);
 		return true;
+	}
+	if (!rdmx_budget_fits(&ep->budget, sizeof(*ux) + extra)) {
+		rdmx_budget_refused(&ep->budget, "unexpected message", rxm->msg_len);
+		return false;
 	}
 	ux = rdmx_recv_ux_new(ep, extra);
 	if (!ux) {
@@ -158,13 +183,25 @@ static void rdmx_rxm_finish(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 void rdmx_rxm_place(struct rdmx_ep *ep, struct rdmx_rxm *rxm, size_t off,
 		    const void *buf, size_t len)
 {
+	size_t added;
+
+	if (rdmx_cover_add(&rxm->cover, off, len, &ep->budget, &added)) {
+		/*
+		 * Holes beyond what the budget can track: the segment is
+		 * dropped uncounted, so the message waits (it may not complete
+		 * early). Callers go on using rxm, so it is not ended here.
+		 */
+		rdmx_budget_refused(&ep->budget, "segment leaving a hole", len);
+		return;
+	}
 	if (rxm->ux)
 		memcpy(rxm->ux->payload + off, buf, len);
 	else if (rxm->rxe && off < rxm->end)
 		rdmx_copy_to_iov_at(rxm->rxe->iov, rxm->rxe->iov_cnt, off, buf,
 				    RDMX_MIN(len, rxm->end - off));
-	rxm->got += len;
-	if (rxm->got >= (rxm->type == RDMX_PKT_MEDIUM ? rxm->msg_len : rxm->end))
+	rxm->got += added;
+	/* A medium message's segments all come, whatever the receive takes. */
+	if (rxm->cover.prefix >= (rxm->type == RDMX_PKT_MEDIUM ? rxm->msg_len : rxm->end))
 		rdmx_rxm_finish(ep, rxm);
 }
 
@@ -205,7 +242,7 @@ void rdmx_rxm_free(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 	if (rxm->cts.busy || rxm->reading)
 		return;
 	ep->rxms[rxm->id] = NULL;
-	free(rxm);
+	rdmx_rxm_release(ep, rxm);
 }
 
 bool rdmx_rxm_cts_out(const struct rdmx_ep *ep)
@@ -227,7 +264,7 @@ void rdmx_rxm_drain(struct rdmx_ep *ep)
 		rdmx_rxm_drop_ux(ep, rxm);
 		if (rxm->rxe)
 			rdmx_recv_release(ep, rxm->rxe);
-		free(rxm);
+		rdmx_rxm_release(ep, rxm);
 	}
 	free(ep->rxms);
 	ep->rxms = NULL;

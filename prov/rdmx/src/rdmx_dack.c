@@ -49,7 +49,7 @@ static void rdmx_dack_post(struct rdmx_ep *ep, struct rdmx_peer *peer, uint32_t 
 	if (!pke) {
 		/* The sender's sends fail when the peer looks gone. */
 		ep->stats.rx_dropped++;
-		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: delivery acknowledgement lost\n");
+		RDMX_WARN_WIRE(FI_LOG_EP_DATA, "out of memory: delivery acknowledgement lost\n");
 		return;
 	}
 	rdmx_wire_dack_encode(&pke->hdr.dack, msg_id, tx_id, (uint32_t) err, count);

@@ -26,8 +26,8 @@ void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	}
 	if (pkt->msg_len > RDMX_MEDIUM_LIMIT) {
 		ep->stats.rx_malformed++;
-		RDMX_WARN(FI_LOG_EP_DATA, "medium message of %zu bytes refused\n",
-			  (size_t) pkt->msg_len);
+		RDMX_WARN_WIRE(FI_LOG_EP_DATA, "medium message of %zu bytes refused\n",
+			       (size_t) pkt->msg_len);
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EMSGSIZE);
 		return;
 	}

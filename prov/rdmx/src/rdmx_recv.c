@@ -191,7 +191,7 @@ int rdmx_recv_unexpected(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 		ux->rxm = NULL;
 	} else {
 		ep->stats.rx_dropped++;
-		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: unexpected message dropped\n");
+		RDMX_WARN_WIRE(FI_LOG_EP_DATA, "out of memory: unexpected message dropped\n");
 		return -FI_ENOMEM;
 	}
 	rdmx_recv_ux_queue(ep, ux, src, pkt->tag, pkt->data, pkt->flags, pkt->payload_len);

@@ -63,8 +63,8 @@ struct rdmx_rxm *rdmx_rxm_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		free(rxm);
 		rdmx_budget_credit(&ep->budget, sizeof(*rxm));
 		ep->stats.rx_dropped++;
-		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: %zu-byte message dropped\n",
-			  (size_t) pkt->msg_len);
+		RDMX_WARN_WIRE(FI_LOG_EP_DATA, "out of memory: %zu-byte message dropped\n",
+			       (size_t) pkt->msg_len);
 		return NULL;
 	}
 	ep->rxms[rxm->id] = rxm;
@@ -133,8 +133,8 @@ bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *
 	ux = rdmx_recv_ux_new(ep, extra);
 	if (!ux) {
 		ep->stats.rx_dropped++;
-		RDMX_WARN(FI_LOG_EP_DATA, "out of memory: unexpected %zu-byte message dropped\n",
-			  rxm->msg_len);
+		RDMX_WARN_WIRE(FI_LOG_EP_DATA, "out of memory: unexpected %zu-byte message dropped\n",
+			       rxm->msg_len);
 		return false;
 	}
 	ux->rxm = rxm;
@@ -225,8 +225,8 @@ void rdmx_rxm_discard(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 
 void rdmx_rxm_abort(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err, const char *why)
 {
-	RDMX_WARN(FI_LOG_EP_DATA, "%zu-byte message from fi_addr %lu lost: %s\n",
-		  rxm->msg_len, (unsigned long) rxm->peer->addr, why);
+	RDMX_WARN_WIRE(FI_LOG_EP_DATA, "%zu-byte message from fi_addr %lu lost: %s\n",
+		       rxm->msg_len, (unsigned long) rxm->peer->addr, why);
 	rdmx_rxm_drop_ux(ep, rxm);
 	if (rxm->rxe) {
 		rdmx_recv_fail(ep, rxm->rxe, err, why);

@@ -36,6 +36,19 @@ void rdmx_budget_credit(struct rdmx_budget *budget, size_t bytes);
 bool rdmx_budget_fits(const struct rdmx_budget *budget, size_t bytes);
 
 /*
+ * Payload copies (unexpected bytes, reassembly buffers, packets held for
+ * order) stop short of the limit by 1/RDMX_BUDGET_STATE_SHARE of it: the
+ * rest is kept for the small state of messages that have a receive
+ * waiting, so a peer that fills the budget with bytes it never completes
+ * does not stop every other peer's messages.
+ */
+#define RDMX_BUDGET_STATE_SHARE	8
+
+/* rdmx_budget_fits and rdmx_budget_charge for payload copies. */
+bool rdmx_budget_fits_bulk(const struct rdmx_budget *budget, size_t bytes);
+bool rdmx_budget_charge_bulk(struct rdmx_budget *budget, size_t bytes);
+
+/*
  * A site refused what (a short noun) of bytes because its charge did not
  * fit: counted, and logged at most once a second with the count since
  * the last line, so a flood of hostile packets does not flood the log.

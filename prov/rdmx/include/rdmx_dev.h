@@ -294,10 +294,25 @@ struct rdmx_dev_stats {
 	uint64_t	unreachable;	/* peers declared unreachable */
 };
 
+/*
+ * What the layer above may tell a device that acknowledges in software
+ * (udp, verbs): before it takes a packet with a payload from src (len
+ * bytes at pkt, in a posted buffer), it asks fn; false refuses the packet
+ * as if no buffer were posted (RNR), before it is acknowledged, so the
+ * sender backs off and sends it again. The rdm layer refuses what it
+ * could only keep past its receive budget. A device that acknowledges in
+ * hardware (efa) cannot ask.
+ */
+struct rdmx_dev_admit {
+	bool	(*fn)(void *ctx, struct rdmx_ah *src, const void *pkt, size_t len);
+	void	*ctx;
+};
+
 struct rdmx_dev {
 	const struct rdmx_dev_ops	*ops;
 	struct rdmx_dev_caps		caps;
 	struct rdmx_dev_stats		stats;
+	struct rdmx_dev_admit		admit;	/* set by the layer above */
 };
 
 extern const struct rdmx_dev_ops rdmx_dev_udp_ops;

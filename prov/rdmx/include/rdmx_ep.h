@@ -148,4 +148,10 @@ extern struct fi_ops_tagged rdmx_tagged_ops;
 /* Gives packet buffer idx back to the device. */
 void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx);
 
+/*
+ * The endpoint's struct rdmx_dev_admit: whether the device may take a
+ * packet (len bytes at buf) from src, or must refuse it (rdmx_order_admit).
+ */
+bool rdmx_ep_admit(void *ctx, struct rdmx_ah *src, const void *buf, size_t len);
+
 #endif /* RDMX_EP_H */

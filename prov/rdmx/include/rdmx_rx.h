@@ -184,6 +184,19 @@ void rdmx_multi_cancel(struct rdmx_ep *ep, struct rdmx_rxe *buf,
  */
 ssize_t rdmx_probe(struct rdmx_ep *ep, const struct rdmx_recv_req *req, fi_addr_t src);
 
+/* Packets one device poll hands up before any of them is handled. */
+#define RDMX_RX_BATCH	32
+
+/*
+ * Whether packet pkt from peer (NULL: not known yet) may be taken by a
+ * device that asks before it acknowledges (struct rdmx_dev_admit): false
+ * for a message packet that order or matching could keep only past the
+ * receive budget, with room for a poll's batch of packets handed up
+ * before this one is handled. The device then refuses it (RNR).
+ */
+bool rdmx_order_admit(struct rdmx_ep *ep, const struct rdmx_peer *peer,
+		      const struct rdmx_pkt *pkt);
+
 /*
  * Message packets in sender order (rdmx_order.c). Takes an EAGER, MEDIUM
  * or RTS packet from peer sitting in packet buffer rx_buf; returns true

@@ -31,6 +31,18 @@ bool rdmx_budget_charge(struct rdmx_budget *budget, size_t bytes)
 	return true;
 }
 
+bool rdmx_budget_fits_bulk(const struct rdmx_budget *budget, size_t bytes)
+{
+	size_t bulk = budget->limit - budget->limit / RDMX_BUDGET_STATE_SHARE;
+
+	return budget->used <= bulk && bytes <= bulk - budget->used;
+}
+
+bool rdmx_budget_charge_bulk(struct rdmx_budget *budget, size_t bytes)
+{
+	return rdmx_budget_fits_bulk(budget, bytes) && rdmx_budget_charge(budget, bytes);
+}
+
 void rdmx_budget_credit(struct rdmx_budget *budget, size_t bytes)
 {
 	assert(bytes <= budget->used);

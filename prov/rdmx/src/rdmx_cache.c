@@ -24,7 +24,7 @@ void *rdmx_cache_alloc(struct rdmx_cache *cache)
 		cache->spare--;
 		return block;
 	}
-	if (!rdmx_budget_charge(cache->budget, cache->size))
+	if (!rdmx_budget_charge_bulk(cache->budget, cache->size))
 		return NULL;
 	block = malloc(cache->size);
 	if (!block)

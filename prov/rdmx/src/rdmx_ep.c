@@ -376,6 +376,7 @@ static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
 
 	if (ret)
 		return ret;
+	ep->dev->admit = (struct rdmx_dev_admit) { rdmx_ep_admit, ep };
 	ops->getname(ep->dev, name);
 	ops->addr_str(name, text, sizeof(text));
 	RDMX_INFO(FI_LOG_EP_CTRL, "endpoint %s on domain %s, packets of %zu bytes\n",

@@ -21,9 +21,12 @@
  * instead: nothing is allocated, and the device, short of that buffer,
  * refuses packets (RNR) once every buffer is kept, so senders back off.
  * Order keeps at most half the buffers that way, so the packets that
- * fill the gap always find one; a packet past that is dropped and
- * counted (the device acknowledged it already: its message and those
- * after it from that peer wait until the session ends).
+ * fill the gap always find one. A device that asks before it
+ * acknowledges (udp, verbs: rdmx_order_admit) refuses a later message's
+ * packet with RNR before that point, so the sender sends it again; only
+ * on efa, which acknowledges in hardware, is a packet past it dropped
+ * and counted (its message and those after it from that peer then wait
+ * until the session ends).
  * Per-peer state: two msg_ids and a list head (24 bytes).
  */
 #include <stdlib.h>
@@ -76,6 +79,36 @@ void rdmx_order_destruct(struct rdmx_ep *ep)
 static int32_t rdmx_order_ahead(const struct rdmx_peer *peer, uint32_t msg_id)
 {
 	return (int32_t) (msg_id - peer->rx_msg_id);
+}
+
+bool rdmx_order_admit(struct rdmx_ep *ep, const struct rdmx_peer *peer,
+		      const struct rdmx_pkt *pkt)
+{
+	size_t margin = RDMX_RX_BATCH * ep->rx_buf_size;
+	int32_t ahead;
+
+	if (!peer || (pkt->type != RDMX_PKT_EAGER && pkt->type != RDMX_PKT_MEDIUM &&
+		      pkt->type != RDMX_PKT_RTS))
+		return true;
+	ahead = rdmx_order_ahead(peer, pkt->msg_id);
+	/* A further segment of a message under way: its room is taken. */
+	if (ahead < 0)
+		return true;
+	/* A later message: a copy within the budget, else a buffer kept. */
+	if (ahead > 0)
+		return rdmx_budget_fits_bulk(&ep->budget, margin + ep->rx_buf_size) ||
+		       ep->ooo_kept + RDMX_RX_BATCH < ep->rx_buf_cnt / 2;
+	/* The next message: an eager one waits in its buffer if need be. */
+	if (pkt->type == RDMX_PKT_EAGER)
+		return true;
+	if (!rdmx_budget_fits(&ep->budget, margin + sizeof(struct rdmx_rxm) +
+			      sizeof(struct rdmx_unexp)))
+		return false;
+	/* A medium one with no receive waiting is copied whole. */
+	return pkt->type == RDMX_PKT_RTS ||
+	       rdmx_match_posted_find(pkt->flags & RDMX_PKT_TAGGED ? &ep->tag_q : &ep->msg_q,
+				      rdmx_peer_src(peer), pkt->tag) ||
+	       rdmx_budget_fits_bulk(&ep->budget, margin + pkt->msg_len);
 }
 
 /* A copy of pkt in a charged block; NULL past the budget. */

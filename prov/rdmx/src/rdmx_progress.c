@@ -17,7 +17,7 @@
 #include "rdmx_tx.h"
 #include "rdmx_wire.h"
 
-#define RDMX_PROGRESS_BATCH	32
+#define RDMX_PROGRESS_BATCH	RDMX_RX_BATCH
 /* Polls per call at most, so a flood cannot hold the caller forever. */
 #define RDMX_PROGRESS_ROUNDS	4
 
@@ -42,6 +42,17 @@ static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
 	if (addr != FI_ADDR_NOTAVAIL)
 		return rdmx_peer_get(ep, addr, &peer) ? NULL : peer;
 	return peer ? peer : rdmx_peer_anon(ep, cqe->src_addr);
+}
+
+bool rdmx_ep_admit(void *ctx, struct rdmx_ah *src, const void *buf, size_t len)
+{
+	struct rdmx_ep *ep = ctx;
+	struct rdmx_pkt pkt;
+
+	/* Malformed: taken, then dropped and counted by the codec's caller. */
+	if (rdmx_wire_decode(buf, len, &pkt))
+		return true;
+	return rdmx_order_admit(ep, src->context, &pkt);
 }
 
 void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx)

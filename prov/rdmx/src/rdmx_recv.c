@@ -123,7 +123,7 @@ struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra)
 	size_t cost = sizeof(struct rdmx_unexp) + extra;
 	struct rdmx_unexp *ux;
 
-	if (!rdmx_budget_charge(&ep->budget, cost))
+	if (!(extra ? rdmx_budget_charge_bulk : rdmx_budget_charge)(&ep->budget, cost))
 		return NULL;
 	ux = malloc(cost);
 	if (!ux) {

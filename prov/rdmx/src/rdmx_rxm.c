@@ -126,7 +126,7 @@ bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *
 		rdmx_rxm_take(rxm, rxe);
 		return true;
 	}
-	if (!rdmx_budget_fits(&ep->budget, sizeof(*ux) + extra)) {
+	if (!rdmx_budget_fits_bulk(&ep->budget, sizeof(*ux) + extra)) {
 		rdmx_budget_refused(&ep->budget, "unexpected message", rxm->msg_len);
 		return false;
 	}

@@ -346,7 +346,9 @@ Test(budget, out_of_order_packets_beyond_the_budget_are_refused_not_stored)
 	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 1), "copied: the buffer goes back");
 	slot = rdmx_budget_used(&ep.budget);
 	cr_assert_gt(slot, 100);
-	ep.budget.limit = 2 * slot;
+	/* Copies take the budget but its state share: room for two. */
+	ep.budget.limit = (2 * slot * RDMX_BUDGET_STATE_SHARE + RDMX_BUDGET_STATE_SHARE - 2) /
+			  (RDMX_BUDGET_STATE_SHARE - 1);
 	pkt = eager(2, 100, 2);
 	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 2));
 	for (uint32_t id = 3; id <= 6; id++) {
@@ -542,4 +544,37 @@ Test(budget, held_packets_reuse_their_blocks)
 	}
 	cr_assert_eq(rdmx_budget_peak(&ep.budget), peak, "no new block in the second burst");
 	cr_assert_eq(ep.ooo_small.spare, 3);
+}
+
+/*
+ * The device asks before it acknowledges (rdmx_order_admit): with the
+ * budget spent, a later message's packet and a medium message that would
+ * be copied whole are refused, so the sender sends them again; the next
+ * eager message, a segment of a message under way and a medium message
+ * with its receive posted are taken. Refusing before the acknowledgement
+ * is what keeps a packet from being dropped after it.
+ */
+Test(budget, device_refuses_what_only_the_spent_budget_could_keep)
+{
+	uint8_t in[64], out[4096] = { 0 };
+	struct rdmx_pkt later = eager(3, 100, 1), next = eager(0, 100, 2);
+	struct rdmx_pkt big = medium(0, sizeof(out), 0, 1000, out);
+	struct rdmx_pkt more = medium((uint32_t) -1, sizeof(out), 1000, 1000, out);
+
+	cr_assert(rdmx_order_admit(&ep, &peer, &later), "room: a later message is taken");
+	cr_assert(rdmx_order_admit(&ep, &peer, &big));
+	ep.budget.limit = 0;
+	ep.ooo_kept = ep.rx_buf_cnt / 2;
+	cr_assert_not(rdmx_order_admit(&ep, &peer, &later));
+	cr_assert_not(rdmx_order_admit(&ep, &peer, &big), "no receive: it would be copied");
+	cr_assert(rdmx_order_admit(&ep, &peer, &next), "an eager one waits in its buffer");
+	cr_assert(rdmx_order_admit(&ep, &peer, &more), "a message under way has its room");
+	cr_assert(rdmx_order_admit(&ep, NULL, &later), "a sender's first packet makes its peer");
+	ep.budget.limit = 64 * 1024 * 1024;
+	ep.budget.used = ep.budget.limit - ep.budget.limit / RDMX_BUDGET_STATE_SHARE;
+	cr_assert_not(rdmx_order_admit(&ep, &peer, &big), "copies leave the state share");
+	post_recv(in, sizeof(in), 7);
+	cr_assert(rdmx_order_admit(&ep, &peer, &big), "its receive waits: state only");
+	ep.budget.used = 0;
+	ep.ooo_kept = 0;
 }

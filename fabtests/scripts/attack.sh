@@ -44,7 +44,7 @@
 set -eu
 
 ATTACK_NET=10.213.13
-ATTACK_CAP_S=300
+ATTACK_CAP_S=600
 ATTACK_STREAM_N=10000		# messages of each stream under attack
 ATTACK_COUNT=15000		# datagrams of each attack
 ATTACK_RATE=50000		# datagrams per second

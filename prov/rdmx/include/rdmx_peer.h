@@ -92,13 +92,16 @@ static inline fi_addr_t rdmx_peer_src_reported(fi_addr_t src)
 
 /* Peers an endpoint keeps for senders outside its AV, at most. */
 #define RDMX_PEER_ANON_MAX	4096
+/* Of those, how many a newcomer's packet may look at to let one go. */
+#define RDMX_PEER_EVICT_SCAN	8
 
 /*
  * A peer for a sender outside the AV (canonical raw address canon), so
  * its messages keep their order too. Each is charged to the receive
  * budget; at RDMX_PEER_ANON_MAX or past the budget the least recently
- * heard of those that hold nothing is let go to make room. NULL when
- * every one holds something (or out of memory).
+ * heard of those that hold nothing, among the RDMX_PEER_EVICT_SCAN heard
+ * least recently, is let go to make room. NULL when none of them can go
+ * (or out of memory).
  */
 struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon);
 

@@ -122,11 +122,14 @@ static void rdmx_peer_evict(struct rdmx_ep *ep, struct rdmx_peer *peer)
 /*
  * Room for one more anonymous peer: under the bound and in the budget,
  * or made by letting go of the least recently heard one that holds
- * nothing. False when none can go.
+ * nothing, among the RDMX_PEER_EVICT_SCAN heard least recently (a check
+ * walks the endpoint's packets: a sender from many ports must not make
+ * each of its packets walk them for every peer). False when none can go.
  */
 static bool rdmx_peer_anon_room(struct rdmx_ep *ep)
 {
 	struct rdmx_dlist *it;
+	unsigned scanned = 0;
 
 	if (ep->anon_peers < RDMX_PEER_ANON_MAX &&
 	    rdmx_budget_fits(&ep->budget, sizeof(struct rdmx_peer)))
@@ -134,6 +137,8 @@ static bool rdmx_peer_anon_room(struct rdmx_ep *ep)
 	rdmx_dlist_foreach(&ep->anon_lru, it) {
 		struct rdmx_peer *peer = rdmx_container_of(it, struct rdmx_peer, anon_link);
 
+		if (scanned++ == RDMX_PEER_EVICT_SCAN)
+			break;
 		if (rdmx_peer_in_use(ep, peer))
 			continue;
 		rdmx_peer_evict(ep, peer);

@@ -89,16 +89,7 @@ NFT
 # addresses net.1 and net.2 (addr_s, addr_r), each dropping percent% of
 # the UDP packets it receives; sets those six variables.
 t_lossy_link() {
-	ns_s=rdmx-$1-s-$$
-	ns_r=rdmx-$1-r-$$
-	veth_s=rx$1s$$
-	veth_r=rx$1r$$
-	addr_s=$2.1
-	addr_r=$2.2
-	t_netns_add "$ns_r" "$ns_s"
-	t_veth "$ns_s" "$veth_s" "$ns_r" "$veth_r"
-	ip -n "$ns_s" addr add "$addr_s/30" dev "$veth_s"
-	ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
+	t_link "$1" "$2"
 	t_loss "$ns_s" "$3"
 	t_loss "$ns_r" "$3"
 }

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
 
 #include "rdmx.h"
 #include "rdmx_fabric.h"
@@ -95,6 +96,17 @@ static inline void rdmx_test_domain_close(struct rdmx_test_domain *td)
 	cr_assert_eq(fi_close(&td->domain->fid), 0);
 	cr_assert_eq(fi_close(&td->fabric->fid), 0);
 	fi_freeinfo(td->info);
+}
+
+/* Reads cq (tagged format) empty; returns how many entries it held. */
+static inline int rdmx_test_cq_drain(struct fid_cq *cq)
+{
+	struct fi_cq_tagged_entry e;
+	int n = 0;
+
+	while (fi_cq_read(cq, &e, 1) == 1)
+		n++;
+	return n;
 }
 
 #endif /* RDMX_TEST_H */

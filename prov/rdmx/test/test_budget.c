@@ -177,16 +177,6 @@ static struct rdmx_pkt eager(uint32_t msg_id, size_t len, size_t rx_buf)
 	};
 }
 
-static int cq_count(void)
-{
-	struct fi_cq_tagged_entry e;
-	int n = 0;
-
-	while (fi_cq_read(cq, &e, 1) == 1)
-		n++;
-	return n;
-}
-
 Test(budget, cover_counts_each_byte_once)
 {
 	struct rdmx_cover cover;
@@ -291,14 +281,14 @@ Test(budget, duplicate_segment_does_not_complete_a_message_early)
 
 		cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE));
 	}
-	cr_assert_eq(cq_count(), 0, "200 distinct bytes of 300 arrived");
+	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "200 distinct bytes of 300 arrived");
 	cr_assert_eq(dacks, 0, "not delivered yet");
 	{
 		struct rdmx_pkt pkt = medium(0, 300, 200, 100, out);
 
 		cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE));
 	}
-	cr_assert_eq(cq_count(), 1);
+	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
 	cr_assert_eq(memcmp(in, out, sizeof(in)), 0);
 	cr_assert_eq(dacks, 1);
 	cr_assert_eq(le32toh(last_dack.status), 0);
@@ -318,13 +308,13 @@ Test(budget, duplicate_segment_does_not_complete_an_unexpected_message)
 	}
 	cr_assert_eq(dacks, 0, "the unexpected copy is not whole");
 	post_recv(in, sizeof(in), 7);
-	cr_assert_eq(cq_count(), 0, "the receive waits for the last segment");
+	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "the receive waits for the last segment");
 	{
 		struct rdmx_pkt pkt = medium(0, 300, 200, 100, out);
 
 		rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE);
 	}
-	cr_assert_eq(cq_count(), 1);
+	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
 	cr_assert_eq(memcmp(in, out, sizeof(in)), 0);
 }
 
@@ -362,7 +352,7 @@ Test(budget, out_of_order_packets_beyond_the_budget_are_refused_not_stored)
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * slot);
 	cr_assert_eq(rdmx_budget_peak(&ep.budget), 2 * slot, "never past the budget");
 	cr_assert_eq(rdmx_budget_refusals(&ep.budget), 1);
-	cr_assert_eq(cq_count(), 0);
+	cr_assert_eq(rdmx_test_cq_drain(cq), 0);
 
 	pkt = eager(0, 100, 0);
 	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 0));
@@ -373,7 +363,7 @@ Test(budget, out_of_order_packets_beyond_the_budget_are_refused_not_stored)
 		cr_assert_eq(e.op_context, in[i], "message %d matched in order", i);
 		cr_assert_eq(in[i][99], i);
 	}
-	cr_assert_eq(cq_count(), 0, "message 7 was dropped");
+	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "message 7 was dropped");
 	cr_assert_eq(reposted, 4, "the kept buffers went back to the device");
 	cr_assert_eq(ep.ooo_kept, 0);
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * slot,
@@ -538,7 +528,7 @@ Test(budget, held_packets_reuse_their_blocks)
 
 			post_recv(in, sizeof(in), 7);
 		}
-		cr_assert_eq(cq_count(), 4);
+		cr_assert_eq(rdmx_test_cq_drain(cq), 4);
 		if (round == 0)
 			peak = rdmx_budget_peak(&ep.budget);
 	}

@@ -100,24 +100,14 @@ static void dack(struct rdmx_peer *from, const struct rdmx_txe *txe, uint32_t ms
 	rdmx_dack_recv(&ep, from, &pkt);
 }
 
-static int cq_count(void)
-{
-	struct fi_cq_tagged_entry e;
-	int n = 0;
-
-	while (fi_cq_read(cq, &e, 1) == 1)
-		n++;
-	return n;
-}
-
 Test(dack, completes_only_with_both_acknowledgements)
 {
 	struct rdmx_txe *txe = send_new(RDMX_TX_DELIVERY_AWAITED, 5);
 
 	rdmx_tx_done(&ep, &txe->pke, RDMX_DEV_OK);
-	cr_assert_eq(cq_count(), 0, "the device's ack alone does not complete it");
+	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "the device's ack alone does not complete it");
 	dack(&peer, txe, 5, 0);
-	cr_assert_eq(cq_count(), 1);
+	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
 	cr_assert_eq(ep.txe_pool.in_use, 0);
 	cr_assert_eq(peer.dack_awaited, 0, "no send waits for a DACK");
 }
@@ -127,12 +117,12 @@ Test(dack, early_dack_waits_for_the_packets)
 	struct rdmx_txe *txe = send_new(RDMX_TX_DELIVERY_AWAITED, 5);
 
 	dack(&peer, txe, 5, 0);
-	cr_assert_eq(cq_count(), 0, "the packet may still be resent from the buffer");
+	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "the packet may still be resent from the buffer");
 	cr_assert_eq(txe->level, RDMX_TX_DELIVERED);
 	dack(&peer, txe, 5, 0);
 	cr_assert_eq(ep.stats.rx_malformed, 1, "a second DACK counts for nothing");
 	rdmx_tx_done(&ep, &txe->pke, RDMX_DEV_OK);
-	cr_assert_eq(cq_count(), 1);
+	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
 }
 
 Test(dack, forged_dacks_change_nothing)
@@ -149,7 +139,7 @@ Test(dack, forged_dacks_change_nothing)
 	cr_assert_eq(txe->level, RDMX_TX_DELIVERY_AWAITED);
 	rdmx_tx_done(&ep, &txe->pke, RDMX_DEV_OK);
 	rdmx_tx_done(&ep, &plain->pke, RDMX_DEV_OK);
-	cr_assert_eq(cq_count(), 1, "only the transmit-complete send completed");
+	cr_assert_eq(rdmx_test_cq_drain(cq), 1, "only the transmit-complete send completed");
 }
 
 Test(dack, a_status_fails_the_send)
@@ -187,7 +177,7 @@ Test(dack, unreachable_peer_fails_the_sends_waiting_for_a_dack)
 
 	waiting->orphan = lost->orphan = true;	/* no VOID to the stub device */
 	rdmx_tx_done(&ep, &waiting->pke, RDMX_DEV_OK);
-	cr_assert_eq(cq_count(), 0, "it waits for the DACK, nothing in flight");
+	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "it waits for the DACK, nothing in flight");
 	rdmx_tx_done(&ep, &lost->pke, RDMX_DEV_UNREACH);
 	for (int i = 0; i < 2; i++) {
 		cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
@@ -216,12 +206,12 @@ Test(dack, a_run_completes_each_of_its_sends)
 	rdmx_tx_done(&ep, &c->pke, RDMX_DEV_OK);
 	rdmx_tx_done(&ep, &outside->pke, RDMX_DEV_OK);
 	rdmx_dack_recv(&ep, &peer, &pkt);
-	cr_assert_eq(cq_count(), 3, "messages 7, 8, 9");
+	cr_assert_eq(rdmx_test_cq_drain(cq), 3, "messages 7, 8, 9");
 	cr_assert_eq(outside->level, RDMX_TX_DELIVERY_AWAITED, "message 6 still waits");
 	cr_assert_eq(peer.dack_awaited, 1);
 	pkt.tx_id = 0;	/* a run whose last names no waiting send */
 	rdmx_dack_recv(&ep, &peer, &pkt);
 	cr_assert_eq(ep.stats.rx_malformed, 1);
 	dack(&peer, outside, 6, 0);
-	cr_assert_eq(cq_count(), 1);
+	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
 }

@@ -27,6 +27,8 @@
 #include "rdmx_dev_udp.h"
 #include "rdmx_ep.h"
 #include "rdmx_fabric.h"
+#include "rdmx_peer.h"
+#include "rdmx_tx.h"
 #include "rdmx_wire.h"
 #include "fuzz_dev.h"
 #include "fuzz_rx.h"
@@ -162,8 +164,8 @@ static void fuzz_params(uint8_t cfg)
 	g_rdmx_params.rx_bufs = cfg & FUZZ_CFG_FEW_BUFS ? 4 : 16;
 	g_rdmx_params.cq_size = 64;
 	g_rdmx_params.unexp_max = 256 << 10;
-	g_rdmx_params.medium_max = 16 << 10;
-	g_rdmx_params.cts_window = 8 << 10;
+	g_rdmx_params.medium_max = 4096;
+	g_rdmx_params.cts_window = 4096;
 	g_rdmx_params.pending_max = 16;
 	g_rdmx_params.long_read = !(cfg & FUZZ_CFG_NO_LONG_READ);
 }
@@ -255,6 +257,44 @@ static void fuzz_completed(struct fuzz_run *run, const struct fi_cq_tagged_entry
 		fuzz_check(e->len <= op->len);
 }
 
+/*
+ * Walks a list of send entries (link first in struct rdmx_txe) the way
+ * the provider will: it must end where it started after at most max
+ * entries, each in use and flagged as on this list.
+ */
+static size_t fuzz_check_txes(const struct rdmx_dlist *head, size_t max, bool deferred)
+{
+	size_t n = 0;
+
+	for (const struct rdmx_dlist *it = head->next; it != head; it = it->next) {
+		const struct rdmx_txe *txe = rdmx_container_of(it, const struct rdmx_txe, link);
+
+		fuzz_check(++n <= max && it->next->prev == it);
+		fuzz_check(txe->in_use && (deferred ? txe->deferred : txe->pending));
+	}
+	return n;
+}
+
+/*
+ * The send queues after each record: a corrupt list is found where it
+ * was broken, not at the next walk that may loop or touch freed memory.
+ */
+static void fuzz_check_lists(struct fuzz_run *run)
+{
+	struct rdmx_ep *ep = rdmx_ep(run->ep);
+	const struct rdmx_dlist *it;
+	size_t peers = 0;
+
+	fuzz_check_txes(&ep->tx_pending, ep->txe_pool.count, false);
+	for (it = ep->peer_list.next; it != &ep->peer_list; it = it->next) {
+		const struct rdmx_peer *peer = rdmx_container_of(it, const struct rdmx_peer, link);
+
+		fuzz_check(++peers <= RDMX_PEER_ANON_MAX + FUZZ_SENDERS);
+		fuzz_check(fuzz_check_txes(&peer->pending, ep->txe_pool.count, true) ==
+			   peer->pending_cnt);
+	}
+}
+
 /* Reads the completion queue, which progresses the endpoint. */
 static void fuzz_drain(struct fuzz_run *run)
 {
@@ -276,6 +316,7 @@ static void fuzz_drain(struct fuzz_run *run)
 		}
 		for (ssize_t i = 0; i < n; i++)
 			fuzz_completed(run, &e[i]);
+		fuzz_check_lists(run);
 		if (n < (ssize_t) RDMX_ARRAY_SIZE(e))
 			return;
 	}
@@ -501,6 +542,10 @@ static bool fuzz_record(struct fuzz_run *run, struct fuzz_in *in)
 
 	if (!fuzz_take(in, &op, 1))
 		return false;
+	if (g_fuzz_verbose)
+		fprintf(stderr, "fuzz_rx: record %#04x (%s), %zu bytes left\n", op,
+			(const char *[]) { "dgram", "clock", "recv", "app" }[FUZZ_OP_KIND(op)],
+			in->left);
 	switch (FUZZ_OP_KIND(op)) {
 	case FUZZ_OP_DGRAM:
 		fuzz_dgram(run, op, in);

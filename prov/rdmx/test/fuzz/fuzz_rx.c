@@ -179,6 +179,8 @@ static void fuzz_open(struct fuzz_run *run, uint8_t cfg)
 		.av_type = FI_AV_TABLE,
 	};
 	struct fi_info info = { .domain_attr = &dattr };
+	struct fi_info send_only = { .caps = FI_MSG | FI_TAGGED | FI_SEND };
+	bool recv = !(cfg & FUZZ_CFG_SEND_ONLY);
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 
@@ -188,9 +190,9 @@ static void fuzz_open(struct fuzz_run *run, uint8_t cfg)
 	fuzz_check(!fi_domain(run->fabric, &info, &run->domain, NULL));
 	fuzz_check(!fi_av_open(run->domain, &av_attr, &run->av, NULL));
 	fuzz_check(!fi_cq_open(run->domain, &cq_attr, &run->cq, NULL));
-	fuzz_check(!fi_endpoint(run->domain, NULL, &run->ep, NULL));
+	fuzz_check(!fi_endpoint(run->domain, recv ? NULL : &send_only, &run->ep, NULL));
 	fuzz_check(!fi_ep_bind(run->ep, &run->av->fid, 0));
-	fuzz_check(!fi_ep_bind(run->ep, &run->cq->fid, FI_TRANSMIT | FI_RECV));
+	fuzz_check(!fi_ep_bind(run->ep, &run->cq->fid, FI_TRANSMIT | (recv ? FI_RECV : 0)));
 	fuzz_check(!fi_enable(run->ep));
 	for (int i = 0; i < 2; i++)
 		fuzz_check(fi_av_insert(run->av, &g_fuzz_app[i], 1, &run->peer[i], 0, NULL) == 1);

@@ -26,6 +26,7 @@
 #define FUZZ_CFG_RM_DISABLED	(1u << 0)	/* domain with FI_RM_DISABLED */
 #define FUZZ_CFG_NO_LONG_READ	(1u << 1)	/* FI_RDMX_LONG_READ=0 */
 #define FUZZ_CFG_FEW_BUFS	(1u << 2)	/* 4 receive buffers, not 16 */
+#define FUZZ_CFG_SEND_ONLY	(1u << 3)	/* no FI_RECV, no receive CQ */
 
 enum fuzz_op_kind {
 	FUZZ_OP_DGRAM,

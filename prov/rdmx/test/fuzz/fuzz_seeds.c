@@ -335,6 +335,14 @@ static void seeds_eager(void)
 	seed_recv(&s, FUZZ_RECV_TAGGED | FUZZ_RECV_PEEK | FUZZ_RECV_DISCARD, 0, 8, 0);
 	seed_write(&s, "eager_peek_claim_discard");
 
+	/* Messages to an endpoint that does not receive. */
+	seed_start(&s, FUZZ_CFG_SEND_ONLY);
+	seed_connect(&s, 0);
+	seed_eager(&s, 0, RDMX_PKT_TAGGED | RDMX_PKT_DACK_REQ, 1, 8);
+	seed_medium(&s, 0, RDMX_PKT_DACK_REQ, 0, 1500, (const unsigned[]) { 0, 1 }, 2);
+	seed_rts(&s, 0, 4, 8000, NULL);
+	seed_write(&s, "eager_medium_rts_send_only");
+
 	/* Without the handshake: a stale packet that asks for a session. */
 	seed_start(&s, 0);
 	seed_eager(&s, 1, RDMX_PKT_TAGGED, 1, 8);
@@ -511,8 +519,10 @@ static void seeds_handshake(void)
 static void seeds_swsrd(void)
 {
 	static struct seed s;
+	/* Refusals name our session; the ack part acks the handshake's four. */
 	struct rdmx_srd_hdr rnr = {
 		.type = RDMX_SRD_RNR, .psn = 0, .src_tag = SEED_TAG(0),
+		.ack_epoch = SEED_FIXED, .ack = RDMX_HS_PROBES + 1,
 	};
 	struct rdmx_srd_hdr chal = {
 		.type = RDMX_SRD_CHALLENGE, .src_tag = SEED_TAG(0) + 16,
@@ -525,12 +535,34 @@ static void seeds_swsrd(void)
 	seed_start(&s, 0);
 	seed_connect(&s, 0);
 	seed_send(&s, 0, 500, 0);
+	seed_send(&s, 0, 600, 0);
+	rnr.psn = RDMX_HS_PROBES + 1;
 	seed_dgram(&s, 0, FUZZ_DGRAM_FIX_TAG, &rnr, NULL, 0);
 	seed_clock(&s, 16, 1);
-	rnr.psn = 1;
+	rnr.psn++;
 	rnr.flags = RDMX_SRD_TOO_BIG;
 	seed_dgram(&s, 0, FUZZ_DGRAM_FIX_TAG, &rnr, NULL, 0);
 	seed_write(&s, "srd_rnr");
+
+	/*
+	 * Every copy of our eager (psn 4, after the handshake's four)
+	 * refused: the device completes it with RNR, the rdm layer resends
+	 * it after a backoff, or fails it under FI_RM_DISABLED.
+	 */
+	for (int rm = 0; rm < 2; rm++) {
+		seed_start(&s, rm ? FUZZ_CFG_RM_DISABLED : 0);
+		seed_connect(&s, 0);
+		seed_send(&s, FUZZ_APP_TAGGED, 200, 0);
+		rnr.psn = RDMX_HS_PROBES + 1;
+		rnr.flags = 0;
+		for (int i = 0; i < 5; i++) {
+			seed_dgram(&s, 0, FUZZ_DGRAM_FIX_TAG, &rnr, NULL, 0);
+			seed_clock(&s, 10, 100);	/* 100 us */
+		}
+		seed_clock(&s, 20, 1);
+		seed_ack(&s, 0);
+		seed_write(&s, rm ? "srd_rnr_completion_rm_disabled" : "srd_rnr_completion");
+	}
 
 	seed_start(&s, 0);
 	seed_send(&s, 0, 500, 0);

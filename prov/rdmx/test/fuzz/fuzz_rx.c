@@ -49,6 +49,7 @@ struct fuzz_op {
 	bool			recv;
 	bool			plain;	/* a receive without PEEK, CLAIM,
 					   DISCARD or MULTI_RECV */
+	bool			multi;	/* an FI_MULTI_RECV buffer */
 };
 
 struct fuzz_run {
@@ -243,7 +244,8 @@ static struct fuzz_op *fuzz_op_of(struct fuzz_run *run, void *context)
 
 /*
  * Checks a completion against its operation: a plain receive never
- * reports more bytes than its buffer holds.
+ * reports more bytes than its buffer holds; a message in a multi-receive
+ * buffer lies inside it.
  */
 static void fuzz_completed(struct fuzz_run *run, const struct fi_cq_tagged_entry *e)
 {
@@ -257,6 +259,12 @@ static void fuzz_completed(struct fuzz_run *run, const struct fi_cq_tagged_entry
 			(unsigned long) e->tag);
 	if (op && op->plain && (e->flags & FI_RECV))
 		fuzz_check(e->len <= op->len);
+	if (op && op->multi && e->buf) {
+		uint8_t *at = e->buf;
+
+		fuzz_check(at >= op->buf && e->len <= op->len &&
+			   (size_t) (at - op->buf) <= op->len - e->len);
+	}
 }
 
 /*
@@ -435,6 +443,7 @@ static void fuzz_recv(struct fuzz_run *run, uint8_t bits, struct fuzz_in *in)
 	op->recv = true;
 	op->plain = !(bits & (FUZZ_RECV_PEEK | FUZZ_RECV_CLAIM | FUZZ_RECV_DISCARD |
 			      FUZZ_RECV_MULTI));
+	op->multi = bits & FUZZ_RECV_MULTI;
 	iov = (struct iovec) { op->buf, len };
 	if (bits & FUZZ_RECV_TAGGED) {
 		struct fi_msg_tagged msg = {

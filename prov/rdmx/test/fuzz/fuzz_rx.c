@@ -156,7 +156,11 @@ static void fuzz_senders_init(void)
 	}
 }
 
-/* Small queues, so that an input can fill them. */
+/*
+ * Small queues and budgets, so that an input of a few KB fills them: 16
+ * sends, receives and packet buffers, 4 KB of unexpected bytes copied
+ * (more stay in their packet buffers), medium messages and credit.
+ */
 static void fuzz_params(uint8_t cfg)
 {
 	g_rdmx_params = g_fuzz_defaults;
@@ -164,7 +168,7 @@ static void fuzz_params(uint8_t cfg)
 	g_rdmx_params.rx_size = 16;
 	g_rdmx_params.rx_bufs = cfg & FUZZ_CFG_FEW_BUFS ? 4 : 16;
 	g_rdmx_params.cq_size = 64;
-	g_rdmx_params.unexp_max = 256 << 10;
+	g_rdmx_params.unexp_max = 4096;
 	g_rdmx_params.medium_max = 4096;
 	g_rdmx_params.cts_window = 4096;
 	g_rdmx_params.pending_max = 16;

@@ -40,20 +40,29 @@ static void rdmx_conn_send(void *ctx, const struct rdmx_hs_msg *msg)
 	rdmx_tx_ctrl_post(ep, pke);
 }
 
-/* Sends what waited, in order, while the device takes it. */
+/*
+ * Sends what waited, in order, while the device takes it. Each send
+ * leaves the queue before it starts: a medium send whose later segments
+ * find no room puts the same link on the endpoint's tx_pending.
+ */
 static void rdmx_conn_replay(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
 	struct rdmx_dlist *it;
 
 	while ((it = peer->pending.next) != &peer->pending && !rdmx_rnr_blocked(peer)) {
 		struct rdmx_txe *txe = rdmx_container_of(it, struct rdmx_txe, link);
+		struct rdmx_dlist *rest = it->next;
+		int ret;
 
-		int ret = rdmx_tx_start(ep, txe, it->next != &peer->pending);
-
-		if (ret == -FI_EAGAIN)
-			return;		/* the device is full: the next progress goes on */
 		rdmx_dlist_remove(it);
 		txe->deferred = false;
+		ret = rdmx_tx_start(ep, txe, rest != &peer->pending);
+		if (ret == -FI_EAGAIN) {
+			/* The device is full: first again at the next progress. */
+			txe->deferred = true;
+			rdmx_dlist_insert_tail(rest, it);
+			return;
+		}
 		peer->pending_cnt--;
 		/* A completion level the peer turned out not to support. */
 		if (ret)

@@ -85,7 +85,12 @@ size_t rdmx_iov_slice(struct iovec *dst, const struct iovec *src, size_t count,
 			continue;
 		}
 		take = RDMX_MIN(src[i].iov_len - off, len);
-		dst[n].iov_base = (char *) src[i].iov_base + off;
+		/*
+		 * In integers: src may be a peer's memory as its read
+		 * descriptor names it, where address 0 is valid data and
+		 * NULL + 0 would be undefined.
+		 */
+		dst[n].iov_base = (void *) ((uintptr_t) src[i].iov_base + off);
 		dst[n].iov_len = take;
 		n++;
 		len -= take;

@@ -66,6 +66,9 @@ struct rdmx_ep {
 	struct rdmx_pool	pke_pool;	/* of struct rdmx_pke: segments */
 	size_t			pke_heap;	/* packets from the heap (DACKs
 						   when the pool was empty) */
+	struct rdmx_dlist	pke_heaped;	/* those packets: freed at close
+						   if the device never gave
+						   them back */
 	struct rdmx_pool	rxe_pool;	/* of struct rdmx_rxe */
 	struct rdmx_dlist	tx_pending;	/* of rdmx_txe with segments waiting */
 	struct rdmx_dlist	ctrl_pending;	/* of rdmx_pke the device had no room for */

@@ -18,8 +18,9 @@
  * an SRTT/RTTVAR estimate (doubling per retry) and at once when three
  * later packets were acknowledged past a hole (fast retransmit), halves
  * cwnd on loss and grows it by one packet per window when clean. A peer
- * silent past the unreachable timeout fails its sends and starts a new
- * session. A DATA packet that finds no receive buffer is refused with an
+ * silent past the unreachable timeout (no packet with our tag since a
+ * packet still unacknowledged was first sent) fails its sends and starts
+ * a new session. A DATA packet that finds no receive buffer is refused with an
  * RNR packet; the sender retries it rnr_retry times, then completes it
  * with an RNR status and fills its psn with a SKIP packet.
  *
@@ -53,7 +54,7 @@
 
 #define RDMX_SRD_WINDOW		64	/* packets in flight per peer, at most */
 #define RDMX_SRD_CHALLENGE_GAP_NS	1000000ULL	/* per peer */
-#define RDMX_SRD_CHALLENGE_BURST	256		/* per engine per ms */
+#define RDMX_SRD_CHALLENGE_BURST	64		/* per engine per ms */
 
 struct rdmx_swsrd_peer;
 
@@ -87,6 +88,7 @@ struct rdmx_swsrd_peer {
 	void			*addr;		/* the device's handle for xmit */
 	uint64_t		local_tag;	/* ours: packets to us carry it */
 	uint64_t		peer_tag;	/* the peer's; 0: not known yet */
+	uint64_t		heard_ns;	/* its last packet carrying our tag */
 	uint64_t		challenged_tag;	/* the src_tag our last CHALLENGE */
 	uint64_t		challenged_ns;	/* answered, and when */
 

@@ -68,6 +68,7 @@ struct rdmx_pke {
 	bool			busy;		/* at the device or queued for it */
 	bool			heap;		/* a DACK allocated when the pool
 						   was empty: freed at its end */
+	struct rdmx_dlist	heap_link;	/* heap: on rdmx_ep.pke_heaped */
 	union rdmx_wire_hdr	hdr;
 	struct iovec		iov[1 + RDMX_IOV_LIMIT];
 	size_t			iov_cnt;

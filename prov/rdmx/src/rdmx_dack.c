@@ -36,6 +36,7 @@ static struct rdmx_pke *rdmx_dack_pke(struct rdmx_ep *ep, struct rdmx_peer *peer
 		rdmx_tx_pke_init(pke, NULL, peer, false);
 		pke->heap = true;
 		ep->pke_heap++;
+		rdmx_dlist_insert_tail(&ep->pke_heaped, &pke->heap_link);
 	}
 	return pke;
 }

@@ -333,6 +333,7 @@ static void rdmx_ep_linger(struct rdmx_ep *ep)
 static int rdmx_ep_close(struct fid *fid)
 {
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
+	struct rdmx_dlist *it;
 
 	rdmx_ep_log_stats(ep);
 	rdmx_lock_acquire(&ep->domain->lock);
@@ -351,6 +352,9 @@ static int rdmx_ep_close(struct fid *fid)
 	if (ep->av)
 		rdmx_av_detach(ep->av, ep);
 	ep->dev->ops->close(ep->dev);
+	/* Packets the device held when the linger gave up: it is gone now. */
+	while ((it = rdmx_dlist_pop_front(&ep->pke_heaped)))
+		free(rdmx_container_of(it, struct rdmx_pke, heap_link));
 	rdmx_ep_free_buffers(ep);
 	free(ep->peers);
 	rdmx_ref_put(&ep->domain->refs);
@@ -598,6 +602,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	rdmx_dlist_init(&ep->retry_peers);
 	rdmx_dlist_init(&ep->tx_pending);
 	rdmx_dlist_init(&ep->ctrl_pending);
+	rdmx_dlist_init(&ep->pke_heaped);
 	rdmx_dlist_init(&ep->dack_peers);
 	rdmx_dlist_init(&ep->peer_list);
 	rdmx_dlist_init(&ep->anon_lru);

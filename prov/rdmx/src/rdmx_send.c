@@ -310,6 +310,7 @@ static void rdmx_tx_pke_end(struct rdmx_ep *ep, struct rdmx_pke *pke)
 	if (pke->pooled)
 		rdmx_pool_release(&ep->pke_pool, pke);
 	else if (pke->heap) {
+		rdmx_dlist_remove(&pke->heap_link);
 		free(pke);
 		ep->pke_heap--;
 	}
@@ -471,7 +472,9 @@ struct rdmx_txe *rdmx_tx_by_id(struct rdmx_ep *ep, uint32_t tx_id)
 {
 	struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, tx_id);
 
-	return txe && txe->in_use && txe->proto == RDMX_PROTO_LONG ? txe : NULL;
+	/* A send still waiting for its peer's handshake has no message yet. */
+	return txe && txe->in_use && !txe->deferred && txe->proto == RDMX_PROTO_LONG ?
+	       txe : NULL;
 }
 
 struct rdmx_txe *rdmx_tx_awaiting_dack(struct rdmx_ep *ep, struct rdmx_peer *peer,

@@ -10,6 +10,7 @@
 #define RDMX_SRD_DUPTHRESH	3	/* later packets acked before fast rexmit */
 #define RDMX_SRD_CWND_INIT	(16 * 16)
 #define RDMX_SRD_CWND_MIN	(2 * 16)
+#define RDMX_SRD_HEARD_SPAN	4	/* unreachable timeouts a peer heard from gets */
 
 /* Whether psn a comes before psn b in serial-number order. */
 static inline bool rdmx_srd_before(uint32_t a, uint32_t b)
@@ -530,6 +531,7 @@ bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		rdmx_srd_unauth(srd, peer, hdr, now);
 		return false;
 	}
+	peer->heard_ns = now;
 	if (hdr->type == RDMX_SRD_CHALLENGE) {
 		rdmx_srd_on_challenge(srd, peer, hdr, now);
 		return false;
@@ -597,7 +599,14 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 
 		if (!slot->in_use || now < slot->due_ns)
 			continue;
-		if (now - slot->first_ns >= srd->cfg.unreach_ns &&
+		/*
+		 * Unreachable: silent since this packet was first sent. A peer
+		 * still heard from is there, however many copies a flood of
+		 * someone else's datagrams cost, up to RDMX_SRD_HEARD_SPAN
+		 * timeouts (a path that fails one way only).
+		 */
+		if ((now - RDMX_MAX(slot->first_ns, peer->heard_ns) >= srd->cfg.unreach_ns ||
+		     now - slot->first_ns >= RDMX_SRD_HEARD_SPAN * srd->cfg.unreach_ns) &&
 		    slot->retries >= srd->cfg.unreach_retries) {
 			rdmx_srd_unreachable(srd, peer);
 			return false;

@@ -93,6 +93,7 @@ static void ep_construct(size_t limit)
 	rdmx_dlist_init(&ep.retry_peers);
 	rdmx_dlist_init(&ep.tx_pending);
 	rdmx_dlist_init(&ep.ctrl_pending);
+	rdmx_dlist_init(&ep.pke_heaped);
 	rdmx_dlist_init(&ep.dack_peers);
 	rdmx_dlist_init(&ep.peer_list);
 	rdmx_dlist_init(&ep.conn_peers);

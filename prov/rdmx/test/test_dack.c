@@ -48,6 +48,7 @@ static void setup(void)
 	ep.tx_cq = rdmx_container_of(cq, struct rdmx_cq, cq_fid);
 	rdmx_dlist_init(&ep.tx_pending);
 	rdmx_dlist_init(&ep.ctrl_pending);
+	rdmx_dlist_init(&ep.pke_heaped);
 	cr_assert_eq(rdmx_pool_construct(&ep.txe_pool, sizeof(struct rdmx_txe), 4), 0);
 	memset(&peer, 0, sizeof(peer));
 	memset(&other, 0, sizeof(other));

@@ -71,6 +71,7 @@ static void setup(void)
 	rdmx_dlist_init(&ep.retry_peers);
 	rdmx_dlist_init(&ep.tx_pending);
 	rdmx_dlist_init(&ep.ctrl_pending);
+	rdmx_dlist_init(&ep.pke_heaped);
 	cr_assert_eq(rdmx_pool_construct(&ep.txe_pool, sizeof(struct rdmx_txe), 4), 0);
 	memset(&peer, 0, sizeof(peer));
 	peer.ah = &ah;

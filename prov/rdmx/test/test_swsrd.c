@@ -1146,6 +1146,33 @@ Test(swsrd, destruct_flushes_every_outstanding_send_once)
 	cr_assert_eq(sim->node[A].stats.unreachable, 0);
 }
 
+/*
+ * A path that fails one way: A's packets are all lost, B's reach A. B
+ * hears nothing and gives A up after the unreachable timeout; A still
+ * hears B's resends, so it keeps its sends going past that timeout (a
+ * flood that costs a live peer's packets must not end its session) and
+ * gives B up only at four of them.
+ */
+Test(swsrd, a_peer_still_heard_is_given_up_only_much_later)
+{
+	struct sim *sim = sim_open(&sim_cfg, 200, 0x4b);
+	uint64_t t_down;
+
+	sim->node[A].tx.loss_ppm = PPM;
+	t_down = sim_now;
+	sim_post_n(sim, A, 10);
+	sim_post_n(sim, B, 10);
+	sim_run(sim, t_down + sim_cfg.unreach_ns + sim_cfg.rto_max_ns + SIM_TICK_NS, NULL);
+	cr_assert_eq(sim->node[B].stats.unreachable, 1, "B heard nothing from A");
+	cr_assert_eq(sim->node[A].stats.unreachable, 0, "A gave up a peer it hears");
+	/* B keeps A busy: its next session's packets carry A's tag too. */
+	sim_post_n(sim, B, 10);
+	cr_assert(sim_run_all_done(sim, t_down + 4 * sim_cfg.unreach_ns +
+				   2 * sim_cfg.rto_max_ns + SIM_TICK_NS),
+		  "%zu of %zu done", sim->finished, sim->nmsgs);
+	cr_assert_geq(sim->node[A].stats.unreachable, 1);
+}
+
 /* 8b. Session tags: strangers meet by challenge; forgeries change nothing. */
 
 /* Two nodes that never met exchange tags and then everything arrives. */

@@ -332,9 +332,13 @@ void rdmx_wire_srd_encode(struct rdmx_wire_srd *wire, const struct rdmx_srd_hdr 
 
 int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr)
 {
-	const struct rdmx_wire_srd *wire = buf;
+	/* A copy: a datagram need not start 8-byte aligned (a raw socket's). */
+	struct rdmx_wire_srd copy, *wire = &copy;
 
-	if (len < sizeof(*wire) || le16toh(wire->magic) != RDMX_SRD_MAGIC ||
+	if (len < sizeof(*wire))
+		return -FI_EINVAL;
+	memcpy(wire, buf, sizeof(*wire));
+	if (le16toh(wire->magic) != RDMX_SRD_MAGIC ||
 	    !wire->type || wire->type >= RDMX_SRD_TYPE_MAX ||
 	    (wire->flags & ~RDMX_SRD_FLAGS_KNOWN) || wire->reserved)
 		return -FI_EINVAL;

@@ -211,6 +211,13 @@ enum rdmx_srd_room {
 	RDMX_SRD_ROOM_SHORT,	/* larger than any buffer: refuse for good */
 };
 
+/* Whether hdr carries our tag for peer: the only packets swsrd uses. */
+static inline bool rdmx_swsrd_authentic(const struct rdmx_swsrd_peer *peer,
+					const struct rdmx_srd_hdr *hdr)
+{
+	return hdr->dst_tag == peer->local_tag;
+}
+
 /*
  * Handles a validated header received from peer at time now with
  * payload_len bytes after it, the payload being where room says. Returns

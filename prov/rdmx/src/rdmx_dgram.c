@@ -268,7 +268,7 @@ bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
 	room = !buf ? RDMX_SRD_ROOM_NONE :
 	       truncated ? RDMX_SRD_ROOM_SHORT : RDMX_SRD_ROOM_BUF;
 	if (room == RDMX_SRD_ROOM_BUF && len > sizeof(*hdr) && dg->dev.admit.fn &&
-	    srd_hdr.dst_tag == ah->srd.local_tag &&
+	    rdmx_swsrd_authentic(&ah->srd, &srd_hdr) &&
 	    !dg->dev.admit.fn(dg->dev.admit.ctx, &ah->ah, buf->buf, len - sizeof(*hdr)))
 		room = RDMX_SRD_ROOM_NONE;
 	if (!rdmx_swsrd_recv(&dg->srd, &ah->srd, &srd_hdr, len - sizeof(*hdr), room, now))

@@ -70,14 +70,14 @@ static uint64_t rdmx_srd_new_tag(void)
 }
 
 /*
- * A new transmit session. It takes a new tag too: packets of the old one
- * still on their way to us, and any forged on the strength of it, no
- * longer carry ours.
+ * A new transmit session. It takes a new tag too (tag, or a random one
+ * for 0): packets of the old one still on their way to us, and any forged
+ * on the strength of it, no longer carry ours.
  */
 static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
-			      uint32_t session)
+			      uint32_t session, uint64_t tag)
 {
-	peer->local_tag = rdmx_srd_new_tag();
+	peer->local_tag = tag ? tag : rdmx_srd_new_tag();
 	peer->tx_epoch = (srd->incarnation << 8) | (session & 0xff ? session & 0xff : 1);
 	peer->snd_una = 0;
 	peer->snd_nxt = 0;
@@ -96,9 +96,7 @@ void rdmx_swsrd_peer_construct(struct rdmx_swsrd *srd,
 	peer->addr = addr;
 	rdmx_dlist_init(&peer->waiting);
 	rdmx_dlist_init(&peer->active_link);
-	rdmx_srd_tx_reset(srd, peer, 1);
-	if (tag)
-		peer->local_tag = tag;
+	rdmx_srd_tx_reset(srd, peer, 1, tag);
 }
 
 uint64_t rdmx_swsrd_cookie(const struct rdmx_swsrd *srd, const void *addr, size_t len)
@@ -527,7 +525,7 @@ bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		     const struct rdmx_srd_hdr *hdr, size_t payload_len,
 		     enum rdmx_srd_room room, uint64_t now)
 {
-	if (hdr->dst_tag != peer->local_tag) {
+	if (!rdmx_swsrd_authentic(peer, hdr)) {
 		rdmx_srd_unauth(srd, peer, hdr, now);
 		return false;
 	}
@@ -575,7 +573,7 @@ static void rdmx_srd_end_session(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 
 	rdmx_srd_fail_all(srd, peer, status);
 	/* The receiver drops what it kept of the old one. */
-	rdmx_srd_tx_reset(srd, peer, session);
+	rdmx_srd_tx_reset(srd, peer, session, 0);
 }
 
 static void rdmx_srd_unreachable(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)

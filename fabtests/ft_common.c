@@ -99,6 +99,17 @@ uint64_t ft_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+uint64_t ft_xorshift(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
 uint64_t ft_pattern_seed(unsigned dir, uint64_t it, uint32_t slot, size_t size)
 {
 	return (it + 1) * 0xD1B54A32D192ED03ULL ^ (uint64_t) size * 0x8CB92BA72F3D8DD7ULL ^

@@ -47,6 +47,9 @@ uint64_t ft_p99(const uint64_t *sorted, size_t n);
 
 /* splitmix64's finaliser: a 64-bit mix of x. */
 uint64_t ft_mix(uint64_t x);
+
+/* xorshift64*: the next of a sequence that is the same on every host. */
+uint64_t ft_xorshift(uint64_t *state);
 /*
  * The payload seed of one message: its direction, iteration (or window),
  * slot in the window and size.

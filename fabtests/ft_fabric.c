@@ -180,3 +180,28 @@ int ft_rdm_print_listening(struct ft_rdm *rdm, const char *fmt, ...)
 	ft_print_listening(text, ft_port_of(name, len), details);
 	return 0;
 }
+
+int ft_rdm_run(const char *name, uint32_t version, const char *bind_addr,
+	       const char *host, const char *port, ft_rdm_run_fn run, const void *arg)
+{
+	struct ft_rdm rdm = { 0 };
+	struct fi_info *info;
+	int ret, status = 0;
+
+	info = ft_rdm_getinfo(version, bind_addr, host, port, FI_DELIVERY_COMPLETE);
+	if (!info)
+		return 1;
+	ret = ft_rdm_open(&rdm, info, 4096);
+	if (!ret)
+		ret = ft_rdm_enable(&rdm, info);
+	if (!ret)
+		ret = run(&rdm, info, arg, &status);
+	ft_rdm_close_ep(&rdm, &status);
+	ft_rdm_close(&rdm, &status);
+	fi_freeinfo(info);
+	if (ret || status) {
+		fprintf(stderr, "%s: FAIL\n", name);
+		return 1;
+	}
+	return 0;
+}

@@ -74,6 +74,18 @@ void ft_rdm_close_ep(struct ft_rdm *rdm, int *status);
 void ft_rdm_close(struct ft_rdm *rdm, int *status);
 
 /*
+ * A two-sided test program's endpoint from start to end: ft_rdm_getinfo
+ * with FI_DELIVERY_COMPLETE (a server when host is NULL), a CQ of 4096
+ * entries, then run(rdm, info, arg, status) between enable and close
+ * (status gathers close failures too). The exit status: 0, or 1 after
+ * "name: FAIL" on stderr.
+ */
+typedef int (*ft_rdm_run_fn)(struct ft_rdm *rdm, const struct fi_info *info,
+			     const void *arg, int *status);
+int ft_rdm_run(const char *name, uint32_t version, const char *bind_addr,
+	       const char *host, const char *port, ft_rdm_run_fn run, const void *arg);
+
+/*
  * Inserts one address into the AV as *fi_addr; 0, or an error printed
  * with what (*fi_addr is then FI_ADDR_UNSPEC).
  */

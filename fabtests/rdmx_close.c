@@ -408,12 +408,18 @@ static int rc_parse(int argc, char **argv, struct rc_opts *o)
 	return 0;
 }
 
+/* The side o asks for (ft_rdm_run_fn). */
+static int rc_run(struct ft_rdm *rdm, const struct fi_info *info, const void *arg,
+		  int *status)
+{
+	const struct rc_opts *o = arg;
+
+	return o->server ? rc_server(rdm, o, status) : rc_client(rdm, info, o);
+}
+
 int main(int argc, char **argv)
 {
 	struct rc_opts o;
-	struct ft_rdm rdm = { 0 };
-	struct fi_info *info;
-	int ret, status = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rc_parse(argc, argv, &o)) {
@@ -422,21 +428,5 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGUSR1, rc_on_usr1);
-	info = ft_rdm_getinfo(RC_VERSION, o.bind_addr, o.host, o.port,
-			      FI_DELIVERY_COMPLETE);
-	if (!info)
-		return 1;
-	ret = ft_rdm_open(&rdm, info, 4096);
-	if (!ret)
-		ret = ft_rdm_enable(&rdm, info);
-	if (!ret)
-		ret = o.server ? rc_server(&rdm, &o, &status) : rc_client(&rdm, info, &o);
-	ft_rdm_close_ep(&rdm, &status);
-	ft_rdm_close(&rdm, &status);
-	fi_freeinfo(info);
-	if (ret || status) {
-		fprintf(stderr, RC_NAME ": FAIL\n");
-		return 1;
-	}
-	return 0;
+	return ft_rdm_run(RC_NAME, RC_VERSION, o.bind_addr, o.host, o.port, rc_run, &o);
 }

@@ -196,16 +196,10 @@ struct fg {
  * Random values
  * ------------------------------------------------------------------- */
 
-/* xorshift64*: the same sequence on every host for a seed. */
+/* The same sequence on every host for a seed. */
 static uint64_t fg_rand(struct fg *fg)
 {
-	uint64_t x = fg->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	fg->rng = x;
-	return x * 0x2545F4914F6CDD1DULL;
+	return ft_xorshift(&fg->rng);
 }
 
 static uint64_t fg_below(struct fg *fg, uint64_t n)

@@ -39,6 +39,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "ft_common.h"
+
 #define GB_NAME		"rdmx_udp_garbage"
 #define GB_MAX_LEN	1500
 #define GB_SHORT_MAX	40
@@ -55,6 +57,8 @@
 #define GB_VERSION	1	/* the rdmx wire version */
 #define GB_TYPE_EAGER	1	/* the rdmx eager packet type */
 
+const char *const ft_prog = GB_NAME;
+
 enum gb_kind {
 	GB_RANDOM,	/* random bytes, random length 0..1500 */
 	GB_SHORT,	/* 1..40 random bytes */
@@ -65,22 +69,10 @@ enum gb_kind {
 	GB_KINDS,
 };
 
-/* xorshift64*: small, fast, and the same sequence on every host. */
-static uint64_t gb_next(uint64_t *state)
-{
-	uint64_t x = *state;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 /* Bounded uniform-enough value in [0, n) for small n. */
 static size_t gb_below(uint64_t *state, size_t n)
 {
-	return (size_t) ((gb_next(state) >> 32) % n);
+	return (size_t) ((ft_xorshift(state) >> 32) % n);
 }
 
 /* The tags of our well-formed headers: the endpoint's (cookie) and ours. */
@@ -173,7 +165,7 @@ static size_t gb_make(uint64_t *state, enum gb_kind kind, uint8_t *buf)
 		break;
 	}
 	for (size_t off = 0; off < len; off += 8) {
-		uint64_t w = gb_next(state);
+		uint64_t w = ft_xorshift(state);
 
 		memcpy(buf + off, &w, len - off < 8 ? len - off : 8);
 	}

@@ -411,12 +411,19 @@ static int wu_parse(int argc, char **argv, struct wu_opts *o)
 	return 0;
 }
 
+/* The side o asks for (ft_rdm_run_fn). */
+static int wu_run(struct ft_rdm *rdm, const struct fi_info *info, const void *arg,
+		  int *status)
+{
+	const struct wu_opts *o = arg;
+
+	(void) status;
+	return o->receiver ? wu_receiver(rdm, o) : wu_sender(rdm, info, o);
+}
+
 int main(int argc, char **argv)
 {
 	struct wu_opts o;
-	struct ft_rdm rdm = { 0 };
-	struct fi_info *info;
-	int ret, status = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (wu_parse(argc, argv, &o)) {
@@ -426,21 +433,5 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGUSR1, wu_on_usr1);
-	info = ft_rdm_getinfo(WU_VERSION, o.bind_addr, o.host, o.port,
-			      FI_DELIVERY_COMPLETE);
-	if (!info)
-		return 1;
-	ret = ft_rdm_open(&rdm, info, 4096);
-	if (!ret)
-		ret = ft_rdm_enable(&rdm, info);
-	if (!ret)
-		ret = o.receiver ? wu_receiver(&rdm, &o) : wu_sender(&rdm, info, &o);
-	ft_rdm_close_ep(&rdm, &status);
-	ft_rdm_close(&rdm, &status);
-	fi_freeinfo(info);
-	if (ret || status) {
-		fprintf(stderr, WU_NAME ": FAIL\n");
-		return 1;
-	}
-	return 0;
+	return ft_rdm_run(WU_NAME, WU_VERSION, o.bind_addr, o.host, o.port, wu_run, &o);
 }

@@ -134,6 +134,12 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 /* Polls the device and handles what completed; domain lock held. */
 void rdmx_ep_progress(struct rdmx_ep *ep);
 
+/*
+ * Makes ep's match queues and lists of sends, packets and peers, empty
+ * (rdmx_ep_open; unit tests that build an endpoint by hand).
+ */
+void rdmx_ep_queues_init(struct rdmx_ep *ep);
+
 /* The message and tagged interfaces (rdmx_msg.c). */
 extern struct fi_ops_msg rdmx_msg_ops;
 extern struct fi_ops_tagged rdmx_tagged_ops;

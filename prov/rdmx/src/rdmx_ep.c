@@ -207,6 +207,20 @@ static void rdmx_ep_free_buffers(struct rdmx_ep *ep)
 	ep->held = NULL;
 }
 
+void rdmx_ep_queues_init(struct rdmx_ep *ep)
+{
+	rdmx_match_queue_construct(&ep->msg_q);
+	rdmx_match_queue_construct(&ep->tag_q);
+	rdmx_dlist_init(&ep->claimed);
+	rdmx_dlist_init(&ep->retry_peers);
+	rdmx_dlist_init(&ep->tx_pending);
+	rdmx_dlist_init(&ep->ctrl_pending);
+	rdmx_dlist_init(&ep->pke_heaped);
+	rdmx_dlist_init(&ep->dack_peers);
+	rdmx_dlist_init(&ep->peer_list);
+	rdmx_dlist_init(&ep->anon_lru);
+}
+
 /* Gathers the rdm layer's and the device's counters. */
 static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 {
@@ -596,16 +610,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ret = rdmx_ep_alloc_buffers(ep);
 	if (ret)
 		goto err_close_dev;
-	rdmx_match_queue_construct(&ep->msg_q);
-	rdmx_match_queue_construct(&ep->tag_q);
-	rdmx_dlist_init(&ep->claimed);
-	rdmx_dlist_init(&ep->retry_peers);
-	rdmx_dlist_init(&ep->tx_pending);
-	rdmx_dlist_init(&ep->ctrl_pending);
-	rdmx_dlist_init(&ep->pke_heaped);
-	rdmx_dlist_init(&ep->dack_peers);
-	rdmx_dlist_init(&ep->peer_list);
-	rdmx_dlist_init(&ep->anon_lru);
+	rdmx_ep_queues_init(ep);
 	rdmx_budget_construct(&ep->budget, g_rdmx_params.rx_budget);
 	rdmx_order_construct(ep);
 	ep->rng = rdmx_clock_ns() | 1;

@@ -5,14 +5,9 @@
  * would after the codec; the device is a stub that records the receive
  * buffers given back and the packets sent (DACKs).
  */
-#include <rdma/fi_eq.h>
-
-#include "rdmx_test.h"
+#include "rdmx_test_ep.h"
 #include "rdmx_budget.h"
 #include "rdmx_cover.h"
-#include "rdmx_cq.h"
-#include "rdmx_domain.h"
-#include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rnr.h"
 #include "rdmx_rx.h"
@@ -67,37 +62,18 @@ static const struct rdmx_dev_ops stub_ops = {
 	.ah_destroy = stub_ah_destroy,
 };
 
-static struct rdmx_test_domain td;
+static struct rdmx_test_ep t;
 static struct rdmx_dev dev = { .ops = &stub_ops };
 static struct rdmx_ah ah;
 static struct rdmx_ep ep;
 static struct rdmx_peer peer;
-static struct fid_cq *cq;
 
 /* The endpoint's receive side as rdmx_ep_open builds it, budget limit bytes. */
 static void ep_construct(size_t limit)
 {
-	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
-
-	rdmx_test_domain_open(&td, FI_VERSION(1, 17));
-	cr_assert_eq(fi_cq_open(td.domain, &attr, &cq, NULL), 0);
-	memset(&ep, 0, sizeof(ep));
-	ep.domain = rdmx_domain(td.domain);
-	ep.dev = &dev;
+	rdmx_test_ep_open(&t, &ep, &dev);
 	ep.enabled = true;
 	ep.caps = FI_RECV | FI_TAGGED | FI_MSG;
-	ep.rx_cq = ep.tx_cq = rdmx_container_of(cq, struct rdmx_cq, cq_fid);
-	rdmx_match_queue_construct(&ep.msg_q);
-	rdmx_match_queue_construct(&ep.tag_q);
-	rdmx_dlist_init(&ep.claimed);
-	rdmx_dlist_init(&ep.retry_peers);
-	rdmx_dlist_init(&ep.tx_pending);
-	rdmx_dlist_init(&ep.ctrl_pending);
-	rdmx_dlist_init(&ep.pke_heaped);
-	rdmx_dlist_init(&ep.dack_peers);
-	rdmx_dlist_init(&ep.peer_list);
-	rdmx_dlist_init(&ep.conn_peers);
-	rdmx_dlist_init(&ep.anon_lru);
 	rdmx_budget_construct(&ep.budget, limit);
 	cr_assert_eq(rdmx_pool_construct(&ep.rxe_pool, sizeof(struct rdmx_rxe), 16), 0);
 	cr_assert_eq(rdmx_pool_construct(&ep.pke_pool, sizeof(struct rdmx_pke), 16), 0);
@@ -137,8 +113,7 @@ static void teardown(void)
 	free(ep.held);
 	rdmx_pool_destruct(&ep.rxe_pool);
 	rdmx_pool_destruct(&ep.pke_pool);
-	cr_assert_eq(fi_close(&cq->fid), 0);
-	rdmx_test_domain_close(&td);
+	rdmx_test_ep_close(&t);
 }
 
 TestSuite(budget, .init = setup, .fini = teardown);
@@ -282,14 +257,14 @@ Test(budget, duplicate_segment_does_not_complete_a_message_early)
 
 		cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE));
 	}
-	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "200 distinct bytes of 300 arrived");
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 0, "200 distinct bytes of 300 arrived");
 	cr_assert_eq(dacks, 0, "not delivered yet");
 	{
 		struct rdmx_pkt pkt = medium(0, 300, 200, 100, out);
 
 		cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE));
 	}
-	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 1);
 	cr_assert_eq(memcmp(in, out, sizeof(in)), 0);
 	cr_assert_eq(dacks, 1);
 	cr_assert_eq(le32toh(last_dack.status), 0);
@@ -309,13 +284,13 @@ Test(budget, duplicate_segment_does_not_complete_an_unexpected_message)
 	}
 	cr_assert_eq(dacks, 0, "the unexpected copy is not whole");
 	post_recv(in, sizeof(in), 7);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "the receive waits for the last segment");
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 0, "the receive waits for the last segment");
 	{
 		struct rdmx_pkt pkt = medium(0, 300, 200, 100, out);
 
 		rdmx_order_recv(&ep, &peer, &pkt, RDMX_RX_BUF_NONE);
 	}
-	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 1);
 	cr_assert_eq(memcmp(in, out, sizeof(in)), 0);
 }
 
@@ -353,18 +328,18 @@ Test(budget, out_of_order_packets_beyond_the_budget_are_refused_not_stored)
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * slot);
 	cr_assert_eq(rdmx_budget_peak(&ep.budget), 2 * slot, "never past the budget");
 	cr_assert_eq(rdmx_budget_refusals(&ep.budget), 1);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 0);
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 0);
 
 	pkt = eager(0, 100, 0);
 	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 0));
 	for (int i = 0; i < 7; i++) {
 		struct fi_cq_tagged_entry e;
 
-		cr_assert_eq(fi_cq_read(cq, &e, 1), 1);
+		cr_assert_eq(fi_cq_read(t.cq, &e, 1), 1);
 		cr_assert_eq(e.op_context, in[i], "message %d matched in order", i);
 		cr_assert_eq(in[i][99], i);
 	}
-	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "message 7 was dropped");
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 0, "message 7 was dropped");
 	cr_assert_eq(reposted, 4, "the kept buffers went back to the device");
 	cr_assert_eq(ep.ooo_kept, 0);
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * slot,
@@ -529,7 +504,7 @@ Test(budget, held_packets_reuse_their_blocks)
 
 			post_recv(in, sizeof(in), 7);
 		}
-		cr_assert_eq(rdmx_test_cq_drain(cq), 4);
+		cr_assert_eq(rdmx_test_cq_drain(t.cq), 4);
 		if (round == 0)
 			peak = rdmx_budget_peak(&ep.budget);
 	}

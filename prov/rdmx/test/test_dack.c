@@ -7,13 +7,8 @@
  * malformed and changes nothing. The device is a stub that takes every
  * packet.
  */
-#include <rdma/fi_eq.h>
-
-#include "rdmx_test.h"
-#include "rdmx_cq.h"
+#include "rdmx_test_ep.h"
 #include "rdmx_dack.h"
-#include "rdmx_domain.h"
-#include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_tx.h"
 #include "rdmx_wire.h"
@@ -28,27 +23,16 @@ static int stub_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 
 static const struct rdmx_dev_ops stub_ops = { .post_send = stub_post_send };
 
-static struct rdmx_test_domain td;
+static struct rdmx_test_ep t;
 static struct rdmx_dev dev = { .ops = &stub_ops };
 static struct rdmx_ah ah;
 static struct rdmx_ep ep;
 static struct rdmx_peer peer, other;
-static struct fid_cq *cq;
 
 static void setup(void)
 {
-	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
-
-	rdmx_test_domain_open(&td, FI_VERSION(1, 17));
-	cr_assert_eq(fi_cq_open(td.domain, &attr, &cq, NULL), 0);
-	memset(&ep, 0, sizeof(ep));
-	ep.domain = rdmx_domain(td.domain);
-	ep.dev = &dev;
+	rdmx_test_ep_open(&t, &ep, &dev);
 	ep.enabled = true;
-	ep.tx_cq = rdmx_container_of(cq, struct rdmx_cq, cq_fid);
-	rdmx_dlist_init(&ep.tx_pending);
-	rdmx_dlist_init(&ep.ctrl_pending);
-	rdmx_dlist_init(&ep.pke_heaped);
 	cr_assert_eq(rdmx_pool_construct(&ep.txe_pool, sizeof(struct rdmx_txe), 4), 0);
 	memset(&peer, 0, sizeof(peer));
 	memset(&other, 0, sizeof(other));
@@ -59,8 +43,7 @@ static void setup(void)
 static void teardown(void)
 {
 	rdmx_pool_destruct(&ep.txe_pool);
-	cr_assert_eq(fi_close(&cq->fid), 0);
-	rdmx_test_domain_close(&td);
+	rdmx_test_ep_close(&t);
 }
 
 TestSuite(dack, .init = setup, .fini = teardown);
@@ -106,9 +89,9 @@ Test(dack, completes_only_with_both_acknowledgements)
 	struct rdmx_txe *txe = send_new(RDMX_TX_DELIVERY_AWAITED, 5);
 
 	rdmx_tx_done(&ep, &txe->pke, RDMX_DEV_OK);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "the device's ack alone does not complete it");
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 0, "the device's ack alone does not complete it");
 	dack(&peer, txe, 5, 0);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 1);
 	cr_assert_eq(ep.txe_pool.in_use, 0);
 	cr_assert_eq(peer.dack_awaited, 0, "no send waits for a DACK");
 }
@@ -118,12 +101,12 @@ Test(dack, early_dack_waits_for_the_packets)
 	struct rdmx_txe *txe = send_new(RDMX_TX_DELIVERY_AWAITED, 5);
 
 	dack(&peer, txe, 5, 0);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "the packet may still be resent from the buffer");
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 0, "the packet may still be resent from the buffer");
 	cr_assert_eq(txe->level, RDMX_TX_DELIVERED);
 	dack(&peer, txe, 5, 0);
 	cr_assert_eq(ep.stats.rx_malformed, 1, "a second DACK counts for nothing");
 	rdmx_tx_done(&ep, &txe->pke, RDMX_DEV_OK);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 1);
 }
 
 Test(dack, forged_dacks_change_nothing)
@@ -140,7 +123,7 @@ Test(dack, forged_dacks_change_nothing)
 	cr_assert_eq(txe->level, RDMX_TX_DELIVERY_AWAITED);
 	rdmx_tx_done(&ep, &txe->pke, RDMX_DEV_OK);
 	rdmx_tx_done(&ep, &plain->pke, RDMX_DEV_OK);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 1, "only the transmit-complete send completed");
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 1, "only the transmit-complete send completed");
 }
 
 Test(dack, a_status_fails_the_send)
@@ -151,7 +134,7 @@ Test(dack, a_status_fails_the_send)
 	txe->orphan = true;	/* no VOID: the stub device has no peer to tell */
 	rdmx_tx_done(&ep, &txe->pke, RDMX_DEV_OK);
 	dack(&peer, txe, 5, FI_EOPNOTSUPP);
-	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+	cr_assert_eq(fi_cq_readerr(t.cq, &err, 0), 1);
 	cr_assert_eq(err.err, FI_EOPNOTSUPP);
 	cr_assert_eq(err.op_context, txe);
 	cr_assert_eq(ep.txe_pool.in_use, 0);
@@ -178,10 +161,10 @@ Test(dack, unreachable_peer_fails_the_sends_waiting_for_a_dack)
 
 	waiting->orphan = lost->orphan = true;	/* no VOID to the stub device */
 	rdmx_tx_done(&ep, &waiting->pke, RDMX_DEV_OK);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 0, "it waits for the DACK, nothing in flight");
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 0, "it waits for the DACK, nothing in flight");
 	rdmx_tx_done(&ep, &lost->pke, RDMX_DEV_UNREACH);
 	for (int i = 0; i < 2; i++) {
-		cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+		cr_assert_eq(fi_cq_readerr(t.cq, &err, 0), 1);
 		cr_assert_eq(err.err, FI_EHOSTUNREACH);
 	}
 	cr_assert_eq(ep.txe_pool.in_use, 0);
@@ -207,12 +190,12 @@ Test(dack, a_run_completes_each_of_its_sends)
 	rdmx_tx_done(&ep, &c->pke, RDMX_DEV_OK);
 	rdmx_tx_done(&ep, &outside->pke, RDMX_DEV_OK);
 	rdmx_dack_recv(&ep, &peer, &pkt);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 3, "messages 7, 8, 9");
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 3, "messages 7, 8, 9");
 	cr_assert_eq(outside->level, RDMX_TX_DELIVERY_AWAITED, "message 6 still waits");
 	cr_assert_eq(peer.dack_awaited, 1);
 	pkt.tx_id = 0;	/* a run whose last names no waiting send */
 	rdmx_dack_recv(&ep, &peer, &pkt);
 	cr_assert_eq(ep.stats.rx_malformed, 1);
 	dack(&peer, outside, 6, 0);
-	cr_assert_eq(rdmx_test_cq_drain(cq), 1);
+	cr_assert_eq(rdmx_test_cq_drain(t.cq), 1);
 }

@@ -5,13 +5,8 @@
  * VOID that keeps the receiver's order). Time is a fake clock; the device
  * is a stub that records what is posted.
  */
-#include <rdma/fi_eq.h>
-
-#include "rdmx_test.h"
+#include "rdmx_test_ep.h"
 #include "rdmx_clock.h"
-#include "rdmx_cq.h"
-#include "rdmx_domain.h"
-#include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rnr.h"
 #include "rdmx_tx.h"
@@ -46,32 +41,20 @@ static int stub_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 
 static const struct rdmx_dev_ops stub_ops = { .post_send = stub_post_send };
 
-static struct rdmx_test_domain td;
+static struct rdmx_test_ep t;
 static struct rdmx_dev dev = { .ops = &stub_ops };
 static struct rdmx_ah ah;
 static struct rdmx_ep ep;
 static struct rdmx_peer peer;
-static struct fid_cq *cq;
 
 static void setup(void)
 {
-	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
-
 	fake_now = 1000000000ULL;
 	rdmx_clock_set(fake_clock);
 	posted_cnt = 0;
 	push_back = false;
-	rdmx_test_domain_open(&td, FI_VERSION(1, 17));
-	cr_assert_eq(fi_cq_open(td.domain, &attr, &cq, NULL), 0);
-	memset(&ep, 0, sizeof(ep));
-	ep.domain = rdmx_domain(td.domain);
-	ep.dev = &dev;
-	ep.tx_cq = rdmx_container_of(cq, struct rdmx_cq, cq_fid);
+	rdmx_test_ep_open(&t, &ep, &dev);
 	ep.rng = 12345;
-	rdmx_dlist_init(&ep.retry_peers);
-	rdmx_dlist_init(&ep.tx_pending);
-	rdmx_dlist_init(&ep.ctrl_pending);
-	rdmx_dlist_init(&ep.pke_heaped);
 	cr_assert_eq(rdmx_pool_construct(&ep.txe_pool, sizeof(struct rdmx_txe), 4), 0);
 	memset(&peer, 0, sizeof(peer));
 	peer.ah = &ah;
@@ -81,8 +64,7 @@ static void setup(void)
 static void teardown(void)
 {
 	rdmx_pool_destruct(&ep.txe_pool);
-	cr_assert_eq(fi_close(&cq->fid), 0);
-	rdmx_test_domain_close(&td);
+	rdmx_test_ep_close(&t);
 	rdmx_clock_set(NULL);
 }
 
@@ -219,8 +201,8 @@ Test(rnr, rm_disabled_completes_with_fi_enorx)
 	ep.enabled = true;
 	txe->txe->context = &err;
 	rdmx_rnr_refused(&ep, &peer, txe);
-	cr_assert_eq(fi_cq_read(cq, &e, 1), -FI_EAVAIL);
-	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+	cr_assert_eq(fi_cq_read(t.cq, &e, 1), -FI_EAVAIL);
+	cr_assert_eq(fi_cq_readerr(t.cq, &err, 0), 1);
 	cr_assert_eq(err.err, FI_ENORX);
 	cr_assert_eq(err.op_context, &err);
 	/* The receiver must hear that message 7 will not come, or it waits. */
@@ -237,7 +219,7 @@ Test(rnr, rm_disabled_completes_with_fi_enorx)
 	rdmx_tx_done(&ep, txe, RDMX_DEV_OK);
 	cr_assert_eq(ep.txe_pool.in_use, 0, "the send entry was released");
 	cr_assert_not(rdmx_rnr_blocked(&peer));
-	cr_assert_eq(fi_cq_read(cq, &e, 1), -FI_EAGAIN, "no second entry");
+	cr_assert_eq(fi_cq_read(t.cq, &e, 1), -FI_EAGAIN, "no second entry");
 }
 
 Test(rnr, flush_fails_queued_sends)
@@ -247,7 +229,7 @@ Test(rnr, flush_fails_queued_sends)
 
 	rdmx_rnr_refused(&ep, &peer, txe);
 	rdmx_rnr_flush(&ep, &peer, FI_ECANCELED);
-	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+	cr_assert_eq(fi_cq_readerr(t.cq, &err, 0), 1);
 	cr_assert_eq(err.err, FI_ECANCELED);
 	cr_assert_eq(ep.txe_pool.in_use, 0);
 	cr_assert(rdmx_dlist_empty(&ep.retry_peers));

@@ -109,6 +109,9 @@ struct rdmx_ep {
 	size_t			anon_peers;	/* made for senders outside the AV */
 	struct rdmx_dlist	anon_lru;	/* of rdmx_peer (anon_link): those,
 						   least recently heard first */
+	uint32_t		ctrl_short;	/* handshake packets not sent for
+						   want of a pke since the last
+						   rdmx_peer_reclaim */
 	fi_rdmx_peer_cb		peer_cb;	/* rdmx_peer_ops: state changes */
 	void			*peer_cb_arg;
 	struct rdmx_peer	**peers;	/* by fi_addr, made on first use */

@@ -56,6 +56,8 @@ struct rdmx_peer {
 	struct rdmx_dlist	pending;	/* of rdmx_txe waiting for CONNECTED */
 	size_t			pending_cnt;
 	struct rdmx_dlist	conn_link;	/* on rdmx_ep.conn_peers */
+	uint32_t		hs_out;		/* handshake packets of ours to it
+						   at the device or queued */
 	size_t			pkt_max;	/* largest packet to send it */
 };
 
@@ -99,11 +101,25 @@ static inline fi_addr_t rdmx_peer_src_reported(fi_addr_t src)
  * A peer for a sender outside the AV (canonical raw address canon), so
  * its messages keep their order too. Each is charged to the receive
  * budget; at RDMX_PEER_ANON_MAX or past the budget the least recently
- * heard of those that hold nothing, among the RDMX_PEER_EVICT_SCAN heard
- * least recently, is let go to make room. NULL when none of them can go
- * (or out of memory).
+ * heard of those that hold nothing of the application's (control packets
+ * to it may be in flight: they end with it), among the
+ * RDMX_PEER_EVICT_SCAN heard least recently, is let go to make room.
+ * NULL when none of them can go (or out of memory).
  */
 struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon);
+
+/*
+ * The endpoint ran out of packets for handshakes (rdmx_ep.ctrl_short
+ * times since the last call): lets go of as many anonymous peers (at most
+ * RDMX_PEER_EVICT_SCAN) not known to be there, least recently heard
+ * first: those whose handshake is unfinished or whose handshake packets
+ * are still out, holding nothing of the application's. A sender that
+ * proved its address and fell silent would otherwise hold its packets
+ * until it is found unreachable, and a crowd of them would keep every
+ * newcomer out that long. Called from progress, outside any walk of the
+ * peers.
+ */
+void rdmx_peer_reclaim(struct rdmx_ep *ep);
 
 /* A packet came from peer: an anonymous one becomes the most recent. */
 void rdmx_peer_heard(struct rdmx_ep *ep, struct rdmx_peer *peer);

@@ -153,6 +153,20 @@ void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
 void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 			const char *why, bool spare_sent);
 
+/*
+ * Whether a packet of ours to peer, at the device or queued for it,
+ * belongs to a send or to a receive (a CTS); the provider's own control
+ * packets (handshake answers, DACKs) do not count.
+ */
+bool rdmx_tx_peer_busy(const struct rdmx_ep *ep, const struct rdmx_peer *peer);
+
+/*
+ * peer is let go while only control packets of ours to it are out: those
+ * queued here end unsent, those at the device end there naming no peer
+ * (rdmx_tx_done frees them and tells no one).
+ */
+void rdmx_tx_peer_forget(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
 /* Posts what waits: control packets, then segments; lock held. */
 void rdmx_tx_progress(struct rdmx_ep *ep);
 

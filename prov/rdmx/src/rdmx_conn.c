@@ -20,20 +20,50 @@
 /* Why sends to a peer that closed its endpoint fail. */
 #define RDMX_CONN_CLOSED_WHY	"its peer closed its endpoint"
 
+/*
+ * Whether the handshake packet wire (len bytes) is already on its way to
+ * peer. The device delivers it or reports it lost, so a copy would add
+ * only one more packet held until then: a sender that fell silent would
+ * collect one per retry of the handshake.
+ */
+static bool rdmx_conn_hs_out(const struct rdmx_ep *ep, const struct rdmx_peer *peer,
+			     const struct rdmx_wire_hs *wire, size_t len)
+{
+	for (size_t i = 0; peer->hs_out && i < ep->pke_pool.count; i++) {
+		const struct rdmx_pke *pke = rdmx_pool_at(&ep->pke_pool, i);
+
+		if (pke->busy && pke->peer == peer && !pke->txe && !pke->rxm &&
+		    pke->iov[0].iov_len == len && !memcmp(&pke->hdr.hs, wire, len))
+			return true;
+	}
+	return false;
+}
+
 static void rdmx_conn_send(void *ctx, const struct rdmx_hs_msg *msg)
 {
 	struct rdmx_peer *peer = ctx;
 	struct rdmx_ep *ep = peer->ep;
-	struct rdmx_pke *pke = rdmx_pool_alloc(&ep->pke_pool);
+	struct rdmx_wire_hs wire;
+	size_t len = rdmx_wire_hs_size(msg);
+	struct rdmx_pke *pke;
 
+	rdmx_wire_hs_encode(&wire, msg);
+	if (rdmx_conn_hs_out(ep, peer, &wire, len))
+		return;
+	pke = rdmx_pool_alloc(&ep->pke_pool);
 	if (!pke) {
-		/* The handshake's own timer sends it again. */
+		/*
+		 * The handshake's own timer sends it again; meanwhile the
+		 * endpoint lets go of an anonymous peer that may hold packets.
+		 */
 		ep->stats.eagain++;
+		ep->ctrl_short++;
 		return;
 	}
 	rdmx_tx_pke_init(pke, NULL, peer, true);
-	rdmx_wire_hs_encode(&pke->hdr.hs, msg);
-	rdmx_tx_pke_iov(pke, rdmx_wire_hs_size(msg), NULL, 0, 0, 0);
+	memcpy(&pke->hdr.hs, &wire, len);
+	rdmx_tx_pke_iov(pke, len, NULL, 0, 0, 0);
+	peer->hs_out++;
 	/* The endpoint's close waits for these (rdmx_conn_tx_done). */
 	if (msg->type == RDMX_HS_CLOSE)
 		ep->close_out++;

@@ -79,25 +79,19 @@ static bool rdmx_peer_unexp_from(const struct rdmx_dlist *list, fi_addr_t src)
 }
 
 /*
- * Whether something of the endpoint's names peer: a packet of ours at
- * the device or queued for it, a message from it in pieces or waiting
- * for a receive. A DACK taken from the heap is not listed anywhere, so
- * while one is out no peer counts as free.
+ * Whether peer holds something of the application's: a message from it
+ * in pieces, held for order or waiting for a receive, a packet of a send
+ * or receive of ours to it. Such a peer stays (the budget bounds what it
+ * holds); one with only control packets out (a handshake answer being
+ * retransmitted to a sender that never listens) may go.
  */
 static bool rdmx_peer_in_use(const struct rdmx_ep *ep, const struct rdmx_peer *peer)
 {
 	fi_addr_t src = rdmx_peer_src(peer);
 
 	if (!rdmx_dlist_empty(&peer->ooo) || !rdmx_dlist_empty(&peer->rx_msgs) ||
-	    !rdmx_dlist_empty(&peer->retry_q) || !rdmx_dlist_empty(&peer->dack_link) ||
-	    peer->pending_cnt || peer->dack_awaited || ep->pke_heap)
+	    peer->pending_cnt || peer->dack_awaited || rdmx_tx_peer_busy(ep, peer))
 		return true;
-	for (size_t i = 0; i < ep->pke_pool.count; i++) {
-		const struct rdmx_pke *pke = rdmx_pool_at(&ep->pke_pool, i);
-
-		if (pke->busy && pke->peer == peer)
-			return true;
-	}
 	for (size_t i = 0; i < ep->rxm_cap; i++) {
 		if (ep->rxms[i] && ep->rxms[i]->peer == peer)
 			return true;
@@ -107,9 +101,17 @@ static bool rdmx_peer_in_use(const struct rdmx_ep *ep, const struct rdmx_peer *p
 	       rdmx_peer_unexp_from(&ep->claimed, src);
 }
 
-/* Frees an anonymous peer nothing names; its sender starts over if it comes back. */
+/*
+ * Frees an anonymous peer that holds nothing of the application's; its
+ * sender starts over if it comes back. The device ends its session with
+ * it at once: what we were still retransmitting to it would otherwise
+ * keep the handle until the peer was found unreachable.
+ */
 static void rdmx_peer_evict(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
+	rdmx_tx_peer_forget(ep, peer);
+	if (ep->dev->ops->ah_reset)
+		ep->dev->ops->ah_reset(ep->dev, peer->ah);
 	rdmx_peer_anon_end(ep, peer);
 	rdmx_dlist_remove(&peer->link);
 	rdmx_dlist_remove(&peer->conn_link);
@@ -122,9 +124,10 @@ static void rdmx_peer_evict(struct rdmx_ep *ep, struct rdmx_peer *peer)
 /*
  * Room for one more anonymous peer: under the bound and in the budget,
  * or made by letting go of the least recently heard one that holds
- * nothing, among the RDMX_PEER_EVICT_SCAN heard least recently (a check
- * walks the endpoint's packets: a sender from many ports must not make
- * each of its packets walk them for every peer). False when none can go.
+ * nothing of the application's, among the RDMX_PEER_EVICT_SCAN heard
+ * least recently (a check walks the endpoint's packets: a sender from
+ * many ports must not make each of its packets walk them for every
+ * peer). False when none can go.
  */
 static bool rdmx_peer_anon_room(struct rdmx_ep *ep)
 {
@@ -146,6 +149,29 @@ static bool rdmx_peer_anon_room(struct rdmx_ep *ep)
 	}
 	rdmx_budget_refused(&ep->budget, "peer outside the AV", sizeof(struct rdmx_peer));
 	return false;
+}
+
+/* Whether an anonymous peer has not shown it is there. */
+static bool rdmx_peer_unproven(const struct rdmx_peer *peer)
+{
+	return peer->hs.state != RDMX_HS_CONNECTED || peer->hs_out;
+}
+
+void rdmx_peer_reclaim(struct rdmx_ep *ep)
+{
+	uint32_t n = RDMX_MIN(ep->ctrl_short, RDMX_PEER_EVICT_SCAN);
+	struct rdmx_dlist *it, *next;
+
+	ep->ctrl_short = 0;
+	for (it = ep->anon_lru.next; n && it != &ep->anon_lru; it = next) {
+		struct rdmx_peer *peer = rdmx_container_of(it, struct rdmx_peer, anon_link);
+
+		next = it->next;
+		if (!rdmx_peer_unproven(peer) || rdmx_peer_in_use(ep, peer))
+			continue;
+		rdmx_peer_evict(ep, peer);
+		n--;
+	}
 }
 
 int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)

@@ -144,6 +144,8 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 				rdmx_progress_recv(ep, &cqe[i]);
 		}
 	} while (n == RDMX_PROGRESS_BATCH && ++rounds < RDMX_PROGRESS_ROUNDS);
+	if (ep->ctrl_short)
+		rdmx_peer_reclaim(ep);
 	rdmx_dack_flush(ep);
 	rdmx_rnr_progress(ep);
 	rdmx_conn_progress(ep);

@@ -307,6 +307,8 @@ static void rdmx_tx_pke_end(struct rdmx_ep *ep, struct rdmx_pke *pke)
 	struct rdmx_rxm *rxm = pke->rxm;
 
 	pke->busy = false;
+	if (pke->peer && !txe && !rxm && pke->hdr.hs.base.type == RDMX_PKT_HS)
+		pke->peer->hs_out--;
 	if (pke->pooled)
 		rdmx_pool_release(&ep->pke_pool, pke);
 	else if (pke->heap) {
@@ -368,6 +370,11 @@ static void rdmx_tx_dack_unreachable(struct rdmx_ep *ep, struct rdmx_peer *peer,
 void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		  enum rdmx_dev_status status)
 {
+	if (!pke->peer) {
+		/* Its peer was let go (rdmx_tx_peer_forget): nothing waits for it. */
+		rdmx_tx_pke_end(ep, pke);
+		return;
+	}
 	if (status == RDMX_DEV_RNR) {
 		rdmx_rnr_refused(ep, pke->peer, pke);
 		return;
@@ -382,6 +389,55 @@ void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 	}
 	rdmx_rnr_delivered(pke->peer);
 	rdmx_tx_pke_end(ep, pke);
+}
+
+bool rdmx_tx_peer_busy(const struct rdmx_ep *ep, const struct rdmx_peer *peer)
+{
+	for (size_t i = 0; i < ep->pke_pool.count; i++) {
+		const struct rdmx_pke *pke = rdmx_pool_at(&ep->pke_pool, i);
+
+		if (pke->busy && pke->peer == peer && (pke->txe || pke->rxm))
+			return true;
+	}
+	return false;
+}
+
+/* Ends the packets to peer on list (linked by their link) unsent. */
+static void rdmx_tx_drop_queued(struct rdmx_ep *ep, struct rdmx_dlist *list,
+				const struct rdmx_peer *peer)
+{
+	struct rdmx_dlist *it, *next;
+
+	for (it = list->next; it != list; it = next) {
+		struct rdmx_pke *pke = rdmx_container_of(it, struct rdmx_pke, link);
+
+		next = it->next;
+		if (pke->peer != peer)
+			continue;
+		rdmx_dlist_remove(it);
+		rdmx_tx_pke_end(ep, pke);
+	}
+}
+
+void rdmx_tx_peer_forget(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	struct rdmx_dlist *it;
+
+	rdmx_dack_forget(peer);
+	rdmx_tx_drop_queued(ep, &ep->ctrl_pending, peer);
+	rdmx_tx_drop_queued(ep, &peer->retry_q, peer);
+	for (size_t i = 0; i < ep->pke_pool.count; i++) {
+		struct rdmx_pke *pke = rdmx_pool_at(&ep->pke_pool, i);
+
+		if (pke->busy && pke->peer == peer)
+			pke->peer = NULL;
+	}
+	rdmx_dlist_foreach(&ep->pke_heaped, it) {
+		struct rdmx_pke *pke = rdmx_container_of(it, struct rdmx_pke, heap_link);
+
+		if (pke->peer == peer)
+			pke->peer = NULL;
+	}
 }
 
 void rdmx_tx_ctrl_post(struct rdmx_ep *ep, struct rdmx_pke *pke)

@@ -21,11 +21,15 @@ static size_t reposted;
 static struct rdmx_wire_dack last_dack;
 static size_t dacks;
 
+static bool send_refused;	/* post_send says -FI_EAGAIN */
+
 static int stub_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			  const struct iovec *iov, size_t iov_cnt,
 			  uint64_t wr_id, unsigned flags)
 {
 	(void) dev; (void) ah; (void) iov_cnt; (void) wr_id; (void) flags;
+	if (send_refused)
+		return -FI_EAGAIN;
 	memcpy(&last_dack, iov[0].iov_base, sizeof(last_dack));
 	dacks++;
 	return 0;
@@ -55,11 +59,20 @@ static void stub_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
 	free(ah);
 }
 
+static struct rdmx_ah *last_reset;
+
+static void stub_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	(void) dev;
+	last_reset = ah;
+}
+
 static const struct rdmx_dev_ops stub_ops = {
 	.post_send = stub_post_send,
 	.post_recv = stub_post_recv,
 	.ah_create = stub_ah_create,
 	.ah_destroy = stub_ah_destroy,
+	.ah_reset = stub_ah_reset,
 };
 
 static struct rdmx_test_ep t;
@@ -95,6 +108,8 @@ static void ep_construct(size_t limit)
 	rdmx_rnr_peer_construct(&peer);
 	reposted = 0;
 	dacks = 0;
+	send_refused = false;
+	last_reset = NULL;
 }
 
 static void setup(void)
@@ -458,6 +473,95 @@ Test(budget, anonymous_peers_count_against_the_budget)
 	cr_assert_eq(last_destroyed, a_ah, "a holds nothing now");
 	cr_assert(anon_listed(c));
 	c->pending_cnt = 0;
+}
+
+/* A control packet of ours to p (a handshake answer), posted or queued. */
+static struct rdmx_pke *ctrl_pke(struct rdmx_peer *p, bool queued)
+{
+	struct rdmx_pke *pke = rdmx_pool_alloc(&ep.pke_pool);
+
+	cr_assert_not_null(pke);
+	rdmx_tx_pke_init(pke, NULL, p, true);
+	pke->iov[0].iov_base = &pke->hdr;
+	pke->iov[0].iov_len = sizeof(last_dack);
+	pke->iov_cnt = 1;
+	send_refused = queued;
+	rdmx_tx_ctrl_post(&ep, pke);
+	send_refused = false;
+	cr_assert(pke->busy);
+	return pke;
+}
+
+/*
+ * A sender that never listens keeps our handshake answer in flight for
+ * as long as the device retransmits it. That must not keep a newcomer
+ * out: the peer goes, its queued packet with it, the one at the device
+ * is flushed there and ends naming no peer. A peer with a CTS out (a
+ * message of its own under way) stays.
+ */
+Test(budget, anonymous_peer_with_control_packets_in_flight_is_let_go)
+{
+	struct rdmx_peer *a, *b, *c;
+	struct rdmx_pke *at_dev, *cts;
+	struct rdmx_ah *b_ah;
+	struct rdmx_rxm rxm = { 0 };
+
+	rdmx_budget_construct(&ep.budget, 2 * sizeof(struct rdmx_peer));
+	a = rdmx_peer_anon(&ep, "a");
+	b = rdmx_peer_anon(&ep, "b");
+	cr_assert(a && b);
+	b_ah = b->ah;
+	cts = ctrl_pke(a, false);
+	cts->rxm = &rxm;
+	at_dev = ctrl_pke(b, false);
+	(void) ctrl_pke(b, true);
+	cr_assert_eq(ep.pke_pool.in_use, 3);
+
+	c = rdmx_peer_anon(&ep, "c");
+	cr_assert_not_null(c, "the newcomer is let in at once");
+	cr_assert_eq(last_destroyed, b_ah, "b held only control packets");
+	cr_assert_eq(last_reset, b_ah, "the device ended its session with b");
+	cr_assert(anon_listed(a), "a CTS out keeps a");
+	cr_assert(rdmx_dlist_empty(&ep.ctrl_pending), "b's queued packet went with it");
+	cr_assert_eq(ep.pke_pool.in_use, 2);
+	cr_assert_null(at_dev->peer, "the packet at the device names no peer");
+	cr_assert_eq(cts->peer, a);
+
+	rdmx_tx_done(&ep, at_dev, RDMX_DEV_FLUSHED);
+	cr_assert_eq(ep.pke_pool.in_use, 1, "its completion frees it");
+	cts->rxm = NULL;
+	rdmx_tx_done(&ep, cts, RDMX_DEV_OK);
+	cr_assert_eq(ep.pke_pool.in_use, 0);
+}
+
+/*
+ * Handshake packets found no pke twice: the two least recently heard
+ * anonymous peers not known to be there go. One connected and quiet
+ * stays, though heard before them; so does one holding a message.
+ */
+Test(budget, a_shortage_of_packets_lets_unproven_anonymous_peers_go)
+{
+	struct rdmx_peer *connected, *holding, *a, *b, *c;
+	struct rdmx_pkt pkt = eager(0, 10, 0);
+	struct rdmx_ah *b_ah;
+
+	connected = rdmx_peer_anon(&ep, "p");
+	holding = rdmx_peer_anon(&ep, "h");
+	a = rdmx_peer_anon(&ep, "a");
+	b = rdmx_peer_anon(&ep, "b");
+	c = rdmx_peer_anon(&ep, "c");
+	cr_assert(connected && holding && a && b && c);
+	connected->hs.state = RDMX_HS_CONNECTED;
+	cr_assert_not(rdmx_order_recv(&ep, holding, &pkt, RDMX_RX_BUF_NONE));
+	ep.ctrl_short = 2;
+	b_ah = b->ah;
+
+	rdmx_peer_reclaim(&ep);
+	cr_assert_eq(ep.ctrl_short, 0);
+	cr_assert_eq(ep.anon_peers, 3);
+	cr_assert(anon_listed(connected) && anon_listed(holding) && anon_listed(c));
+	cr_assert_eq(last_destroyed, b_ah, "a, then b went");
+	connected->hs.state = RDMX_HS_IDLE;
 }
 
 /*

@@ -5,10 +5,12 @@
  * on InfiniBand and on RoCE v2 with IPv4 GIDs, with lost datagrams.
  */
 #include "fake_ibv.h"
+#include "rdmx_test_pair.h"
 #include "rdmx_dev_ibv.h"
+#include "rdmx_ep.h"
+#include "rdmx_peer.h"
 #include "rdmx_swsrd.h"
 #include "rdmx_test_dev.h"
-#include "rdmx_test_pair.h"
 
 static struct fake_ibv_dev_cfg cfg;
 
@@ -171,6 +173,38 @@ static uint32_t verbs_pair_open_quick(struct rdmx_test_pair *tp)
 	rdmx_test_pair_transfer(tp, 8, 1);
 	cr_assert_eq(fi_getname(&tp->ep[0]->fid, &addr, &len), 0);
 	return rdmx_ibv_addr_qpn(&addr);
+}
+
+/*
+ * A peer that never answers (its endpoint is never progressed): the
+ * handshake retries every millisecond, but its RESET is still at the
+ * device, which resends it until the peer is found unreachable, so no
+ * copy is added: one packet held for the silent peer, not one per retry.
+ */
+Test(verbs, a_silent_peer_holds_one_copy_of_a_handshake_packet)
+{
+	struct rdmx_test_pair tp;
+	struct rdmx_ep *ep;
+	struct rdmx_peer *peer;
+	struct fi_cq_tagged_entry comp;
+	uint64_t deadline;
+	char buf[8] = { 0 };
+
+	g_rdmx_params.hs_retry_ms = 1;
+	rdmx_test_pair_open(&tp, "verbs");
+	ep = rdmx_container_of(tp.ep[0], struct rdmx_ep, ep_fid);
+	cr_assert_eq(fi_tsend(tp.ep[0], buf, sizeof(buf), NULL, tp.peer[0], 1, NULL), 0);
+	peer = rdmx_peer_find(ep, tp.peer[0]);
+	cr_assert_not_null(peer);
+	deadline = rdmx_test_now_ms() + 5000;
+	while (peer->hs.tries < 20) {
+		cr_assert_neq(fi_cq_read(tp.cq[0], &comp, 1), -FI_EAVAIL);
+		cr_assert_lt(rdmx_test_now_ms(), deadline, "20 retries in 5 s");
+	}
+	cr_assert_eq(peer->hs.state, RDMX_HS_RESET_SENT);
+	cr_assert_eq(peer->hs_out, 1);
+	cr_assert_eq(ep->pke_pool.in_use, 1, "%zu packets held", ep->pke_pool.in_use);
+	rdmx_test_pair_close(&tp);
 }
 
 /* UD loses what the fake fails; swsrd resends it. */

@@ -677,7 +677,9 @@ static const struct {
 	ST_STAT(fast_retransmits), ST_STAT(duplicates), ST_STAT(acks_sent),
 	ST_STAT(rnr_sent), ST_STAT(rnr_received), ST_STAT(rnr_completions),
 	ST_STAT(rnr_backoffs), ST_STAT(eagain), ST_STAT(peers_unreachable),
-	ST_STAT(rx_unauth), ST_STAT(challenges),
+	ST_STAT(rx_unauth), ST_STAT(challenges), ST_STAT(rx_stale),
+	ST_STAT(budget_used), ST_STAT(budget_peak), ST_STAT(budget_refused),
+	ST_STAT(anon_peers),
 };
 
 /* Reads and prints the provider's counters; false when it has none. */

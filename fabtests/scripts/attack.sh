@@ -386,7 +386,13 @@ a_mem_end() {
 		"rx_malformed=$(t_field "$name-r" rx_malformed)" \
 		"rx_dropped=$(t_field "$name-r" rx_dropped)" \
 		"rx_unexpected=$(t_field "$name-r" rx_unexpected)"
+	peak=$(t_field "$name-r" budget_peak)
+	echo "   receiver budget: at most ${peak:-?} of $FI_RDMX_RX_BUDGET bytes in use," \
+		"$(t_field "$name-r" budget_refused) refusals," \
+		"anon_peers=$(t_field "$name-r" anon_peers)"
 	[ "$RESULT" = PASS ] || a_fail "the stream under $what: $RESULT"
+	[ -z "$peak" ] || [ "$peak" -le "$FI_RDMX_RX_BUDGET" ] ||
+		a_fail "the receiver's budget reached $peak bytes under $what, limit $FI_RDMX_RX_BUDGET"
 	[ "$during" = yes ] || a_fail "the stream under $what ended before the attack did"
 	[ "$growth" -lt "$ATTACK_BUDGET_KB" ] ||
 		a_fail "the receiver grew $growth kB (RSS) under $what, budget $ATTACK_BUDGET_KB kB${stopped:+ ($stopped)}"

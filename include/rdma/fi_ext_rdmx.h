@@ -57,6 +57,12 @@ struct fi_rdmx_ep_stats {
 	uint64_t	rx_unauth;	/* packets without this session's tag, dropped */
 	uint64_t	challenges;	/* tag challenges sent (one per unauthenticated
 					   packet at most, rate-limited) */
+	uint64_t	rx_stale;	/* packets of an ended session, dropped */
+	uint64_t	budget_used;	/* bytes of FI_RDMX_RX_BUDGET in use now */
+	uint64_t	budget_peak;	/* the most in use at once */
+	uint64_t	budget_refused;	/* packets, messages or peers refused for
+					   want of it */
+	uint64_t	anon_peers;	/* peers kept for senders outside the AV */
 };
 
 struct fi_rdmx_ep_ops {

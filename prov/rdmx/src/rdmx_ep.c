@@ -244,6 +244,11 @@ static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 		.peers_unreachable = dev->unreachable,
 		.rx_unauth = dev->rx_unauth,
 		.challenges = dev->challenges,
+		.rx_stale = dev->stale,
+		.budget_used = rdmx_budget_used(&ep->budget),
+		.budget_peak = rdmx_budget_peak(&ep->budget),
+		.budget_refused = rdmx_budget_refusals(&ep->budget),
+		.anon_peers = ep->anon_peers,
 	};
 }
 
@@ -257,12 +262,15 @@ static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 		  "rx_no_recv=%lu tx_errors=%lu retransmits=%lu "
 		  "fast_retransmits=%lu duplicates=%lu acks_sent=%lu rnr_sent=%lu "
 		  "rnr_received=%lu rnr_completions=%lu rnr_backoffs=%lu "
-		  "eagain=%lu peers_unreachable=%lu rx_unauth=%lu challenges=%lu\n",
+		  "eagain=%lu peers_unreachable=%lu rx_unauth=%lu challenges=%lu "
+		  "rx_stale=%lu budget_used=%lu budget_peak=%lu budget_refused=%lu "
+		  "anon_peers=%lu\n",
 		  st.rx_malformed, st.rx_dropped, st.rx_unexpected, st.rx_no_recv,
 		  st.tx_errors, st.retransmits, st.fast_retransmits, st.duplicates,
 		  st.acks_sent, st.rnr_sent, st.rnr_received, st.rnr_completions,
 		  st.rnr_backoffs, st.eagain, st.peers_unreachable, st.rx_unauth,
-		  st.challenges);
+		  st.challenges, st.rx_stale, st.budget_used, st.budget_peak,
+		  st.budget_refused, st.anon_peers);
 }
 
 static int rdmx_ep_query_stats(struct fid_ep *ep_fid, struct fi_rdmx_ep_stats *stats)

@@ -207,6 +207,39 @@ Test(verbs, a_silent_peer_holds_one_copy_of_a_handshake_packet)
 	rdmx_test_pair_close(&tp);
 }
 
+/*
+ * The receive budget in the endpoint's counters: an unexpected message
+ * is charged while it waits, given back when a receive takes it, and the
+ * high-water mark keeps it.
+ */
+Test(verbs, counters_report_the_receive_budget)
+{
+	struct rdmx_test_pair tp;
+	struct fi_cq_tagged_entry comp;
+	char out[1000] = { 1 }, in[1000];
+	uint64_t deadline;
+
+	rdmx_test_pair_open(&tp, "verbs");
+	rdmx_test_pair_transfer(&tp, 8, 1);
+	cr_assert_eq(rdmx_test_pair_stats(&tp, 1).budget_used, 0);
+	cr_assert_eq(fi_tsend(tp.ep[0], out, sizeof(out), NULL, tp.peer[0], 2, out), 0);
+	deadline = rdmx_test_now_ms() + 10000;
+	while (!rdmx_test_pair_stats(&tp, 1).rx_unexpected) {
+		(void) fi_cq_read(tp.cq[0], &comp, 1);
+		cr_assert_eq(fi_cq_read(tp.cq[1], &comp, 1), -FI_EAGAIN);
+		cr_assert_lt(rdmx_test_now_ms(), deadline, "no unexpected message in 10 s");
+	}
+	cr_assert_geq(rdmx_test_pair_stats(&tp, 1).budget_used, sizeof(out));
+	cr_assert_eq(fi_trecv(tp.ep[1], in, sizeof(in), NULL, tp.peer[1], 2, 0, in), 0);
+	cr_assert_eq(rdmx_test_pair_wait(&tp, 1, &comp, NULL), 0);
+	cr_assert_eq(memcmp(in, out, sizeof(out)), 0);
+	cr_assert_eq(rdmx_test_pair_stats(&tp, 1).budget_used, 0);
+	cr_assert_geq(rdmx_test_pair_stats(&tp, 1).budget_peak, sizeof(out));
+	cr_assert_eq(rdmx_test_pair_stats(&tp, 1).budget_refused, 0);
+	cr_assert_eq(rdmx_test_pair_stats(&tp, 1).anon_peers, 0);
+	rdmx_test_pair_close(&tp);
+}
+
 /* UD loses what the fake fails; swsrd resends it. */
 Test(verbs, lost_datagrams_are_sent_again)
 {

@@ -226,6 +226,15 @@ struct rdmx_dev_ops {
 	 * calls: the rdm layer asks once per session.
 	 */
 	size_t	(*ah_mtu)(struct rdmx_dev *dev, struct rdmx_ah *ah);
+	/*
+	 * Optional (NULL: never), for a device whose reads reach only this
+	 * host (caps.read_host). Whether the peer at ah is on this host by
+	 * where it receives: an address of this host's own (udp: of this
+	 * network namespace). The device's session tags prove that the peer
+	 * receives there, so a host claim in its handshake that this does
+	 * not back is not believed (docs/protocol.md, long-read).
+	 */
+	bool	(*ah_local)(struct rdmx_dev *dev, struct rdmx_ah *ah);
 
 	/*
 	 * Queues a datagram gathered from iov to ah. The iov memory must stay

@@ -42,6 +42,12 @@ in_port_t *rdmx_udp_addr_port(union rdmx_udp_addr *addr);
 bool rdmx_udp_addr_is_any(const union rdmx_udp_addr *addr);
 
 /*
+ * Whether a canonical address is one of this network namespace's own: a
+ * loopback address, or one an interface here has now.
+ */
+bool rdmx_udp_addr_local(const union rdmx_udp_addr *addr);
+
+/*
  * Room for the one control message a datagram carries on a socket bound
  * to the wildcard: the local address it was sent to (IP_PKTINFO or
  * IPV6_PKTINFO on receive) or the one to send it from (on send).

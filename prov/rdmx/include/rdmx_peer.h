@@ -59,6 +59,11 @@ struct rdmx_peer {
 	uint32_t		hs_out;		/* handshake packets of ours to it
 						   at the device or queued */
 	size_t			pkt_max;	/* largest packet to send it */
+	enum {
+		RDMX_PEER_WHERE_UNKNOWN,	/* not asked yet */
+		RDMX_PEER_WHERE_HERE,		/* receives at an address of ours */
+		RDMX_PEER_WHERE_AWAY,
+	}			where;		/* device's ah_local, asked once */
 };
 
 /*
@@ -120,6 +125,14 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon);
  * peers.
  */
 void rdmx_peer_reclaim(struct rdmx_ep *ep);
+
+/*
+ * Whether peer is on this host: its handshake says so (rdmx_hs_same_host)
+ * and, on a device whose reads reach only this host, where it receives
+ * backs the claim (the device's ah_local). Only such a peer is offered,
+ * or read by, long-read.
+ */
+bool rdmx_peer_on_host(const struct rdmx_ep *ep, struct rdmx_peer *peer);
 
 /* A packet came from peer: an anonymous one becomes the most recent. */
 void rdmx_peer_heard(struct rdmx_ep *ep, struct rdmx_peer *peer);

@@ -616,6 +616,14 @@ static size_t rdmx_udp_ah_mtu(struct rdmx_dev *dev, struct rdmx_ah *ah)
 	return RDMX_MIN(mtu ? mtu : rdmx_udp_dev(dev)->dom_mtu, dev->caps.mtu);
 }
 
+static bool rdmx_udp_ah_local(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	const struct rdmx_dgram_ah *dah = rdmx_container_of(ah, struct rdmx_dgram_ah, ah);
+
+	(void) dev;
+	return rdmx_udp_addr_local((const union rdmx_udp_addr *) dah->addr);
+}
+
 static void rdmx_udp_getname(struct rdmx_dev *dev, void *canon)
 {
 	memcpy(canon, &rdmx_udp_dev(dev)->name, sizeof(union rdmx_udp_addr));
@@ -637,6 +645,7 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.ah_destroy = rdmx_dgram_ah_destroy,
 	.ah_reset = rdmx_dgram_ah_reset,
 	.ah_mtu = rdmx_udp_ah_mtu,
+	.ah_local = rdmx_udp_ah_local,
 	.post_send = rdmx_udp_post_send,
 	.post_recv = rdmx_dgram_post_recv,
 	.poll_cq = rdmx_udp_poll_cq,

@@ -135,6 +135,28 @@ static bool rdmx_udp_ip_equal(const union rdmx_udp_addr *a,
 		       sizeof(a->sin6.sin6_addr));
 }
 
+bool rdmx_udp_addr_local(const union rdmx_udp_addr *addr)
+{
+	struct ifaddrs *ifas;
+	union rdmx_udp_addr have;
+	bool local = false;
+
+	if (addr->sa.sa_family == AF_INET ?
+	    (ntohl(addr->sin.sin_addr.s_addr) >> 24) == IN_LOOPBACKNET :
+	    IN6_IS_ADDR_LOOPBACK(&addr->sin6.sin6_addr))
+		return true;
+	if (getifaddrs(&ifas))
+		return false;
+	for (const struct ifaddrs *ifa = ifas; ifa && !local; ifa = ifa->ifa_next) {
+		local = ifa->ifa_addr &&
+			!rdmx_udp_addr_canon((const union rdmx_udp_addr *) ifa->ifa_addr,
+					     sizeof(have), &have) &&
+			rdmx_udp_ip_equal(addr, &have);
+	}
+	freeifaddrs(ifas);
+	return local;
+}
+
 bool rdmx_udp_addr_is_any(const union rdmx_udp_addr *a)
 {
 	if (a->sa.sa_family == AF_INET)

@@ -93,8 +93,8 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 /*
  * Asks the device to read the message into the receive; false if it
  * cannot. A device whose reads reach only this host reads only a peer
- * the handshake showed there, and checks the key against what that
- * handshake told of the peer (its pid, the session).
+ * shown there (rdmx_peer_on_host), and checks the key against what its
+ * handshake told of it (its pid, the session).
  */
 static bool rdmx_long_read(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 {
@@ -103,7 +103,7 @@ static bool rdmx_long_read(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 	size_t nr = rdmx_iov_slice(remote, rxm->remote, rxm->remote_cnt, 0, rxm->end);
 	const struct rdmx_hs *hs = &rxm->peer->hs;
 	struct rdmx_dev_rkey key = { .peer = {
-		.host = rdmx_hs_same_host(hs) ? hs->peer_host : 0,
+		.host = rdmx_peer_on_host(ep, rxm->peer) ? hs->peer_host : 0,
 		.session = rdmx_hs_bind(hs, false),
 		.pid = hs->peer_pid,
 	} };

@@ -228,6 +228,20 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon)
 	return peer;
 }
 
+bool rdmx_peer_on_host(const struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	struct rdmx_dev *dev = ep->dev;
+
+	if (!rdmx_hs_same_host(&peer->hs))
+		return false;
+	if (!dev->caps.read_host)
+		return true;
+	if (peer->where == RDMX_PEER_WHERE_UNKNOWN)
+		peer->where = dev->ops->ah_local && dev->ops->ah_local(dev, peer->ah) ?
+			      RDMX_PEER_WHERE_HERE : RDMX_PEER_WHERE_AWAY;
+	return peer->where == RDMX_PEER_WHERE_HERE;
+}
+
 void rdmx_peer_heard(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
 	if (!peer->anon)

@@ -108,21 +108,24 @@ static void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
 
 /*
  * Whether a long send offers its buffers for reading: the device can
- * expose them, and, when its reads reach only this host, the peer's
- * handshake showed it on this host (no process address goes on the wire
- * to any other). The exposure is bound to the peer and this session.
+ * expose them, and, when its reads reach only this host, the peer is
+ * shown on this host by its handshake and by where it receives (no
+ * process address goes on the wire to any other). The exposure is bound
+ * to the peer and this session.
  */
 static bool rdmx_tx_read_offer(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
 	struct rdmx_dev *dev = ep->dev;
 	const struct rdmx_hs *hs = &txe->peer->hs;
+	bool here;
 
 	if (!g_rdmx_params.long_read || !(dev->caps.flags & RDMX_DEV_CAP_RDMA_READ))
 		return false;
-	if (dev->caps.read_host && !rdmx_hs_same_host(hs))
+	here = rdmx_peer_on_host(ep, txe->peer);
+	if (dev->caps.read_host && !here)
 		return false;
 	txe->rkey.peer = (struct rdmx_dev_read_peer) {
-		.host = rdmx_hs_same_host(hs) ? hs->peer_host : 0,
+		.host = here ? hs->peer_host : 0,
 		.session = rdmx_hs_bind(hs, true),
 		.pid = hs->peer_pid,
 	};

@@ -5,16 +5,22 @@
  * forged, foreign or revoked key, a key bound to another reader or
  * session, a key naming another process than the announced one, or a
  * range outside the exposure, is refused; a bad address fails the read,
- * never the reader. Exposures go only to a peer on this host, and their
- * tokens are random. Most tests read this process itself, which the
+ * never the reader. Exposures go only to a peer on this host, one whose
+ * handshake says so and that receives at an address of this host, and
+ * their tokens are random. Most tests read this process itself, which the
  * kernel allows whenever CMA works at all; one reads a child.
  */
 #include <endian.h>
+#include <ifaddrs.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "rdmx_test.h"
 #include "rdmx_cma.h"
+#include "rdmx_dev_udp.h"
+#include "rdmx_ep.h"
+#include "rdmx_peer.h"
 
 /* The session value both sides of the tests' session computed. */
 #define SESSION		0x5e5510115e551011ULL
@@ -360,4 +366,71 @@ Test(cma, full_queue_says_eagain)
 	cr_assert_eq(read_with(rkey.wire, &dst, src, 1), -FI_EAGAIN);
 	cr_assert_eq(rdmx_cma_poll(&cma, cqe, RDMX_CMA_DONE_MAX), RDMX_CMA_DONE_MAX);
 	cr_assert_eq(read_with(rkey.wire, &dst, src, 1), 0);
+}
+
+/* The stub device of the next test: where its one peer receives. */
+static bool stub_here;
+static int stub_asked;
+
+static bool stub_ah_local(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	(void) dev; (void) ah;
+	stub_asked++;
+	return stub_here;
+}
+
+/*
+ * A host claim counts only from a peer that receives at an address of
+ * this host: a remote peer copying this host's digest into its
+ * handshake is not on this host, and gets no descriptor. The device is
+ * asked once per peer.
+ */
+Test(cma, a_host_claim_counts_only_from_an_address_of_this_host)
+{
+	static const struct rdmx_dev_ops ops = { .ah_local = stub_ah_local };
+	struct rdmx_hs_local local = { .features = RDMX_HS_FEAT_HOST, .host = 42 };
+	struct rdmx_dev dev = { .ops = &ops, .caps = { .read_host = 42 } };
+	struct rdmx_ep ep = { .dev = &dev };
+	struct rdmx_peer away = { 0 }, here = { 0 };
+
+	away.hs.local = here.hs.local = &local;
+	away.hs.peer_features = here.hs.peer_features = RDMX_HS_FEAT_HOST;
+	away.hs.peer_host = here.hs.peer_host = 42;
+	cr_assert(rdmx_hs_same_host(&away.hs), "both claim this host");
+	stub_here = false;
+	cr_assert_not(rdmx_peer_on_host(&ep, &away));
+	cr_assert_not(rdmx_peer_on_host(&ep, &away));
+	cr_assert_eq(stub_asked, 1);
+	stub_here = true;
+	cr_assert(rdmx_peer_on_host(&ep, &here));
+	here.hs.peer_host = 43;
+	cr_assert_not(rdmx_peer_on_host(&ep, &here), "nor does an address back another claim");
+}
+
+static bool udp_local(const char *ip)
+{
+	union rdmx_udp_addr a;
+
+	cr_assert_eq(rdmx_udp_resolve(ip, "7", &a), 0, "%s", ip);
+	return rdmx_udp_addr_local(&a);
+}
+
+/* udp: loopback and the interfaces' own addresses are this host's. */
+Test(cma, udp_knows_the_addresses_of_this_host)
+{
+	struct ifaddrs *ifas;
+	char ip[INET6_ADDRSTRLEN];
+
+	cr_assert(udp_local("127.0.0.1") && udp_local("127.3.2.1") && udp_local("::1"));
+	cr_assert_not(udp_local("198.51.100.7"), "TEST-NET-2 is no address of ours");
+	cr_assert_not(udp_local("2001:db8::7"));
+	cr_assert_eq(getifaddrs(&ifas), 0);
+	for (const struct ifaddrs *ifa = ifas; ifa; ifa = ifa->ifa_next) {
+		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET)
+			continue;
+		inet_ntop(AF_INET, &((const struct sockaddr_in *) ifa->ifa_addr)->sin_addr,
+			  ip, sizeof(ip));
+		cr_assert(udp_local(ip), "%s of %s", ip, ifa->ifa_name);
+	}
+	freeifaddrs(ifas);
 }

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The rdmx demo: a tagged ping-pong between two processes over rdmx on
 # loopback, printing latency and bandwidth per message size. Run through
 # `contrib/rdmx demo`, which builds rdmx and sets FI_PROVIDER_PATH.

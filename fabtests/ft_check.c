@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ft_check: the tally of checks (see ft_check.h). */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ft_check: the tally of the one-process API tests: one line per check
  * ("PASS name" or "FAIL name: detail") and a closing count.

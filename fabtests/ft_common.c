@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ft_common: the libfabric-free support of the test programs (see ft_common.h). */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ft_common: what the test and benchmark programs share that needs no
  * libfabric call: messages with the program's name in front, the clock,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ft_fabric: the libfabric support of the test programs (see ft_fabric.h). */
 #include <stdarg.h>
 #include <stdio.h>

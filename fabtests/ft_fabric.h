@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ft_fabric: what the libfabric test programs share: error messages,
  * one RDM endpoint with its fabric, domain, CQ and AV (opened, enabled

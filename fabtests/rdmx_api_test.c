@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_api_test: libfabric API semantics in one process, through the public
  * API only. Two RDM endpoints (A and B) on loopback share a domain, an AV

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_close: an endpoint that closes in order is seen by its peer at
  * once (rdmx only: it watches the peer through rdmx_peer_ops).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_comp_test: the completion levels of a send (fi_cq(3)), in one
  * process, two endpoints on one domain (A sends, B receives):

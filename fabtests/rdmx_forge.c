@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_forge: forges rdmx datagrams at a udp endpoint, as an attacker on
  * its network would (scripts/attack.sh). Unlike the other programs here

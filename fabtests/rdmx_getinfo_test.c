@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_getinfo_test: what fi_getinfo answers for rdmx, through libfabric's
  * public fi_getinfo only. The harness sets FI_PROVIDER=rdmx and

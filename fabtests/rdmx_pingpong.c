@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_pingpong: a two-process ping-pong over the public libfabric API,
  * the demo and latency benchmark of rdmx. It includes no provider header

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_stream: a streaming functional test over the public libfabric API
  * (plus the optional rdmx counters extension, <rdma/fi_ext_rdmx.h>). A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_udp_garbage: sends hostile UDP datagrams at an rdmx endpoint, with
  * plain sockets and no libfabric, to prove the provider drops and counts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_wireup: sends posted before their receiver exists. The sender
  * resolves the receiver's host and port, inserts it into its AV and posts

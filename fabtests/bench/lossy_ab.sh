@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # lossy_ab.sh: what a change costs on a lossy link. A stream of COUNT
 # tagged messages of mixed sizes up to 64 KiB (rdmx_stream --sizes mixed,
 # its default window) between two network namespaces joined by a veth
@@ -14,7 +15,7 @@
 # root, ip and nft. Exit 1 when a run fails.
 set -eu
 
-[ $# -ge 2 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '3,16p' "$0" >&2; exit 2; }
 AB_A=$(cd "$1" && pwd)
 AB_B=$(cd "$2" && pwd)
 AB_REPS=${3:-5}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_bench: the benchmark program of rdmx, over the public libfabric
  * API only. It includes no provider header and runs over any provider

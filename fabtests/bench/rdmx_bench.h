@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_bench.h: what the two files of rdmx_bench share: limits, the
  * run's parameters and control messages, the state of one side, and the

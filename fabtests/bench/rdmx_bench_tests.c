@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_bench_tests.c: the tests of rdmx_bench (see rdmx_bench.c): what
  * each runs for a size (its plan, computed alike by both sides), lat, bw

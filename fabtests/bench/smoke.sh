@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # smoke.sh: the benchmark suite under `make check`, for correctness, not
 # speed. It runs fabtests/bench/run --quick over rdmx, tcp;ofi_rxm and
 # udp_floor on loopback, with tiny iteration counts and every payload

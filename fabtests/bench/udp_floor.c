@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * udp_floor: a bare UDP ping-pong with busy polling, the latency floor of
  * rdmx's udp device. No libfabric: one socket per side, non-blocking

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_coll: collectives, which Open MPI builds on the point-to-point
  * messages the provider carries (pml cm), with checked results.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_match: how receives find their messages, what MPI asks of the
  * provider's tag matching (fi_trecv with ignore bits, FI_PEEK, FI_CLAIM,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_p2p: point-to-point messages of every size, every byte and every
  * receive's status checked. Ranks pair up (r and r ^ 1: an even number

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_threads: MPI_THREAD_MULTIPLE, several threads of each rank in MPI
  * at once. The run fails at once if MPI_Init_thread does not provide

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mt_common: what the MPI test programs share (see mt_common.h). */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mt_common: what the MPI test programs (fabtests/mpi, run by
  * scripts/mpi.sh) share: start-up, failing the whole job with a message

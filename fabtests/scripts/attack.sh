@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # attack.sh: an off-path attacker on the LAN against a verified stream
 # (issue 17, part 5). Two network namespaces of its own joined by a veth
 # pair (10.213.13.0/30); an rdmx_stream receiver in one, its sender in the

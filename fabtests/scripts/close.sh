@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # close.sh: an endpoint closed in order is seen by its peer at once
 # (issue 16, item 6). A server (rdmx_close -r) takes a client's small
 # messages and its GO, prints its clock (closing_ns) and calls fi_close

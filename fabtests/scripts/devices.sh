@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # devices.sh: device selection on a host without RDMA hardware (this
 # one). libfabric's own fi_info loads rdmx and must show that
 #  - FI_RDMX_DEVICE=auto (the default) looks for efa and verbs devices,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # end_session.sh: both ends of a lossy session exit cleanly (issue 16,
 # item 6). Two network namespaces of its own joined by a veth pair, each
 # dropping END_LOSS_PERCENT% of the UDP packets it receives (nftables

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # faults.sh: the udp device's fault injection knobs drive swsrd on
 # loopback. Both processes drop 10%, duplicate 5% and hold back 10% of the
 # datagrams they send (FI_RDMX_UDP_DROP/DUP/REORDER, fixed seeds); 20,000

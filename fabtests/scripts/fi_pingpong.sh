@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # fi_pingpong.sh: libfabric's own fi_pingpong (libfabric-bin) over rdmx on
 # loopback, RDM endpoints, every size, with data integrity checks: once
 # with untagged messages and once with -m tagged. Both processes' exit

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Fuzzes the receive path for a bounded time (docs/testing.md): builds
 # the libFuzzer harness prov/rdmx/test/fuzz/fuzz_rx in a build tree of
 # its own (clang, ASan, UBSan), checks that the seed corpus is what the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # garbage.sh: hostile datagrams must be dropped and counted, and the
 # endpoint must keep working. Starts an rdmx_pingpong server with
 # FI_LOG_LEVEL=info, fires rdmx_udp_garbage at its UDP port before any

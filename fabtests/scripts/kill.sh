@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # kill.sh: a receiver dies mid-stream; the sender must notice within the
 # unreachable timeout and still complete everything else.
 #

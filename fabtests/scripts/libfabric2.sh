@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # libfabric2.sh: rdmx inside libfabric 2.6.0, the series current
 # distributions ship. Builds libfabric 2.6.0 (the providers compared with:
 # tcp, udp, rxm, rxd, shm) and its fabtests from the unmodified upstream

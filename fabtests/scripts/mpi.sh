@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # mpi.sh: Open MPI over rdmx (issue 7). Runs each MPI test program of
 # fabtests/mpi at 2 and at 4 ranks on this host (oversubscribed), then
 # mpi_p2p and mpi_match once more at 4 ranks with FI_RDMX_LONG_READ=0,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # multihome.sh: rdmx as a user meets it on a real host, with no FI_RDMX_*
 # variable set. Two network namespaces of its own are two hosts, a and b,
 # each with loopback and two NICs: two veth pairs join them, each link

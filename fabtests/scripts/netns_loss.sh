@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # netns_loss.sh: a stream over a real lossy link. Two network namespaces
 # of its own, joined by a veth pair (MTU 1500) with addresses in
 # 10.213.7.0/30 that exist only inside them; in each namespace an nftables

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # pingpong.sh: runs rdmx_pingpong server and client over rdmx on loopback,
 # in tagged and msg modes on 127.0.0.1, and once on ::1 when the loopback
 # interface has IPv6. Every payload byte and completion is checked by the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # restart.sh: a receiver dies and another takes its address (issue 4).
 # A receiver (rdmx_wireup -r --linger) takes RESTART_COUNT tagged sends
 # and keeps answering; the sender (rdmx_wireup --restart) watches it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # rnr.sh: receiver-not-ready flow control, end to end on loopback.
 #
 # The receiver has 8 packet buffers and no memory for unexpected messages

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # sizes.sh: messages of every size between two processes, and their order.
 #
 # 1. Sizes: for each size a receiver and a sender (rdmx_stream, every

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # testlib.sh: helpers the test scripts (and contrib/demo.sh) source:
 # scratch folder and cleanup, processes under timeout, bounded readiness
 # waits, reading counters from their output, and starting an

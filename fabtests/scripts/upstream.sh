@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # upstream.sh: libfabric's own conformance suite, fabtests 1.17.0 (the
 # release that matches Debian 12's libfabric), over the rdmx just built.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # upstream_lib.sh: sourced by the scripts that build and run libfabric's
 # own sources (upstream.sh, multihome.sh, libfabric2.sh): finds the
 # unmodified release tarballs in ../shared/upstream next to the source

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # wireup.sh: sends posted before their receiver exists (issue 4). A sender
 # (rdmx_wireup --no-eagain) posts 1000 tagged sends to a port nothing
 # listens on: rdmx must accept every one at once (they wait on the peer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx provider extensions to libfabric (installed as rdma/fi_ext_rdmx.h).
  *

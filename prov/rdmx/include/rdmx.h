@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: root header. Everything in the provider includes this first: the
  * provider descriptor, logging, run-time parameters and small helpers.

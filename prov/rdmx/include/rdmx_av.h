@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: address vectors. An entry is the canonical raw device address of
  * a peer endpoint; fi_addr_t values are entry indices for both FI_AV_MAP

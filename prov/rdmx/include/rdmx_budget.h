@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the receive memory budget of an endpoint (FI_RDMX_RX_BUDGET).
  * Every byte a remote peer can make the receiver allocate is charged

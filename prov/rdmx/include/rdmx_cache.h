@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: blocks of one size, recycled, charged to a receive budget. A
  * block is charged while it exists, in use or kept free for reuse, so

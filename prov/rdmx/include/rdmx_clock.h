@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the one clock. Every timer (retransmission, backoff, keepalive)
  * reads time through rdmx_clock_ns(), and a test replaces the source with

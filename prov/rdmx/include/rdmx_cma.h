@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: reads from the memory of another process on the same host with
  * process_vm_readv (cross memory attach, CMA): how the udp device offers

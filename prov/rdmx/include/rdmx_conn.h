@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: wireup (after UCX's stub endpoints), the endpoint's side of the
  * probe handshake (rdmx_hs.h). A peer is a stub until its handshake

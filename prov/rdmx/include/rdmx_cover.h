@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: which bytes of a message arrived (its coverage). A message in
  * pieces (medium segments, long DATA) completes when every byte below

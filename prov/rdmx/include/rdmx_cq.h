@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: completion queues. Entries are kept in one internal form and
  * written out in the format the CQ was opened with; error entries wait on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: delivery acknowledgements (rdmx_dack.c), for FI_DELIVERY_COMPLETE.
  * A message flagged RDMX_PKT_DACK_REQ is answered once by its receiver's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the device contract (see docs/DESIGN in shared/ and
  * prov/rdmx/src/README.md). A device moves datagrams of up to caps.mtu

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: what the efa device's files share (rdmx_dev_efa.c, the device;
  * rdmx_dev_efa_status.c, its completion statuses).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: what the two rdma-core devices share (rdmx_dev_ibv.c): the
  * efa device (rdmx_dev_efa.c, SRD queue pairs, reliable in hardware) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: udp device internals shared by its two files: the device itself
  * (rdmx_dev_udp.c) and address handling (rdmx_dev_udp_addr.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the swsrd host of an unreliable datagram device (rdmx_dgram.c).
  * The udp device (sockets) and the verbs device (UD queue pairs) move

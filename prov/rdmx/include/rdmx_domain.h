@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: the domain object: one device domain (for udp, an interface). */
 #ifndef RDMX_DOMAIN_H
 #define RDMX_DOMAIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the RDM endpoint. It owns one device queue pair, the send and
  * receive entry pools, the packet buffers posted to the device, the

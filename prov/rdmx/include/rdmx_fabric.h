@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: the fabric object (one per device kind) and event queues. */
 #ifndef RDMX_FABRIC_H
 #define RDMX_FABRIC_H

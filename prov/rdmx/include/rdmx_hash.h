@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: a map from fixed-length byte keys (raw device addresses) to
  * 64-bit values, with open addressing. Used for reverse address lookups.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the probe handshake of one peer (after AWS CDI's connection
  * probe), as a state machine with no clock and no wire of its own: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the seam between the efa and verbs devices and rdma-core. Every
  * libibverbs and libefa call those devices make goes through g_rdmx_ibv,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: fi_getinfo. Builds one fi_info per device domain describing what
  * rdmx really does there, and filters and narrows it against the hints.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: intrusive doubly linked lists. An element embeds a struct
  * rdmx_dlist and can sit on one list per embedded link.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the domain lock. It is a real lock only when the domain's
  * threading level lets several threads enter the provider at once;

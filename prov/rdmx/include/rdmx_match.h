@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: receive matching. Each endpoint has one queue pair for untagged
  * and one for tagged messages: receives the application posted, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: memory regions. The udp device copies through the kernel, so a
  * region only records the buffer, its access and its key; remote access

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: what an endpoint keeps per remote endpoint. One peer stands for
  * one device address handle, however many AV addresses name it, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: fixed-size object pools. All objects are carved from one block at
  * construction, so taking and returning one never calls malloc.

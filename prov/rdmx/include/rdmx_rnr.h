@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: receiver-not-ready handling in the rdm layer, after the device
  * gave up on a send because the receiver had no buffer (EFA RDM's policy):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the receive side of the rdm layer. Receives the application
  * posts (rdmx_recv.c) meet arriving messages in the matching queues

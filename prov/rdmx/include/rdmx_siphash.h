@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: SipHash-2-4 (Aumasson and Bernstein, 2012), a keyed hash whose
  * output an attacker cannot predict without the 128-bit key. swsrd

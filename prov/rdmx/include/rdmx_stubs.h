@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: typed stubs for calls rdmx does not implement. Each returns
  * -FI_ENOSYS, so an application calling one gets a clear error instead of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: swsrd, software SRD. Turns a device that moves datagrams without
  * guarantees (udp, verbs UD) into one that honours the device contract:

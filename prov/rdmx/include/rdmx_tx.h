@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the send side of the rdm layer. A send (rdmx_txe) travels as one
  * or more packets (rdmx_pke), each one device send:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: which libfabric API version rdmx declares, and what differs
  * between the versions applications ask for. Pure functions, so the

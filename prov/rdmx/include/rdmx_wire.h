@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: every structure that travels on the wire. Fields are fixed-width
  * and little-endian; each size is asserted. New behaviour arrives through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: address vectors (see rdmx_av.h). */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: the receive memory budget of an endpoint (see rdmx_budget.h). */
 #include <assert.h>
 

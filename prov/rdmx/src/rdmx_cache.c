@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: recycled blocks charged to a receive budget (see rdmx_cache.h). */
 #include <stdlib.h>
 

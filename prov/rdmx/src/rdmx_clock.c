@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: the replaceable clock (see rdmx_clock.h). */
 #include <time.h>
 

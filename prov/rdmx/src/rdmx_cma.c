@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: reads from a local process's memory (see rdmx_cma.h). */
 #include <endian.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: wireup and the endpoint's side of the handshake (see rdmx_conn.h). */
 #include <endian.h>
 #include <stdlib.h>

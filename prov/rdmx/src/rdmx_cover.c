@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: which bytes of a message arrived (see rdmx_cover.h). */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: completion queues (see rdmx_cq.h). */
 #include <sched.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: delivery acknowledgements (see rdmx_dack.h and docs/protocol.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the efa device. An EFA SRD queue pair (efadv_create_qp_ex) is
  * the contract's raw queue as it stands: reliable, unordered, packets

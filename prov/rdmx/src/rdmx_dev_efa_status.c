@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the efa device's completion statuses, through one table
  * (RDMX_EFA_IO_STATUSES in rdmx_dev_efa.h).

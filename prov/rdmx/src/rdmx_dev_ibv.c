@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: what the efa and verbs devices share (see rdmx_dev_ibv.h).
  */

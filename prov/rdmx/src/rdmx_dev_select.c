@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: which device the provider runs over (FI_RDMX_DEVICE). "auto"
  * takes the first of efa, verbs and udp with a usable device, so that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the udp device. One non-blocking UDP socket per endpoint gives a
  * raw datagram queue; swsrd (rdmx_swsrd.c, hosted by rdmx_dgram.c) on top

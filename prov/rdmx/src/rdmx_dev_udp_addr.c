@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: udp device addresses. Canonical socket addresses, their printable
  * form, name resolution, and the list of interfaces an endpoint can bind

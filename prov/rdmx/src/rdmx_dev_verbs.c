@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the verbs device. A UD queue pair of any verbs device
  * (InfiniBand, RoCE) moves datagrams of up to the port's active MTU with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the swsrd host of an unreliable datagram device (see
  * rdmx_dgram.h): the part of the udp and verbs devices that is not about

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: the domain object (see rdmx_domain.h). */
 #include <stdlib.h>
 

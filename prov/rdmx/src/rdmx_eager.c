@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the eager protocol, receive side (rdmx_send.c builds the packet).
  * A message that fits one packet travels as an RDMX_PKT_EAGER header

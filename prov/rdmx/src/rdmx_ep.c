@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: the RDM endpoint object (see rdmx_ep.h). */
 #include <stdlib.h>
 

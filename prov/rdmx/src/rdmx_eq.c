@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: event queues. RDM endpoints report nothing here yet; the queue
  * carries what the application writes with fi_eq_write, and fi_eq_sread

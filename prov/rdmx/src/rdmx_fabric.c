@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: the fabric object (see rdmx_fabric.h). */
 #include <stdlib.h>
 #include <rdma/fi_domain.h>

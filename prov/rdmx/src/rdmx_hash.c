@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: byte-keyed hash map (see rdmx_hash.h). Linear probing over a
  * power-of-two table; removed slots are marked so probes continue past

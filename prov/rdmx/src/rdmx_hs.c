@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: the probe handshake state machine (see rdmx_hs.h). */
 #include "rdmx.h"
 #include "rdmx_hs.h"

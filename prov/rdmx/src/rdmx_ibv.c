@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the real rdma-core behind g_rdmx_ibv (see rdmx_ibv.h). Where
  * rdma-core exports a function, the table points at it; where the call is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: fi_getinfo (see rdmx_info.h). The rules follow fi_getinfo(3):
  * hints ask for a subset of what the provider does, a provider's required

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: provider entry. libfabric dlopens librdmx-fi.so and calls
  * fi_prov_ini, which defines the FI_RDMX_* parameters and hands back the

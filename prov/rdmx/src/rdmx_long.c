@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the long protocol (rendezvous with credits). A message above
  * FI_RDMX_MEDIUM_MAX starts with an RTS (tag, data, length, the sender's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: receive matching (see rdmx_match.h). */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the medium protocol, receive side (rdmx_send.c cuts the message).
  * A message larger than one packet and at most FI_RDMX_MEDIUM_MAX bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: memory regions (see rdmx_mr.h). */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the FI_MSG and FI_TAGGED calls. Each turns its arguments into one
  * send or receive request for the protocol layer; nothing else happens

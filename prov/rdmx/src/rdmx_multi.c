@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: FI_MULTI_RECV buffers (fi_msg(3)). An untagged receive posted
  * with FI_MULTI_RECV stays on its queue while messages are packed into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: send-after-send order (FI_ORDER_SAS) per peer. Every message a
  * sender posts to a peer takes the next msg_id; the receiver matches

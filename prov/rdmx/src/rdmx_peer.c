@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: peers, one per remote endpoint (see rdmx_peer.h). */
 #include <stdlib.h>
 

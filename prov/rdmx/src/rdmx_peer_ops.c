@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the rdmx_peer_ops extension (rdma/fi_ext_rdmx.h): a peer's
  * handshake state, and a callback when a peer connects or is given up.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: fixed-size object pools (see rdmx_pool.h). */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: searching the unexpected tagged messages (fi_tagged(3) FI_PEEK,
  * FI_CLAIM, FI_DISCARD), what MPI_Probe, MPI_Improbe and MPI_Mrecv use.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: endpoint progress. Polls the device completion queue, completes
  * sent packets, and dispatches each received packet by type after the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: receives. Posting a receive first searches the unexpected queue
  * (oldest first), else queues the receive; arriving messages search the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: RNR handling in the rdm layer (see rdmx_rnr.h for the policy). */
 #include "rdmx.h"
 #include "rdmx_clock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: messages that arrive in several packets (see struct rdmx_rxm),
  * shared by the medium and long protocols. An rxm is named by its peer

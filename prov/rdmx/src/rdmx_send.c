@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: sends. Picks the protocol by size (eager, medium, long; see
  * rdmx_tx.h), cuts the message into packets, hands them to the device,

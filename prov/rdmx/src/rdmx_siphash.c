@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: SipHash-2-4 (see rdmx_siphash.h), written from the paper. */
 
 #include "rdmx_siphash.h"

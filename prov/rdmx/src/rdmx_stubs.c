@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: -FI_ENOSYS stubs and stub tables (see rdmx_stubs.h). */
 #include "rdmx.h"
 #include "rdmx_stubs.h"

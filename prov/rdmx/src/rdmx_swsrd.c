@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: swsrd, software SRD (see rdmx_swsrd.h for the protocol). */
 #include <stdlib.h>
 

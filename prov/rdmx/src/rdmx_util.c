@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: small helpers shared by all layers. */
 #include <unistd.h>
 #include <sys/random.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the API version rdmx declares and the rules that depend on the
  * version an application asks for (see rdmx_version.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: packet codec (see rdmx_wire.h and docs/protocol.md). */
 #include <endian.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx unit tests: the fake rdma-core (see fake_ibv.h; its work requests
  * and their delivery are in fake_ibv_wr.c). What it models, and where the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx unit tests: a fake rdma-core behind the g_rdmx_ibv seam
  * (rdmx_ibv.h), so that the efa and verbs devices run here, where no RDMA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx unit tests: what the two halves of the fake rdma-core share
  * (fake_ibv.c: devices, memory, completion queues, queue pairs and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx unit tests: the fake rdma-core's work requests (see fake_ibv.h and
  * the list of what it models at the top of fake_ibv.c): the batch between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx unit tests: helpers shared by the test files. Criterion runs every
  * test in its own process, so a helper may change provider globals such

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx unit tests: checks the efa and verbs device tests share, run
  * against the fake rdma-core (fake_ibv.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx unit tests: an endpoint built by hand, for tests that drive the
  * rdm layer packet by packet over a stub device rather than through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx unit tests: two endpoints of one process talking through the
  * libfabric calls an application makes (fi_endpoint, fi_av_insert,

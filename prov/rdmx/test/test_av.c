@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx AV through the calls an application makes (fi_av_insert, lookup,
  * straddr, remove; fi_av(3)), on a domain opened on loopback.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of what a peer can make a receiver hold (rdmx_budget.c and
  * its sites: rdmx_cover.c, rdmx_rxm.c, rdmx_medium.c, rdmx_order.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_cma: long-read between processes of one host. A reader reads
  * only what a live exposure covers, offered to it, in the session the

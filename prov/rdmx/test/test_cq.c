@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx CQ: completions written the way the provider writes them
  * (rdmx_cq_write, rdmx_cq_write_err), read back the way an application

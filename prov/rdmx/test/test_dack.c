@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of the sender's side of delivery acknowledgements
  * (rdmx_dack.c, rdmx_send.c): a DACK completes a delivery-complete send

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx efa device against the fake rdma-core (fake_ibv.c): discovery and
  * capabilities, clean failures, the post and completion paths, the

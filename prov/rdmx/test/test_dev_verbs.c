@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx verbs device against the fake rdma-core (fake_ibv.c): discovery,
  * clean failures, the UD post and completion paths with their GRH, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The fake rdma-core itself (fake_ibv.c), held to what rdma-core's man
  * pages document, so that the device tests built on it mean something:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_hash: the reverse address map. AVs key it by canonical device
  * addresses, so a wrong answer here reports the wrong sender.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_hs: both sides of the probe handshake, joined by a simulated link
  * (a queue that can lose messages) under a clock the tests move: the

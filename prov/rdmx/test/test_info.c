@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_getinfo: hint matching by the rules of fi_getinfo(3). A hint rdmx
  * cannot honour must yield -FI_ENODATA (so libfabric offers the next

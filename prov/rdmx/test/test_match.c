@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_match: which posted receive takes an arriving message, and which
  * unexpected message a new receive takes. fi_tagged(3) semantics: a

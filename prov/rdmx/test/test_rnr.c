@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of the rdm layer's RNR policy (rdmx_rnr.c): resend after a
  * first refusal, random doubling backoff after repeats, -FI_EAGAIN while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * swsrd: the software reliability engine, run between two engines A and B
  * over a simulated link. The link loses, duplicates, delays and reorders

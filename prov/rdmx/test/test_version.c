@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_version: the API version rdmx declares to the core that loads it,
  * and the rules that depend on the version an application asks for.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_wire: the packet codec. Peers may run on hosts of either byte
  * order and packets may be forged, so the layout is checked byte by byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx fuzzing: the fake datagram device (see fuzz_dev.h). */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx fuzzing: a datagram device without sockets. It is built on
  * struct rdmx_dgram like the udp device, so swsrd, the handles of known

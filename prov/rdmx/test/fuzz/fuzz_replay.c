@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx fuzzing: the harness without libFuzzer. Plays every input file
  * named on the command line, or every file of the directories named

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx fuzzing: the receive path of one endpoint, whole. Each input
  * (fuzz_rx.h) opens a fabric, a domain, an AV naming two senders, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx fuzzing: the input format of the receive-path harness (fuzz_rx.c),
  * shared with the seed generator (fuzz_seeds.c). An input is a script

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx fuzzing: writes the seed corpus of the receive-path harness into
  * the directory named on the command line (gen_corpus.sh). Each seed is

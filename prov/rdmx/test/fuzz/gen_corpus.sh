@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Writes the seed corpus of the receive-path fuzz harness (corpus/ next
 # to this script) with fuzz_seeds, which builds every packet with the
 # encoders of rdmx_wire.h: run it after a change of the wire format.

@@ -117,13 +117,13 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon);
 /*
  * The endpoint ran out of packets for handshakes (rdmx_ep.ctrl_short
  * times since the last call): lets go of as many anonymous peers (at most
- * RDMX_PEER_EVICT_SCAN) not known to be there, least recently heard
- * first: those whose handshake is unfinished or whose handshake packets
- * are still out, holding nothing of the application's. A sender that
- * proved its address and fell silent would otherwise hold its packets
- * until it is found unreachable, and a crowd of them would keep every
- * newcomer out that long. Called from progress, outside any walk of the
- * peers.
+ * RDMX_PEER_EVICT_SCAN), least recently heard first, among those with
+ * handshake packets of ours still out and nothing of the application's:
+ * their packets come back. A sender that proved its address and fell
+ * silent would otherwise hold them until it is found unreachable, and a
+ * crowd of them would keep every newcomer out that long. A peer that
+ * holds no packet stays (letting it go frees nothing). Called from
+ * progress, outside any walk of the peers.
  */
 void rdmx_peer_reclaim(struct rdmx_ep *ep);
 

@@ -152,11 +152,6 @@ static bool rdmx_peer_anon_room(struct rdmx_ep *ep)
 	return false;
 }
 
-/* Whether an anonymous peer has not shown it is there. */
-static bool rdmx_peer_unproven(const struct rdmx_peer *peer)
-{
-	return peer->hs.state != RDMX_HS_CONNECTED || peer->hs_out;
-}
 
 void rdmx_peer_reclaim(struct rdmx_ep *ep)
 {
@@ -168,7 +163,7 @@ void rdmx_peer_reclaim(struct rdmx_ep *ep)
 		struct rdmx_peer *peer = rdmx_container_of(it, struct rdmx_peer, anon_link);
 
 		next = it->next;
-		if (!rdmx_peer_unproven(peer) || rdmx_peer_in_use(ep, peer))
+		if (!peer->hs_out || rdmx_peer_in_use(ep, peer))
 			continue;
 		rdmx_peer_evict(ep, peer);
 		n--;

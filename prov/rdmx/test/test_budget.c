@@ -537,22 +537,25 @@ Test(budget, anonymous_peer_with_control_packets_in_flight_is_let_go)
 
 /*
  * Handshake packets found no pke twice: the two least recently heard
- * anonymous peers not known to be there go. One connected and quiet
- * stays, though heard before them; so does one holding a message.
+ * anonymous peers with handshake packets out go, and their packets come
+ * back. One whose handshake is under way but holds no packet stays
+ * (letting it go frees nothing), though heard before them; so does one
+ * holding a message with a handshake packet out.
  */
-Test(budget, a_shortage_of_packets_lets_unproven_anonymous_peers_go)
+Test(budget, a_shortage_of_packets_lets_anonymous_peers_holding_them_go)
 {
-	struct rdmx_peer *connected, *holding, *a, *b, *c;
+	struct rdmx_peer *waiting, *holding, *a, *b, *c;
 	struct rdmx_pkt pkt = eager(0, 10, 0);
 	struct rdmx_ah *b_ah;
 
-	connected = rdmx_peer_anon(&ep, "p");
+	waiting = rdmx_peer_anon(&ep, "w");
 	holding = rdmx_peer_anon(&ep, "h");
 	a = rdmx_peer_anon(&ep, "a");
 	b = rdmx_peer_anon(&ep, "b");
 	c = rdmx_peer_anon(&ep, "c");
-	cr_assert(connected && holding && a && b && c);
-	connected->hs.state = RDMX_HS_CONNECTED;
+	cr_assert(waiting && holding && a && b && c);
+	waiting->hs.state = RDMX_HS_PROBING;
+	holding->hs_out = a->hs_out = b->hs_out = c->hs_out = 1;
 	cr_assert_not(rdmx_order_recv(&ep, holding, &pkt, RDMX_RX_BUF_NONE));
 	ep.ctrl_short = 2;
 	b_ah = b->ah;
@@ -560,9 +563,9 @@ Test(budget, a_shortage_of_packets_lets_unproven_anonymous_peers_go)
 	rdmx_peer_reclaim(&ep);
 	cr_assert_eq(ep.ctrl_short, 0);
 	cr_assert_eq(ep.anon_peers, 3);
-	cr_assert(anon_listed(connected) && anon_listed(holding) && anon_listed(c));
+	cr_assert(anon_listed(waiting) && anon_listed(holding) && anon_listed(c));
 	cr_assert_eq(last_destroyed, b_ah, "a, then b went");
-	connected->hs.state = RDMX_HS_IDLE;
+	waiting->hs.state = RDMX_HS_IDLE;
 }
 
 /*

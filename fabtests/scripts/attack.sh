@@ -392,8 +392,11 @@ a_mem_end() {
 		"$(t_field "$name-r" budget_refused) refusals," \
 		"anon_peers=$(t_field "$name-r" anon_peers)"
 	[ "$RESULT" = PASS ] || a_fail "the stream under $what: $RESULT"
-	[ -z "$peak" ] || [ "$peak" -le "$FI_RDMX_RX_BUDGET" ] ||
+	if [ -z "$peak" ]; then
+		a_fail "the receiver under $what printed no budget_peak counter"
+	elif [ "$peak" -gt "$FI_RDMX_RX_BUDGET" ]; then
 		a_fail "the receiver's budget reached $peak bytes under $what, limit $FI_RDMX_RX_BUDGET"
+	fi
 	[ "$during" = yes ] || a_fail "the stream under $what ended before the attack did"
 	[ "$growth" -lt "$ATTACK_BUDGET_KB" ] ||
 		a_fail "the receiver grew $growth kB (RSS) under $what, budget $ATTACK_BUDGET_KB kB${stopped:+ ($stopped)}"

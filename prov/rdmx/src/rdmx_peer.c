@@ -152,7 +152,6 @@ static bool rdmx_peer_anon_room(struct rdmx_ep *ep)
 	return false;
 }
 
-
 void rdmx_peer_reclaim(struct rdmx_ep *ep)
 {
 	uint32_t n = RDMX_MIN(ep->ctrl_short, RDMX_PEER_EVICT_SCAN);

@@ -3,7 +3,8 @@
  * rdmx_forge: forges rdmx datagrams at a udp endpoint, as an attacker on
  * its network would (scripts/attack.sh). Unlike the other programs here
  * it includes the provider's wire header and links its codec
- * (prov/rdmx/src/rdm/rdmx_wire.c), so its packets follow every format change.
+ * (prov/rdmx/src/rdm/rdmx_wire.c and dev/rdmx_wire_srd.c), so its packets
+ * follow every format change.
  *
  *   rdmx_forge [options] host port
  *

@@ -51,7 +51,7 @@
 
 #include "rdmx_dev.h"
 #include "rdmx_list.h"
-#include "rdmx_wire.h"
+#include "rdmx_wire_srd.h"
 
 #define RDMX_SRD_WINDOW		64	/* packets in flight per peer, at most */
 #define RDMX_SRD_CHALLENGE_GAP_NS	1000000ULL	/* per peer */

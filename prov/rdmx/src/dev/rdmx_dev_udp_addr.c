@@ -16,7 +16,7 @@
 
 #include "rdmx.h"
 #include "rdmx_dev_udp.h"
-#include "rdmx_wire.h"
+#include "rdmx_wire_srd.h"
 
 /* The largest UDP payload over IPv4 (IPv6 allows 20 bytes more). */
 #define RDMX_UDP_PAYLOAD_MAX	65507

@@ -85,7 +85,7 @@ t_cap_runtime "$ATTACK_CAP_S" "$@"
 t_env_defaults
 t_init
 t_require_prog "$ST"
-FORGE="$RDMX_BUILDDIR/fabtests/rdmx_forge"
+FORGE="$RDMX_BUILDDIR/fabtests/functional/rdmx_forge"
 t_require_prog "$FORGE"
 
 t_link atk "$ATTACK_NET"

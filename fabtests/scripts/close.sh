@@ -24,7 +24,7 @@ CLOSE_SEEN_WRAP_MS=2000
 t_cap_runtime 120 "$@"
 t_env_defaults
 t_init
-RC=$RDMX_BUILDDIR/fabtests/rdmx_close
+RC=$RDMX_BUILDDIR/fabtests/functional/rdmx_close
 t_require_prog "$RC"
 bound=$CLOSE_SEEN_MS
 [ -z "${RDMX_WRAP:-}" ] || bound=$CLOSE_SEEN_WRAP_MS

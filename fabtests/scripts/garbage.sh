@@ -17,7 +17,7 @@ GARBAGE_SEED=20240601
 
 t_env_defaults
 t_init
-GARBAGE="$RDMX_BUILDDIR/fabtests/rdmx_udp_garbage"
+GARBAGE="$RDMX_BUILDDIR/fabtests/functional/rdmx_udp_garbage"
 [ -x "$GARBAGE" ] || t_fail "$GARBAGE not built"
 
 # msg mode: any stray message that got through would match the server's

@@ -109,7 +109,7 @@ fi
 # suite, they run in the private namespace, away from other runs' ports.
 if [ -n "$NETNS" ]; then
 	for t in rdmx_getinfo_test rdmx_api_test; do
-		prog=$RDMX_BUILDDIR/fabtests/$t
+		prog=$RDMX_BUILDDIR/fabtests/unit/$t
 		[ -x "$prog" ] || t_fail "$prog not built (make check builds it)"
 		t_spawn_with "$t" "$NETNS" $SAN_ENV "$prog"
 		t_reap "$T_LAST_PID" "$t in libfabric $LF_VERSION"

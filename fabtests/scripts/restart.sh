@@ -26,7 +26,7 @@ RESTART_MARGIN_MS=1500
 t_cap_runtime 120 "$@"
 t_env_defaults
 t_init
-WU=$RDMX_BUILDDIR/fabtests/rdmx_wireup
+WU=$RDMX_BUILDDIR/fabtests/functional/rdmx_wireup
 t_require_prog "$WU"
 
 # restart_pid name: the program's own pid from its output (the spawned

@@ -20,8 +20,8 @@ t_env_defaults() {
 	: "${FI_PROVIDER_PATH:=$RDMX_BUILDDIR/.libs}"
 	: "${FI_PROVIDER:=rdmx}"
 	export RDMX_BUILDDIR FI_PROVIDER_PATH FI_PROVIDER
-	PP="$RDMX_BUILDDIR/fabtests/rdmx_pingpong"
-	ST="$RDMX_BUILDDIR/fabtests/rdmx_stream"
+	PP="$RDMX_BUILDDIR/fabtests/functional/rdmx_pingpong"
+	ST="$RDMX_BUILDDIR/fabtests/functional/rdmx_stream"
 	t_require_prog "$PP"
 }
 

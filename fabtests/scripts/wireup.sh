@@ -23,7 +23,7 @@ WIREUP_LATE_S=2
 t_cap_runtime 120 "$@"
 t_env_defaults
 t_init
-WU=$RDMX_BUILDDIR/fabtests/rdmx_wireup
+WU=$RDMX_BUILDDIR/fabtests/functional/rdmx_wireup
 t_require_prog "$WU"
 
 # A UDP port nothing uses now (the receiver binds it later).
@@ -52,7 +52,7 @@ t_out_has receiver '^rdmx_wireup: PASS receiver: 1000 messages in order' ||
 t_out_has sender '^rdmx_wireup: PASS sender: 1000 sends delivered' ||
 	t_fail "the sender printed no PASS"
 t_spawn_with bound "env FI_RDMX_PENDING_MAX=64" \
-	"$RDMX_BUILDDIR/fabtests/rdmx_api_test" "pending queue"
+	"$RDMX_BUILDDIR/fabtests/unit/rdmx_api_test" "pending queue"
 t_reap "$T_LAST_PID" bound
 t_out_has bound '^PASS sends to another peer still go out: payload' ||
 	t_fail "the bound of the pending queue was not checked"

@@ -8,11 +8,11 @@
 # so both see the same machine. Long-read is off (the wire path moves the
 # data, as between hosts).
 #
-#   fabtests/bench/lossy_ab.sh BUILD_A BUILD_B [REPS [COUNT [LOSS]]]
+#   fabtests/benchmarks/lossy_ab.sh BUILD_A BUILD_B [REPS [COUNT [LOSS]]]
 #
-# BUILD_x: a build folder (rdmx_stream in fabtests/, the provider in
-# .libs/). Prints every run's seconds, then the medians and B / A. Needs
-# root, ip and nft. Exit 1 when a run fails.
+# BUILD_x: a build folder (rdmx_stream in fabtests/functional/, the
+# provider in .libs/). Prints every run's seconds, then the medians and
+# B / A. Needs root, ip and nft. Exit 1 when a run fails.
 set -eu
 
 [ $# -ge 2 ] || { sed -n '3,16p' "$0" >&2; exit 2; }
@@ -38,9 +38,10 @@ ab_run() {
 	local t0 t1
 
 	t_start_server "$2-r" "ip netns exec $ns_r $env" \
-		"$1/fabtests/rdmx_stream" -r -b "$addr_r" -p 0
+		"$1/fabtests/functional/rdmx_stream" -r -b "$addr_r" -p 0
 	t0=$(date +%s%N)
-	t_spawn_with "$2-s" "ip netns exec $ns_s $env" "$1/fabtests/rdmx_stream" \
+	t_spawn_with "$2-s" "ip netns exec $ns_s $env" \
+		"$1/fabtests/functional/rdmx_stream" \
 		-p "$T_SERVER_PORT" -n "$AB_COUNT" --sizes mixed "$addr_r"
 	t_reap "$T_LAST_PID" "$2 sender"
 	t1=$(date +%s%N)

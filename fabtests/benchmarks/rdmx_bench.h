@@ -17,8 +17,8 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
-#include "../ft_common.h"
-#include "../ft_fabric.h"
+#include "ft_common.h"
+#include "ft_fabric.h"
 
 #define RB_NAME			"rdmx_bench"
 #define RB_FI_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)

@@ -28,7 +28,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "../ft_common.h"
+#include "ft_common.h"
 
 #define UF_NAME			"udp_floor"
 #define UF_DEFAULT_PORT		"47630"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # smoke.sh: the benchmark suite under `make check`, for correctness, not
-# speed. It runs fabtests/bench/run --quick over rdmx, tcp;ofi_rxm and
+# speed. It runs fabtests/benchmarks/run --quick over rdmx, tcp;ofi_rxm and
 # udp_floor on loopback, with tiny iteration counts and every payload
 # byte checked (-c), for every benchmark (lat, bw, bibw, rate) at 1, 8,
 # 4096, 65536 and 1048576 bytes (on loopback: eager, medium and long
@@ -24,8 +24,8 @@ SMOKE_LARGEST=1048576
 t_cap_runtime 60 "$@"
 t_env_defaults
 t_init
-t_require_prog "$RDMX_BUILDDIR/fabtests/bench/rdmx_bench"
-t_require_prog "$RDMX_BUILDDIR/fabtests/bench/udp_floor"
+t_require_prog "$RDMX_BUILDDIR/fabtests/benchmarks/rdmx_bench"
+t_require_prog "$RDMX_BUILDDIR/fabtests/benchmarks/udp_floor"
 
 raw=$T_DIR/raw
 start=$(date +%s)

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rdmx_api_test: libfabric API semantics in one process (see api.h).
+ *
+ * Usage: rdmx_api_test [NAME...]: run the tests whose names contain a NAME,
+ * or all but those containing it when NAME starts with '!'.
+ */
+#include "api.h"
+
+static const struct {
+	const char		*name;
+	void			(*run)(struct fixture *fx);
+	struct fixture_opts	opts;
+} tests[] = {
+	{ "objects open", test_objects, { .verbose = true } },
+	{ "fi_getname", test_getname, { 0 } },
+	{ "fi_setname", test_setname, { 0 } },
+	{ "fi_enable errors", test_enable_errors, { 0 } },
+	{ "address vector", test_av, { 0 } },
+	{ "fi_av_remove after a completed send", test_av_remove_after_inject, { 0 } },
+	{ "self-send", test_self, { 0 } },
+	{ "send calls", test_send_calls, { 0 } },
+	{ "scatter receive", test_scatter, { 0 } },
+	{ "tag ignore mask", test_tag_ignore, { 0 } },
+	{ "FI_DIRECTED_RECV", test_directed, { 0 } },
+	{ "unexpected messages", test_unexpected, { 0 } },
+	{ "posted receive order", test_posted_order, { 0 } },
+	{ "truncation", test_truncation, { 0 } },
+	{ "fi_cancel", test_cancel, { 0 } },
+	{ "FI_MULTI_RECV", test_multi_recv, { 0 } },
+	{ "FI_PEEK, FI_CLAIM, FI_DISCARD", test_peek_claim, { 0 } },
+	{ "FI_SELECTIVE_COMPLETION", test_selective,
+	  { .a_tx_flags = FI_SELECTIVE_COMPLETION } },
+	{ "zero-byte messages", test_zero_bytes, { 0 } },
+	{ "zero-byte message without iov", test_zero_iov, { 0 } },
+	{ "size limits", test_size_limits, { 0 } },
+	{ "message sizes", test_sizes, { 0 } },
+	{ "iov limit", test_iov_limit, { 0 } },
+	{ "unknown destination", test_bad_dest, { 0 } },
+	{ "rdmx_peer_ops", test_peer_ops, { 0 } },
+	{ "pending queue", test_pending_queue, { 0 } },
+	{ "completion levels", test_completion_levels, { 0 } },
+	{ "close ordering", test_close_order, { 0 } },
+	{ "unsupported calls", test_unsupported, { 0 } },
+	{ "event queue", test_eq, { 0 } },
+	{ "memory registration", test_mr, { 0 } },
+	{ "second domain", test_second_domain, { 0 } },
+	{ "ping, FI_THREAD_SAFE, two threads", test_ping_threads,
+	  { .threading = FI_THREAD_SAFE } },
+	{ "ping, FI_THREAD_DOMAIN, one thread", test_ping_domain,
+	  { .threading = FI_THREAD_DOMAIN } },
+};
+
+/*
+ * Whether the test name is selected by the arguments: substrings to run,
+ * or to skip when they start with '!'. No argument selects every test.
+ */
+static bool selected(const char *name, int argc, char **argv)
+{
+	bool any_include = false, included = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '!') {
+			if (strstr(name, argv[i] + 1))
+				return false;
+		} else {
+			any_include = true;
+			included |= strstr(name, argv[i]) != NULL;
+		}
+	}
+	return !any_include || included;
+}
+
+int main(int argc, char **argv)
+{
+	struct fixture fx;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(tests); i++) {
+		if (!selected(tests[i].name, argc, argv))
+			continue;
+		printf("# %s\n", tests[i].name);
+		if (fixture_open(&fx, &tests[i].opts))
+			tests[i].run(&fx);
+		/* Closes what set-up opened; nothing if the test closed it all. */
+		fixture_close(&fx, false);
+	}
+	return ft_check_summary();
+}

@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rdmx: the shm device (rdmx_dev_shm.h). The ring is Vyukov's bounded
+ * queue: slot i's sequence number says whose turn it is. A sender takes
+ * ticket t from the ring's tail when slot t % N holds sequence t, fills
+ * the slot and publishes it with t + 1; the owner takes slot head when
+ * it holds head + 1 and frees it for the next lap with head + N. Nothing
+ * the owner reads from the ring is trusted: lengths are bounded, and a
+ * sender never loops on a ring that another process corrupted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rdmx.h"
+#include "rdmx_cma.h"
+#include "rdmx_dev_shm.h"
+#include "rdmx_list.h"
+
+#define RDMX_SHM_MAGIC		0x314d4853584d4452ULL	/* "RDMXSHM1" */
+#define RDMX_SHM_SLOTS		64u
+#define RDMX_SHM_SLOT_HDR	64u
+#define RDMX_SHM_MTU		(65536u - RDMX_SHM_SLOT_HDR)
+#define RDMX_SHM_SLOT_SIZE	(RDMX_SHM_SLOT_HDR + RDMX_SHM_MTU)
+/* Tickets a sender tries before it calls the ring full. */
+#define RDMX_SHM_TRIES		64
+/* Full rings met before a sender asks whether the owner still lives. */
+#define RDMX_SHM_LIVENESS_EVERY	256u
+
+struct rdmx_shm_ring {
+	uint64_t		magic;
+	uint64_t		token;
+	uint32_t		pid;
+	uint32_t		slots;
+	uint32_t		slot_size;
+	uint32_t		reserved;
+	uint8_t			pad[32];
+	_Alignas(64) _Atomic uint64_t tail;	/* next ticket */
+	uint8_t			pad2[56];
+};
+_Static_assert(sizeof(struct rdmx_shm_ring) == 128, "shm ring header size");
+
+struct rdmx_shm_slot {
+	_Atomic uint64_t	seq;
+	uint32_t		len;
+	uint32_t		reserved;
+	struct rdmx_shm_addr	src;
+	uint8_t			pad[RDMX_SHM_SLOT_HDR - 32];
+	uint8_t			data[];
+};
+_Static_assert(sizeof(struct rdmx_shm_slot) == RDMX_SHM_SLOT_HDR, "shm slot header size");
+
+#define RDMX_SHM_MAP_LEN \
+	(sizeof(struct rdmx_shm_ring) + (size_t) RDMX_SHM_SLOTS * RDMX_SHM_SLOT_SIZE)
+
+struct rdmx_shm_ah {
+	struct rdmx_ah		ah;
+	struct rdmx_dlist	link;
+	struct rdmx_shm_addr	addr;
+	struct rdmx_shm_ring	*ring;
+	int			pidfd;		/* -1: liveness by kill(2) */
+	unsigned		refs;
+	unsigned		full;		/* full rings met in a row */
+	bool			gone;		/* the owner exited */
+};
+
+struct rdmx_shm_rx {
+	void		*buf;
+	size_t		len;
+	uint64_t	wr_id;
+};
+
+struct rdmx_shm_dev {
+	struct rdmx_dev		dev;
+	struct rdmx_shm_addr	addr;
+	int			fd;
+	struct rdmx_shm_ring	*ring;
+	uint64_t		head;		/* next ticket to take */
+	struct rdmx_shm_rx	*rq;		/* posted buffers, a FIFO */
+	size_t			rq_head, rq_cnt;
+	struct rdmx_dev_cqe	*done;		/* send completions, a FIFO */
+	size_t			done_head, done_cnt;
+	struct rdmx_dlist	ahs;
+	struct rdmx_shm_ah	*last;		/* the last sender found */
+	struct rdmx_cma		cma;
+};
+
+static struct rdmx_shm_dev *rdmx_shm_dev(struct rdmx_dev *dev)
+{
+	return rdmx_container_of(dev, struct rdmx_shm_dev, dev);
+}
+
+static struct rdmx_shm_slot *rdmx_shm_slot(struct rdmx_shm_ring *ring, uint64_t ticket)
+{
+	return (struct rdmx_shm_slot *) ((uint8_t *) (ring + 1) +
+		(size_t) (ticket % RDMX_SHM_SLOTS) * RDMX_SHM_SLOT_SIZE);
+}
+
+static bool rdmx_shm_addr_eq(const struct rdmx_shm_addr *a, const struct rdmx_shm_addr *b)
+{
+	return a->pid == b->pid && a->fd == b->fd && a->token == b->token;
+}
+
+static uint32_t rdmx_shm_addr_format(const void *canon)
+{
+	(void) canon;
+	return FI_FORMAT_UNSPEC;
+}
+
+static int rdmx_shm_addr_canon(const void *addr, size_t len, void *canon)
+{
+	if (!addr || len != sizeof(struct rdmx_shm_addr))
+		return -FI_EINVAL;
+	memcpy(canon, addr, len);
+	return 0;
+}
+
+static size_t rdmx_shm_addr_len(const void *canon)
+{
+	(void) canon;
+	return sizeof(struct rdmx_shm_addr);
+}
+
+static void rdmx_shm_addr_str(const void *canon, char *buf, size_t len)
+{
+	const struct rdmx_shm_addr *a = canon;
+
+	snprintf(buf, len, "shm://%u/%u", a->pid, a->fd);
+}
+
+static int rdmx_shm_resolve(const char *node, const char *service, void *canon)
+{
+	(void) node;
+	(void) service;
+	(void) canon;
+	return -FI_ENODATA;
+}
+
+static int rdmx_shm_domains(const void *src, const void *dest,
+			    struct rdmx_dev_domain *out, size_t max)
+{
+	(void) src;
+	(void) dest;
+	if (!max)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	strcpy(out->name, "shm");
+	out->mtu = RDMX_SHM_MTU;
+	return 1;
+}
+
+static void rdmx_shm_ring_init(struct rdmx_shm_ring *ring, const struct rdmx_shm_addr *addr)
+{
+	ring->magic = RDMX_SHM_MAGIC;
+	ring->token = addr->token;
+	ring->pid = addr->pid;
+	ring->slots = RDMX_SHM_SLOTS;
+	ring->slot_size = RDMX_SHM_SLOT_SIZE;
+	atomic_init(&ring->tail, 0);
+	for (uint64_t i = 0; i < RDMX_SHM_SLOTS; i++)
+		atomic_init(&rdmx_shm_slot(ring, i)->seq, i);
+}
+
+static int rdmx_shm_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p)
+{
+	struct rdmx_shm_dev *shm = calloc(1, sizeof(*shm));
+	int ret = -FI_ENOMEM;
+
+	if (!shm)
+		return -FI_ENOMEM;
+	shm->rq = calloc(attr->rq_size, sizeof(*shm->rq));
+	shm->done = calloc(attr->sq_size, sizeof(*shm->done));
+	if (!shm->rq || !shm->done)
+		goto err_free;
+	ret = -FI_ENODEV;
+	shm->fd = memfd_create("rdmx-shm", MFD_CLOEXEC);
+	if (shm->fd < 0)
+		goto err_free;
+	if (ftruncate(shm->fd, (off_t) RDMX_SHM_MAP_LEN))
+		goto err_close;
+	shm->ring = mmap(NULL, RDMX_SHM_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 shm->fd, 0);
+	if (shm->ring == MAP_FAILED)
+		goto err_close;
+	shm->addr = (struct rdmx_shm_addr) {
+		.pid = (uint32_t) getpid(),
+		.fd = (uint32_t) shm->fd,
+		.token = rdmx_random64(),
+	};
+	rdmx_shm_ring_init(shm->ring, &shm->addr);
+	rdmx_dlist_init(&shm->ahs);
+	shm->dev.ops = &rdmx_dev_shm_ops;
+	shm->dev.caps = (struct rdmx_dev_caps) {
+		.mtu = RDMX_SHM_MTU,
+		.max_inline = RDMX_SHM_MTU,	/* copied into the ring at send */
+		.sq_size = attr->sq_size,
+		.rq_size = attr->rq_size,
+		.flags = RDMX_DEV_CAP_RELIABLE,
+	};
+	/* Reads need CMA; the host's name (the lane's condition) does not. */
+	if (rdmx_cma_init(&shm->cma))
+		shm->dev.caps.flags |= RDMX_DEV_CAP_RDMA_READ;
+	shm->dev.caps.read_host = shm->cma.host;
+	if (!shm->dev.caps.read_host)
+		goto err_unmap;
+	*dev_p = &shm->dev;
+	return 0;
+
+err_unmap:
+	munmap(shm->ring, RDMX_SHM_MAP_LEN);
+err_close:
+	close(shm->fd);
+err_free:
+	free(shm->rq);
+	free(shm->done);
+	free(shm);
+	return ret;
+}
+
+static void rdmx_shm_ah_free(struct rdmx_shm_ah *ah)
+{
+	rdmx_dlist_remove(&ah->link);
+	munmap(ah->ring, RDMX_SHM_MAP_LEN);
+	if (ah->pidfd >= 0)
+		close(ah->pidfd);
+	free(ah);
+}
+
+static void rdmx_shm_close(struct rdmx_dev *dev)
+{
+	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
+	struct rdmx_dlist *it;
+
+	while ((it = rdmx_dlist_pop_front(&shm->ahs))) {
+		rdmx_dlist_init(it);
+		rdmx_shm_ah_free(rdmx_container_of(it, struct rdmx_shm_ah, link));
+	}
+	munmap(shm->ring, RDMX_SHM_MAP_LEN);
+	close(shm->fd);
+	free(shm->rq);
+	free(shm->done);
+	free(shm);
+}
+
+static void rdmx_shm_getname(struct rdmx_dev *dev, void *canon)
+{
+	memcpy(canon, &rdmx_shm_dev(dev)->addr, sizeof(struct rdmx_shm_addr));
+}
+
+/* Maps the ring at addr if it is the one addr names; NULL if not. */
+static struct rdmx_shm_ring *rdmx_shm_map(const struct rdmx_shm_addr *addr)
+{
+	struct rdmx_shm_ring *ring;
+	char path[64];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/fd/%u", addr->pid, addr->fd);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t) st.st_size != RDMX_SHM_MAP_LEN) {
+		close(fd);
+		return NULL;
+	}
+	ring = mmap(NULL, RDMX_SHM_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (ring == MAP_FAILED)
+		return NULL;
+	if (ring->magic != RDMX_SHM_MAGIC || ring->token != addr->token ||
+	    ring->pid != addr->pid || ring->slots != RDMX_SHM_SLOTS ||
+	    ring->slot_size != RDMX_SHM_SLOT_SIZE) {
+		munmap(ring, RDMX_SHM_MAP_LEN);
+		return NULL;
+	}
+	return ring;
+}
+
+static struct rdmx_shm_ah *rdmx_shm_ah_find(struct rdmx_shm_dev *shm,
+					    const struct rdmx_shm_addr *addr)
+{
+	struct rdmx_dlist *it;
+
+	if (shm->last && rdmx_shm_addr_eq(&shm->last->addr, addr))
+		return shm->last;
+	rdmx_dlist_foreach(&shm->ahs, it) {
+		struct rdmx_shm_ah *ah = rdmx_container_of(it, struct rdmx_shm_ah, link);
+
+		if (rdmx_shm_addr_eq(&ah->addr, addr))
+			return shm->last = ah;
+	}
+	return NULL;
+}
+
+static int rdmx_shm_ah_create(struct rdmx_dev *dev, const void *canon,
+			      struct rdmx_ah **ah_p)
+{
+	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
+	struct rdmx_shm_addr addr;
+	struct rdmx_shm_ah *ah;
+
+	memcpy(&addr, canon, sizeof(addr));
+	ah = rdmx_shm_ah_find(shm, &addr);
+	if (ah) {
+		ah->refs++;
+		*ah_p = &ah->ah;
+		return 0;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return -FI_ENOMEM;
+	ah->ring = rdmx_shm_map(&addr);
+	if (!ah->ring) {
+		free(ah);
+		return -FI_EHOSTUNREACH;
+	}
+	ah->addr = addr;
+	ah->refs = 1;
+	ah->pidfd = (int) syscall(SYS_pidfd_open, (pid_t) addr.pid, 0);
+	rdmx_dlist_insert_tail(&shm->ahs, &ah->link);
+	*ah_p = &ah->ah;
+	return 0;
+}
+
+static void rdmx_shm_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *handle)
+{
+	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
+	struct rdmx_shm_ah *ah = rdmx_container_of(handle, struct rdmx_shm_ah, ah);
+
+	if (--ah->refs)
+		return;
+	if (shm->last == ah)
+		shm->last = NULL;
+	rdmx_shm_ah_free(ah);
+}
+
+/* Whether the owner of the ring at ah exited. */
+static bool rdmx_shm_owner_gone(struct rdmx_shm_ah *ah)
+{
+	struct pollfd pfd = { .fd = ah->pidfd, .events = POLLIN };
+
+	if (ah->pidfd >= 0)
+		return poll(&pfd, 1, 0) == 1;
+	return kill((pid_t) ah->addr.pid, 0) && errno == ESRCH;
+}
+
+/* A ticket for a free slot of ring, or false when it is full. */
+static bool rdmx_shm_claim(struct rdmx_shm_ring *ring, uint64_t *ticket)
+{
+	uint64_t pos = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+
+	for (int i = 0; i < RDMX_SHM_TRIES; i++) {
+		struct rdmx_shm_slot *slot = rdmx_shm_slot(ring, pos);
+		int64_t diff = (int64_t) (atomic_load_explicit(&slot->seq, memory_order_acquire) - pos);
+
+		if (diff < 0)
+			return false;
+		if (!diff && atomic_compare_exchange_weak_explicit(&ring->tail, &pos, pos + 1,
+				memory_order_relaxed, memory_order_relaxed)) {
+			*ticket = pos;
+			return true;
+		}
+		if (diff)
+			pos = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+	}
+	return false;
+}
+
+static void rdmx_shm_done(struct rdmx_shm_dev *shm, uint64_t wr_id,
+			  enum rdmx_dev_status status)
+{
+	size_t cap = shm->dev.caps.sq_size;
+
+	shm->done[(shm->done_head + shm->done_cnt++) % cap] = (struct rdmx_dev_cqe) {
+		.wr_id = wr_id,
+		.op = RDMX_DEV_OP_SEND,
+		.status = status,
+	};
+}
+
+static int rdmx_shm_post_send(struct rdmx_dev *dev, struct rdmx_ah *handle,
+			      const struct iovec *iov, size_t iov_cnt,
+			      uint64_t wr_id, unsigned flags)
+{
+	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
+	struct rdmx_shm_ah *ah = rdmx_container_of(handle, struct rdmx_shm_ah, ah);
+	struct rdmx_shm_slot *slot;
+	uint64_t ticket;
+	size_t len = 0;
+
+	(void) flags;
+	if (shm->done_cnt == dev->caps.sq_size)
+		return -FI_EAGAIN;
+	for (size_t i = 0; i < iov_cnt; i++)
+		len += iov[i].iov_len;
+	if (len > RDMX_SHM_MTU || ah->gone) {
+		rdmx_shm_done(shm, wr_id, ah->gone ? RDMX_DEV_UNREACH : RDMX_DEV_MSGSIZE);
+		return 0;
+	}
+	if (!rdmx_shm_claim(ah->ring, &ticket)) {
+		if (++ah->full % RDMX_SHM_LIVENESS_EVERY == 0 && rdmx_shm_owner_gone(ah)) {
+			ah->gone = true;
+			dev->stats.unreachable++;
+			rdmx_shm_done(shm, wr_id, RDMX_DEV_UNREACH);
+			return 0;
+		}
+		return -FI_EAGAIN;
+	}
+	ah->full = 0;
+	slot = rdmx_shm_slot(ah->ring, ticket);
+	slot->len = (uint32_t) len;
+	slot->src = shm->addr;
+	len = 0;
+	for (size_t i = 0; i < iov_cnt; i++) {
+		memcpy(slot->data + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	atomic_store_explicit(&slot->seq, ticket + 1, memory_order_release);
+	rdmx_shm_done(shm, wr_id, RDMX_DEV_OK);
+	return 0;
+}
+
+static int rdmx_shm_post_recv(struct rdmx_dev *dev, void *buf, size_t len, uint64_t wr_id)
+{
+	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
+	size_t cap = dev->caps.rq_size;
+
+	if (shm->rq_cnt == cap)
+		return -FI_EAGAIN;
+	shm->rq[(shm->rq_head + shm->rq_cnt++) % cap] = (struct rdmx_shm_rx) {
+		.buf = buf, .len = len, .wr_id = wr_id,
+	};
+	return 0;
+}
+
+/*
+ * The next packet of the ring into the oldest posted buffer, as cqe;
+ * false when there is none (or no buffer). A packet too long, or from a
+ * sender without a handle, is dropped and counted.
+ */
+static bool rdmx_shm_take(struct rdmx_shm_dev *shm, struct rdmx_dev_cqe *cqe)
+{
+	while (shm->rq_cnt) {
+		struct rdmx_shm_slot *slot = rdmx_shm_slot(shm->ring, shm->head);
+		struct rdmx_shm_rx *rx = &shm->rq[shm->rq_head];
+		struct rdmx_shm_addr from;
+		struct rdmx_shm_ah *src;
+		uint32_t len;
+		bool ok;
+
+		if (atomic_load_explicit(&slot->seq, memory_order_acquire) != shm->head + 1)
+			return false;
+		/* Read once: the sender may still scribble on its slot. */
+		len = slot->len;
+		from = slot->src;
+		src = rdmx_shm_ah_find(shm, &from);
+		ok = src && len <= rx->len;
+		if (ok)
+			memcpy(rx->buf, slot->data, len);
+		else if (src)
+			shm->dev.stats.rx_malformed++;
+		else
+			shm->dev.stats.rx_dropped++;
+		atomic_store_explicit(&slot->seq, shm->head + RDMX_SHM_SLOTS,
+				      memory_order_release);
+		shm->head++;
+		if (!ok)
+			continue;
+		*cqe = (struct rdmx_dev_cqe) {
+			.wr_id = rx->wr_id,
+			.op = RDMX_DEV_OP_RECV,
+			.status = RDMX_DEV_OK,
+			.len = len,
+			.src_ah = &src->ah,
+		};
+		shm->rq_head = (shm->rq_head + 1) % shm->dev.caps.rq_size;
+		shm->rq_cnt--;
+		return true;
+	}
+	return false;
+}
+
+static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
+{
+	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
+	int done = rdmx_cma_poll(&shm->cma, cqe, max);
+
+	while (done < max && shm->done_cnt) {
+		cqe[done++] = shm->done[shm->done_head];
+		shm->done_head = (shm->done_head + 1) % dev->caps.sq_size;
+		shm->done_cnt--;
+	}
+	while (done < max && rdmx_shm_take(shm, &cqe[done]))
+		done++;
+	return done;
+}
+
+static int rdmx_shm_read_expose(struct rdmx_dev *dev, const struct iovec *iov,
+				size_t cnt, struct rdmx_dev_rkey *rkey)
+{
+	return rdmx_cma_expose(&rdmx_shm_dev(dev)->cma, iov, cnt, rkey);
+}
+
+static void rdmx_shm_read_revoke(struct rdmx_dev *dev, struct rdmx_dev_rkey *rkey)
+{
+	(void) dev;
+	rdmx_cma_revoke(rkey);
+}
+
+static int rdmx_shm_post_read(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			      const struct iovec *local, size_t local_cnt,
+			      const struct iovec *remote, size_t remote_cnt,
+			      const void *key, uint64_t wr_id)
+{
+	(void) ah;	/* the key names the exposer and the session */
+	return rdmx_cma_read(&rdmx_shm_dev(dev)->cma, local, local_cnt, remote,
+			     remote_cnt, (const struct rdmx_dev_rkey *) key, wr_id);
+}
+
+const struct rdmx_dev_ops rdmx_dev_shm_ops = {
+	.name = "shm",
+	.addr_size = sizeof(struct rdmx_shm_addr),
+	.addr_format = rdmx_shm_addr_format,
+	.addr_canon = rdmx_shm_addr_canon,
+	.addr_len = rdmx_shm_addr_len,
+	.addr_str = rdmx_shm_addr_str,
+	.resolve = rdmx_shm_resolve,
+	.domains = rdmx_shm_domains,
+	.open = rdmx_shm_open,
+	.close = rdmx_shm_close,
+	.getname = rdmx_shm_getname,
+	.ah_create = rdmx_shm_ah_create,
+	.ah_destroy = rdmx_shm_ah_destroy,
+	.post_send = rdmx_shm_post_send,
+	.post_recv = rdmx_shm_post_recv,
+	.poll_cq = rdmx_shm_poll_cq,
+	.read_expose = rdmx_shm_read_expose,
+	.read_revoke = rdmx_shm_read_revoke,
+	.post_read = rdmx_shm_post_read,
+};

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The shm device between two queues of this process: what a sender
+ * enqueues the owner takes in order, a full ring pushes back, and what
+ * the owner cannot trust (a wrong token, an unknown sender, a length
+ * past its buffer) is refused or dropped and counted.
+ */
+#include <string.h>
+
+#include "rdmx_test.h"
+#include "rdmx_dev_shm.h"
+
+static struct rdmx_dev *a, *b;
+static struct rdmx_shm_addr a_addr, b_addr;
+
+static void setup(void)
+{
+	struct rdmx_dev_attr attr = { .sq_size = 256, .rq_size = 256 };
+
+	cr_assert_eq(rdmx_dev_shm_ops.open(&attr, &a), 0);
+	cr_assert_eq(rdmx_dev_shm_ops.open(&attr, &b), 0);
+	a->ops->getname(a, &a_addr);
+	b->ops->getname(b, &b_addr);
+}
+
+static void teardown(void)
+{
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
+TestSuite(dev_shm, .init = setup, .fini = teardown);
+
+/* Polls dev until a completion comes, at most a few thousand times. */
+static int poll_one(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe)
+{
+	for (int i = 0; i < 4096; i++) {
+		int n = dev->ops->poll_cq(dev, cqe, 1);
+
+		if (n)
+			return n;
+	}
+	return 0;
+}
+
+/* Maps each queue from the other's side: handles both ways. */
+static void handles(struct rdmx_ah **to_b, struct rdmx_ah **to_a)
+{
+	cr_assert_eq(a->ops->ah_create(a, &b_addr, to_b), 0);
+	cr_assert_eq(b->ops->ah_create(b, &a_addr, to_a), 0);
+}
+
+static void send_bytes(struct rdmx_ah *to_b, const char *text, uint64_t wr_id)
+{
+	struct iovec iov[2] = { { (void *) text, 3 }, { (void *) (text + 3), strlen(text) - 3 } };
+
+	cr_assert_eq(a->ops->post_send(a, to_b, iov, 2, wr_id, 0), 0);
+}
+
+Test(dev_shm, packets_arrive_in_order_from_their_sender)
+{
+	struct rdmx_ah *to_b, *to_a;
+	struct rdmx_dev_cqe cqe;
+	char buf[2][64];
+
+	handles(&to_b, &to_a);
+	to_a->context = &to_a;
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(b->ops->post_recv(b, buf[i], sizeof(buf[i]), 10 + i), 0);
+	send_bytes(to_b, "first packet", 1);
+	send_bytes(to_b, "second", 2);
+	for (uint64_t i = 1; i <= 2; i++) {
+		cr_assert_eq(poll_one(a, &cqe), 1);
+		cr_assert_eq(cqe.op, RDMX_DEV_OP_SEND);
+		cr_assert_eq(cqe.status, RDMX_DEV_OK);
+		cr_assert_eq(cqe.wr_id, i, "sends complete in order");
+	}
+	cr_assert_eq(poll_one(b, &cqe), 1);
+	cr_assert_eq(cqe.op, RDMX_DEV_OP_RECV);
+	cr_assert_eq(cqe.wr_id, 10);
+	cr_assert_eq(cqe.len, strlen("first packet"));
+	cr_assert_eq(cqe.src_ah, to_a, "the sender's handle names it");
+	cr_assert_null(cqe.src_addr);
+	cr_assert_eq(memcmp(buf[0], "first packet", cqe.len), 0);
+	cr_assert_eq(poll_one(b, &cqe), 1);
+	cr_assert_eq(cqe.wr_id, 11);
+	cr_assert_eq(memcmp(buf[1], "second", cqe.len), 0);
+	a->ops->ah_destroy(a, to_b);
+	b->ops->ah_destroy(b, to_a);
+}
+
+Test(dev_shm, a_full_ring_pushes_back_until_the_owner_takes)
+{
+	struct rdmx_ah *to_b, *to_a;
+	struct rdmx_dev_cqe cqe[64];
+	char buf[64];
+	int sent = 0, ret;
+
+	handles(&to_b, &to_a);
+	while ((ret = a->ops->post_send(a, to_b, &(struct iovec) { buf, 8 }, 1, 0, 0)) == 0) {
+		sent++;
+		while (a->ops->poll_cq(a, cqe, 64))
+			;
+	}
+	cr_assert_eq(ret, -FI_EAGAIN);
+	cr_assert_gt(sent, 0);
+	cr_assert_eq(b->ops->post_recv(b, buf, sizeof(buf), 1), 0);
+	cr_assert_eq(poll_one(b, cqe), 1, "the owner takes one");
+	cr_assert_eq(a->ops->post_send(a, to_b, &(struct iovec) { buf, 8 }, 1, 0, 0), 0,
+		     "and a slot is free again");
+	a->ops->ah_destroy(a, to_b);
+	b->ops->ah_destroy(b, to_a);
+}
+
+Test(dev_shm, a_queue_named_with_a_wrong_token_is_not_mapped)
+{
+	struct rdmx_shm_addr forged = b_addr;
+	struct rdmx_ah *ah;
+
+	forged.token ^= 1;
+	cr_assert_neq(a->ops->ah_create(a, &forged, &ah), 0);
+	forged = b_addr;
+	forged.fd = 0;	/* stdin: not a queue */
+	cr_assert_neq(a->ops->ah_create(a, &forged, &ah), 0);
+}
+
+Test(dev_shm, packets_of_a_sender_without_a_handle_are_dropped)
+{
+	struct rdmx_dev_cqe cqe;
+	struct rdmx_ah *to_b;
+	char buf[64];
+
+	cr_assert_eq(a->ops->ah_create(a, &b_addr, &to_b), 0);
+	cr_assert_eq(b->ops->post_recv(b, buf, sizeof(buf), 1), 0);
+	send_bytes(to_b, "from nobody", 1);
+	cr_assert_eq(poll_one(b, &cqe), 0);
+	cr_assert_eq(b->stats.rx_dropped, 1);
+	a->ops->ah_destroy(a, to_b);
+}
+
+Test(dev_shm, a_packet_longer_than_the_buffer_is_dropped_as_malformed)
+{
+	struct rdmx_ah *to_b, *to_a;
+	struct rdmx_dev_cqe cqe;
+	char small[4], big[64];
+
+	handles(&to_b, &to_a);
+	cr_assert_eq(b->ops->post_recv(b, small, sizeof(small), 1), 0);
+	send_bytes(to_b, "longer than four", 1);
+	cr_assert_eq(poll_one(b, &cqe), 0);
+	cr_assert_eq(b->stats.rx_malformed, 1);
+	send_bytes(to_b, "ok!", 2);
+	cr_assert_eq(poll_one(b, &cqe), 1, "the buffer still serves the next packet");
+	cr_assert_eq(cqe.wr_id, 1);
+	cr_assert_eq(b->ops->post_recv(b, big, sizeof(big), 2), 0);
+	a->ops->ah_destroy(a, to_b);
+	b->ops->ah_destroy(b, to_a);
+}
+
+Test(dev_shm, a_packet_past_the_mtu_fails_its_send)
+{
+	struct rdmx_ah *to_b, *to_a;
+	struct rdmx_dev_cqe cqe;
+	static char huge[1 << 17];
+	struct iovec iov = { huge, a->caps.mtu + 1 };
+
+	handles(&to_b, &to_a);
+	cr_assert_eq(a->ops->post_send(a, to_b, &iov, 1, 5, 0), 0);
+	cr_assert_eq(poll_one(a, &cqe), 1);
+	cr_assert_eq(cqe.status, RDMX_DEV_MSGSIZE);
+	a->ops->ah_destroy(a, to_b);
+	b->ops->ah_destroy(b, to_a);
+}

@@ -11,12 +11,16 @@
 # FI_EHOSTUNREACH error completions for its sends to R0 and no other error,
 # stop sending to R0, and finish R1's stream with R1's DONE; R1 must have
 # received every message exactly once (rdmx_stream checks all of that).
-# The script checks the sender's time_to_error_ms: from posting the first
-# send to R0 that went unanswered to that send's error completion, at
-# least FI_RDMX_UNREACH_MS and at most FI_RDMX_UNREACH_MS + 2000 ms. The
-# margin covers the retransmission timer, whose checks come at most
-# rto_max (250 ms) apart, plus scheduling delays of a loaded host or a
-# sanitizer build.
+#
+# It runs twice, once per lane. By the NIC (FI_RDMX_SHM=0) only silence
+# tells that R0 is gone: the sender's time_to_error_ms, from posting the
+# first send to R0 that went unanswered to that send's error completion,
+# must be at least FI_RDMX_UNREACH_MS and at most FI_RDMX_UNREACH_MS +
+# 2000 ms. The margin covers the retransmission timer, whose checks come
+# at most rto_max (250 ms) apart, plus scheduling delays of a loaded host
+# or a sanitizer build. By shared memory (the default on one host) the
+# kernel tells that R0's process exited: the sends fail before
+# FI_RDMX_UNREACH_MS, which only the shm lane can do.
 #
 # Exit status: 0 pass, 1 fail.
 set -eu
@@ -31,37 +35,47 @@ t_env_defaults
 t_init
 t_require_prog "$ST"
 
-echo "== receivers R0 and R1"
-t_start_server r0 "" "$ST" -r -b 127.0.0.1 -p 0
-r0=$T_SERVER_PID
-r0_port=$T_SERVER_PORT
-# The program's own pid (the one above is timeout's, which cannot pass
-# SIGKILL on).
-r0_proc=$(sed -n 's/.* listening on .* pid \([0-9][0-9]*\).*/\1/p' "$T_DIR/r0.out")
-[ -n "$r0_proc" ] || t_fail "R0 printed no pid"
-t_start_server r1 "" "$ST" -r -b 127.0.0.1 -p 0
-r1=$T_SERVER_PID
+# kill_run LANE SHM LO HI: the whole scenario with FI_RDMX_SHM=SHM (LANE
+# names its outputs); R0's sends must fail LO to HI ms after posting.
+kill_run() {
+	local lane=$1 env="FI_RDMX_SHM=$2" r0 r0_port r0_proc r1 sender ms lo hi
 
-echo "== sender: $KILL_COUNT messages to each, FI_RDMX_UNREACH_MS=$KILL_UNREACH_MS"
-t_spawn_with sender "env FI_RDMX_UNREACH_MS=$KILL_UNREACH_MS" "$ST" \
-	-p "$r0_port,$T_SERVER_PORT" -n "$KILL_COUNT" --dead 0 127.0.0.1
-sender=$T_LAST_PID
-t_wait_ready "$sender" sender t_out_has r0 ': received [0-9]* of '
-kill -KILL "$r0_proc"
-echo "== R0 killed after: $(grep ': received ' "$T_DIR/r0.out" | tail -n 1)"
+	echo "== $lane: receivers R0 and R1"
+	t_start_server "r0_$lane" "env $env" "$ST" -r -b 127.0.0.1 -p 0
+	r0=$T_SERVER_PID
+	r0_port=$T_SERVER_PORT
+	# The program's own pid (the one above is timeout's, which cannot pass
+	# SIGKILL on).
+	r0_proc=$(sed -n 's/.* listening on .* pid \([0-9][0-9]*\).*/\1/p' "$T_DIR/r0_$lane.out")
+	[ -n "$r0_proc" ] || t_fail "$lane: R0 printed no pid"
+	t_start_server "r1_$lane" "env $env" "$ST" -r -b 127.0.0.1 -p 0
+	r1=$T_SERVER_PID
 
-t_reap "$sender" sender
-t_reap "$r1" R1
-t_collect "$r0"
-[ "$T_RC" -eq 137 ] || t_fail "R0 exited with status $T_RC, not by SIGKILL (137)"
-t_out_has sender '^rdmx_stream: PASS sender' || t_fail "the sender printed no PASS"
-t_out_has r1 '^rdmx_stream: PASS receiver' || t_fail "R1 printed no PASS"
-cat "$T_DIR/sender.out"
+	echo "== $lane: sender: $KILL_COUNT messages to each, FI_RDMX_UNREACH_MS=$KILL_UNREACH_MS"
+	t_spawn_with "sender_$lane" "env $env FI_RDMX_UNREACH_MS=$KILL_UNREACH_MS" "$ST" \
+		-p "$r0_port,$T_SERVER_PORT" -n "$KILL_COUNT" --dead 0 127.0.0.1
+	sender=$T_LAST_PID
+	t_wait_ready "$sender" "sender_$lane" t_out_has "r0_$lane" ': received [0-9]* of '
+	kill -KILL "$r0_proc"
+	echo "== $lane: R0 killed after: $(grep ': received ' "$T_DIR/r0_$lane.out" | tail -n 1)"
 
-ms=$(t_field sender time_to_error_ms)
-[ -n "$ms" ] || t_fail "the sender printed no time_to_error_ms"
-[ "$ms" -ge "$KILL_UNREACH_MS" ] ||
-	t_fail "R0's sends failed after $ms ms, before FI_RDMX_UNREACH_MS=$KILL_UNREACH_MS"
-[ "$ms" -le $((KILL_UNREACH_MS + KILL_MARGIN_MS)) ] ||
-	t_fail "R0's sends failed after $ms ms, later than $KILL_UNREACH_MS + $KILL_MARGIN_MS ms"
-echo "PASS: kill.sh (time_to_error_ms=$ms, limit $KILL_UNREACH_MS..$((KILL_UNREACH_MS + KILL_MARGIN_MS)))"
+	t_reap "$sender" "sender_$lane"
+	t_reap "$r1" "R1 ($lane)"
+	t_collect "$r0"
+	[ "$T_RC" -eq 137 ] || t_fail "$lane: R0 exited with status $T_RC, not by SIGKILL (137)"
+	t_out_has "sender_$lane" '^rdmx_stream: PASS sender' || t_fail "$lane: the sender printed no PASS"
+	t_out_has "r1_$lane" '^rdmx_stream: PASS receiver' || t_fail "$lane: R1 printed no PASS"
+	cat "$T_DIR/sender_$lane.out"
+
+	ms=$(t_field "sender_$lane" time_to_error_ms)
+	[ -n "$ms" ] || t_fail "$lane: the sender printed no time_to_error_ms"
+	lo=$3
+	hi=$4
+	[ "$ms" -ge "$lo" ] || t_fail "$lane: R0's sends failed after $ms ms, before $lo ms"
+	[ "$ms" -le "$hi" ] || t_fail "$lane: R0's sends failed after $ms ms, later than $hi ms"
+	echo "PASS: kill.sh $lane (time_to_error_ms=$ms, limit $lo..$hi)"
+}
+
+kill_run nic 0 "$KILL_UNREACH_MS" $((KILL_UNREACH_MS + KILL_MARGIN_MS))
+# Sooner than the NIC could know: the shm lane carried R0's stream.
+kill_run shm 1 0 $((KILL_UNREACH_MS - 1))

@@ -64,6 +64,7 @@ struct fi_rdmx_ep_stats {
 	uint64_t	budget_refused;	/* packets, messages or peers refused for
 					   want of it */
 	uint64_t	anon_peers;	/* peers kept for senders outside the AV */
+	uint64_t	shm_peers;	/* peers reached by shared memory now */
 };
 
 struct fi_rdmx_ep_ops {

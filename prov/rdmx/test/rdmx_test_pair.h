@@ -30,7 +30,10 @@ struct rdmx_test_pair {
 	fi_addr_t		peer[2];	/* each one's address of the other */
 };
 
-/* Opens a fabric, a domain and two connected endpoints on device dev. */
+/*
+ * Opens a fabric, a domain and two connected endpoints on device dev;
+ * the two, in one process, talk by dev itself, not by a shm lane.
+ */
 static inline void rdmx_test_pair_open(struct rdmx_test_pair *tp, const char *dev)
 {
 	static char name[16];
@@ -43,6 +46,7 @@ static inline void rdmx_test_pair_open(struct rdmx_test_pair *tp, const char *de
 	snprintf(name, sizeof(name), "%s", dev);
 	g_rdmx_params.device = name;
 	g_rdmx_params.iface = NULL;
+	g_rdmx_params.shm = 0;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED | FI_MSG;
 	ret = rdmx_getinfo(RDMX_API_VERSION, NULL, NULL, 0, hints, &tp->info);

@@ -100,6 +100,7 @@ static void ep_construct(size_t limit)
 	rdmx_order_construct(&ep);
 	memset(&peer, 0, sizeof(peer));
 	peer.ah = &ah;
+	rdmx_lane_init(&peer.lane, &ep.lanes, &ah, "");
 	peer.addr = 0;
 	peer.ep = &ep;
 	peer.hs.peer_features = RDMX_HS_FEAT_DELIVERY_ACK;

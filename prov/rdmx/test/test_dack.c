@@ -38,6 +38,9 @@ static void setup(void)
 	memset(&peer, 0, sizeof(peer));
 	memset(&other, 0, sizeof(other));
 	peer.ah = other.ah = &ah;
+	/* The stub device's addresses are empty (addr_size 0). */
+	rdmx_lane_init(&peer.lane, &ep.lanes, &ah, "");
+	rdmx_lane_init(&other.lane, &ep.lanes, &ah, "");
 	peer.hs.peer_features = RDMX_HS_FEAT_DELIVERY_ACK;
 }
 

@@ -591,11 +591,56 @@ Test(wire, hs_rejects_host_cut_off)
 	uint8_t *buf;
 
 	rdmx_wire_hs_encode(&hs, &msg);
-	for (size_t len = 56; len < sizeof(hs); len++) {
+	for (size_t len = 56; len < RDMX_WIRE_HS_HOST_SIZE; len++) {
 		buf = packet_dup(&hs, len);
 		cr_assert_eq(rdmx_wire_decode(buf, len, &pkt), -FI_EINVAL, "%zu bytes", len);
 		free(buf);
 	}
+}
+
+/* SHM names the sender's queue after host; cut short, the packet is malformed. */
+Test(wire, hs_carries_shm_queue)
+{
+	struct rdmx_hs_msg msg = {
+		.type = RDMX_HS_ACK, .probe_version = RDMX_HS_PROBE_VERSION,
+		.features = RDMX_HS_FEAT_HOST | RDMX_HS_FEAT_SHM, .incarnation = 7,
+		.rx_max = 9000, .host = 5, .pid = 6, .shm_fd = 11,
+		.shm_token = 0xfedcba9876543210ULL,
+	}, out;
+	struct rdmx_wire_hs hs;
+	struct rdmx_pkt pkt;
+	uint8_t *buf;
+
+	rdmx_wire_hs_encode(&hs, &msg);
+	cr_assert_eq(rdmx_wire_hs_size(&msg), 88);
+	buf = packet_dup(&hs, 88);
+	cr_assert_eq(le_bytes(buf + 72, 4), 11, "shm_fd at offset 72");
+	cr_assert_eq(le_bytes(buf + 80, 8), 0xfedcba9876543210ULL, "shm_token at offset 80");
+	cr_assert_eq(rdmx_wire_decode(buf, 88, &pkt), 0);
+	rdmx_wire_hs_decode(buf, 88, &out);
+	cr_assert_eq(out.shm_fd, 11);
+	cr_assert_eq(out.shm_token, 0xfedcba9876543210ULL);
+	free(buf);
+	for (size_t len = RDMX_WIRE_HS_HOST_SIZE; len < 88; len++) {
+		buf = packet_dup(&hs, len);
+		cr_assert_eq(rdmx_wire_decode(buf, len, &pkt), -FI_EINVAL, "%zu bytes", len);
+		free(buf);
+	}
+}
+
+/* A queue is named by pid as well: SHM without HOST names none. */
+Test(wire, hs_shm_without_host_names_no_queue)
+{
+	struct rdmx_hs_msg msg = {
+		.type = RDMX_HS_ACK, .features = RDMX_HS_FEAT_SHM, .incarnation = 7,
+		.shm_fd = 11, .shm_token = 3,
+	}, out;
+	struct rdmx_wire_hs hs;
+
+	rdmx_wire_hs_encode(&hs, &msg);
+	rdmx_wire_hs_decode(&hs, rdmx_wire_hs_size(&msg), &out);
+	cr_assert_eq(out.shm_token, 0);
+	cr_assert_eq(out.shm_fd, 0);
 }
 
 /* A message asking a DACK names its send; without the flag, no id. */

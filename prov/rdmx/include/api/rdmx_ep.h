@@ -14,6 +14,7 @@
 #include "rdmx_cache.h"
 #include "rdmx_cq.h"
 #include "rdmx_dev.h"
+#include "rdmx_lane.h"
 #include "rdmx_match.h"
 #include "rdmx_pool.h"
 #include "rdmx_wire.h"
@@ -62,7 +63,8 @@ struct rdmx_ep {
 	size_t			medium_max;	/* largest medium message */
 	size_t			min_multi_recv;	/* FI_OPT_MIN_MULTI_RECV */
 
-	struct rdmx_dev		*dev;
+	struct rdmx_dev		*dev;		/* the NIC device */
+	struct rdmx_lanes	lanes;		/* it and the shm device */
 	struct rdmx_pool	txe_pool;	/* of struct rdmx_txe */
 	struct rdmx_pool	pke_pool;	/* of struct rdmx_pke: segments */
 	size_t			pke_heap;	/* packets from the heap (DACKs

@@ -62,11 +62,15 @@
  * pid namespace (0: it cannot tell), and pid, its process there. Two
  * sides are on one host (long-read may expose memory to the other) only
  * when both announced it with the same non-zero host.
+ * SHM (with HOST): the packet carries shm_fd and shm_token, which with
+ * pid name the sender's shared-memory queue (rdmx_dev_shm.h): a peer on
+ * the same host sends to it instead of by the NIC (rdmx_lane.h).
  */
 #define RDMX_HS_FEAT_RX_MAX		(1ULL << 0)
 #define RDMX_HS_FEAT_DELIVERY_ACK	(1ULL << 1)
 #define RDMX_HS_FEAT_CLOSE		(1ULL << 2)
 #define RDMX_HS_FEAT_HOST		(1ULL << 3)
+#define RDMX_HS_FEAT_SHM		(1ULL << 4)
 /* What an endpoint announces besides RX_MAX, which rx_max implies. */
 #define RDMX_HS_FEATURES	(RDMX_HS_FEAT_DELIVERY_ACK | RDMX_HS_FEAT_CLOSE | \
 				 RDMX_HS_FEAT_HOST)
@@ -114,6 +118,8 @@ struct rdmx_hs_msg {
 						   sender's host (0: unknown) */
 	uint32_t		pid;		/* RESET, ACK with HOST: the
 						   sender's process (0: unsaid) */
+	uint32_t		shm_fd;		/* RESET, ACK with SHM: the */
+	uint64_t		shm_token;	/* sender's shm queue */
 };
 
 /* What this endpoint says of itself. */
@@ -126,6 +132,8 @@ struct rdmx_hs_local {
 	uint32_t	rx_max;		/* largest packet this endpoint receives */
 	uint64_t	host;		/* with HOST: this host (0: unknown) */
 	uint32_t	pid;		/* with HOST: this process (0: unsaid) */
+	uint32_t	shm_fd;		/* with SHM: this endpoint's */
+	uint64_t	shm_token;	/* shm queue */
 };
 
 struct rdmx_hs_cfg {
@@ -164,6 +172,8 @@ struct rdmx_hs {
 	uint32_t			peer_rx_max;	/* 0: unsaid */
 	uint64_t			peer_host;	/* with HOST; 0: unknown */
 	uint32_t			peer_pid;	/* with HOST; 0: unsaid */
+	uint32_t			peer_shm_fd;	/* with SHM: its queue; */
+	uint64_t			peer_shm_token;	/* token 0: none */
 	uint32_t			session;	/* ours: handshakes started */
 	uint32_t			peer_session;	/* theirs, from its RESET or ACK */
 	uint64_t			deadline;	/* the timer's next call; 0: none */
@@ -199,6 +209,13 @@ bool rdmx_hs_close(struct rdmx_hs *hs);
  * AV): it is DISCONNECTED, and the next connect starts a handshake.
  */
 void rdmx_hs_reopen(struct rdmx_hs *hs);
+
+/*
+ * The device found the peer gone (shm: its process exited): a handshake
+ * or session under way ends at once, DISCONNECTED with FI_EHOSTUNREACH,
+ * without waiting for pings to go unanswered.
+ */
+void rdmx_hs_lost(struct rdmx_hs *hs);
 
 /*
  * Something waits on the CONNECTED peer with nothing of it in flight (a

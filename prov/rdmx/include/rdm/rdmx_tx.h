@@ -111,6 +111,7 @@ struct rdmx_txe {
 	struct rdmx_wire_read	read;		/* long: the RTS's read descriptor */
 	bool			exposed;	/* long-read: rkey is live */
 	struct rdmx_dev_rkey	rkey;		/* long-read: the buffers exposed */
+	struct rdmx_dev		*read_dev;	/* by this device */
 	uint8_t			inject[];	/* payload copied at post time */
 };
 
@@ -131,7 +132,7 @@ struct rdmx_send_req {
 ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req);
 
 /* Hands a packet to the device; 0 or -FI_EAGAIN. Lock held. */
-int rdmx_tx_post(struct rdmx_ep *ep, struct rdmx_pke *pke, bool more);
+int rdmx_tx_post(struct rdmx_pke *pke, bool more);
 
 /* The device completed a packet; lock held. */
 void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,

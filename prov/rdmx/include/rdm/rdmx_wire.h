@@ -166,12 +166,18 @@ struct rdmx_wire_hs {
 	uint32_t		pid;
 	/* RDMX_HS_FEAT_HOST: present in RESET and ACK. */
 	uint64_t		host;
+	/* RDMX_HS_FEAT_SHM: present in RESET and ACK. */
+	uint32_t		shm_fd;
+	uint32_t		shm_reserved;	/* zero */
+	uint64_t		shm_token;
 };
-_Static_assert(sizeof(struct rdmx_wire_hs) == 72, "wire hs size");
+_Static_assert(sizeof(struct rdmx_wire_hs) == 88, "wire hs size");
 /* An HS of a peer without RDMX_HS_FEAT_RX_MAX ends before rx_max. */
 #define RDMX_WIRE_HS_BASE_SIZE	offsetof(struct rdmx_wire_hs, rx_max)
 /* An HS of a peer without RDMX_HS_FEAT_HOST ends before host. */
 #define RDMX_WIRE_HS_RX_MAX_SIZE	offsetof(struct rdmx_wire_hs, host)
+/* An HS of a peer without RDMX_HS_FEAT_SHM ends before shm_fd. */
+#define RDMX_WIRE_HS_HOST_SIZE		offsetof(struct rdmx_wire_hs, shm_fd)
 
 union rdmx_wire_hdr {
 	struct rdmx_wire_eager	eager;

@@ -86,6 +86,7 @@ struct rdmx_params {
 	size_t	medium_max;	/* FI_RDMX_MEDIUM_MAX: largest medium message */
 	size_t	cts_window;	/* FI_RDMX_CTS_WINDOW: long-message credit */
 	size_t	long_read;	/* FI_RDMX_LONG_READ: receivers may read */
+	size_t	shm;		/* FI_RDMX_SHM: same-host peers by shm */
 	size_t	hs_retry_ms;	/* FI_RDMX_HS_RETRY_MS: handshake resend */
 	size_t	ping_interval_ms; /* FI_RDMX_PING_INTERVAL (ms) */
 	size_t	ping_timeout_ms; /* FI_RDMX_PING_TIMEOUT (ms) */

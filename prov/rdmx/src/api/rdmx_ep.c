@@ -103,10 +103,11 @@ static int rdmx_ep_enable(struct rdmx_ep *ep)
 	rdmx_lock_acquire(&ep->domain->lock);
 	if (!ep->enabled && ep->dev->ops->rx_memory)
 		ret = ep->dev->ops->rx_memory(ep->dev, ep->rx_bufs,
-					      ep->rx_buf_cnt * ep->rx_buf_stride);
+					      ep->lanes.nic_rx * ep->rx_buf_stride);
 	for (size_t i = 0; !ret && !ep->enabled && i < ep->rx_buf_cnt; i++) {
-		ret = ep->dev->ops->post_recv(ep->dev, rdmx_ep_rx_buf(ep, i),
-					      ep->rx_buf_size, i);
+		struct rdmx_dev *dev = rdmx_lanes_rx_dev(&ep->lanes, i);
+
+		ret = dev->ops->post_recv(dev, rdmx_ep_rx_buf(ep, i), ep->rx_buf_size, i);
 		if (ret)
 			break;
 	}
@@ -169,11 +170,12 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 				  ep->rx_size);
 	if (ret)
 		goto err_destruct_pke;
-	ep->rx_buf_size = ep->dev->caps.mtu;
-	ep->rx_buf_front = RDMX_ALIGN64(ep->dev->caps.rx_headroom);
+	ep->rx_buf_size = rdmx_lanes_mtu(&ep->lanes);
+	ep->rx_buf_front = RDMX_ALIGN64(rdmx_lanes_headroom(&ep->lanes));
 	ep->rx_buf_stride = ep->rx_buf_front + RDMX_ALIGN64(ep->rx_buf_size);
 	/* A device may take fewer receives than asked (efa: max_rq_wr). */
-	ep->rx_buf_cnt = RDMX_MIN(g_rdmx_params.rx_bufs, ep->dev->caps.rq_size);
+	ep->lanes.nic_rx = RDMX_MIN(g_rdmx_params.rx_bufs, ep->dev->caps.rq_size);
+	ep->rx_buf_cnt = ep->lanes.nic_rx + (ep->lanes.shm ? ep->lanes.shm->caps.rq_size : 0);
 	/* Large and lazily touched: pages fault in only as packets land. */
 	ep->rx_bufs = aligned_alloc(64, ep->rx_buf_cnt * ep->rx_buf_stride);
 	ep->held = calloc(ep->rx_buf_cnt, sizeof(*ep->held));
@@ -226,10 +228,12 @@ void rdmx_ep_queues_init(struct rdmx_ep *ep)
 static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 {
 	const struct rdmx_dev_stats *dev = &ep->dev->stats;
+	static const struct rdmx_dev_stats none;
+	const struct rdmx_dev_stats *shm = ep->lanes.shm ? &ep->lanes.shm->stats : &none;
 
 	*st = (struct fi_rdmx_ep_stats) {
-		.rx_malformed = ep->stats.rx_malformed + dev->rx_malformed,
-		.rx_dropped = dev->rx_dropped,
+		.rx_malformed = ep->stats.rx_malformed + dev->rx_malformed + shm->rx_malformed,
+		.rx_dropped = dev->rx_dropped + shm->rx_dropped,
 		.rx_unexpected = ep->stats.rx_unexpected,
 		.rx_no_recv = ep->stats.rx_no_recv,
 		.tx_errors = ep->stats.tx_errors,
@@ -242,7 +246,7 @@ static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 		.rnr_completions = ep->stats.rnr_completions,
 		.rnr_backoffs = ep->stats.rnr_backoffs,
 		.eagain = ep->stats.eagain,
-		.peers_unreachable = dev->unreachable,
+		.peers_unreachable = dev->unreachable + shm->unreachable,
 		.rx_unauth = dev->rx_unauth,
 		.challenges = dev->challenges,
 		.rx_stale = dev->stale,
@@ -250,6 +254,7 @@ static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 		.budget_peak = rdmx_budget_peak(&ep->budget),
 		.budget_refused = rdmx_budget_refusals(&ep->budget),
 		.anon_peers = ep->anon_peers,
+		.shm_peers = ep->lanes.shm_peers,
 	};
 }
 
@@ -375,6 +380,7 @@ static int rdmx_ep_close(struct fid *fid)
 	if (ep->av)
 		rdmx_av_detach(ep->av, ep);
 	ep->dev->ops->close(ep->dev);
+	rdmx_lanes_close(&ep->lanes);
 	/* Packets the device held when the linger gave up: it is gone now. */
 	while ((it = rdmx_dlist_pop_front(&ep->pke_heaped)))
 		free(rdmx_container_of(it, struct rdmx_pke, heap_link));
@@ -385,17 +391,22 @@ static int rdmx_ep_close(struct fid *fid)
 	return 0;
 }
 
-/* Opens the device bound to a canonical source address. */
-static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
+/* What the endpoint asks of its devices: bound to src (canonical). */
+static struct rdmx_dev_attr rdmx_ep_dev_attr(const struct rdmx_ep *ep, const void *src)
 {
-	struct rdmx_dev_attr attr = {
+	return (struct rdmx_dev_attr) {
 		.src_addr = src,
 		.domain = &ep->domain->dev_dom,
 		/* A send entry and a segment packet each per tx_size. */
 		.sq_size = 2 * ep->tx_size,
 		.rq_size = g_rdmx_params.rx_bufs,
 	};
+}
 
+/* Opens the NIC device bound to a canonical source address. */
+static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
+{
+	struct rdmx_dev_attr attr = rdmx_ep_dev_attr(ep, src);
 	const struct rdmx_dev_ops *ops = ep->domain->dev_ops;
 	uint8_t name[RDMX_DEV_ADDR_MAX];
 	char text[96];
@@ -449,6 +460,7 @@ static int rdmx_ep_setname(fid_t fid, void *addr, size_t addrlen)
 		return ret;
 	}
 	old->ops->close(old);
+	ep->lanes.nic = ep->dev;
 	/* The new address may sit on an interface with another MTU. */
 	rdmx_ep_free_buffers(ep);
 	return rdmx_ep_alloc_buffers(ep);
@@ -602,6 +614,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **ep_p, void *context)
 {
 	uint8_t src_buf[RDMX_DEV_ADDR_MAX];
+	struct rdmx_dev_attr attr;
 	const uint8_t *src;
 	struct rdmx_ep *ep;
 	int ret;
@@ -616,6 +629,8 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ret = rdmx_ep_open_dev(ep, src);
 	if (ret)
 		goto err_free_ep;
+	attr = rdmx_ep_dev_attr(ep, src);
+	rdmx_lanes_open(&ep->lanes, ep->dev, &attr, g_rdmx_params.shm);
 	ret = rdmx_ep_alloc_buffers(ep);
 	if (ret)
 		goto err_close_dev;
@@ -641,6 +656,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 err_close_dev:
 	ep->dev->ops->close(ep->dev);
+	rdmx_lanes_close(&ep->lanes);
 err_free_ep:
 	free(ep);
 	return ret;

@@ -200,7 +200,7 @@ static int rdmx_shm_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	rdmx_dlist_init(&shm->ahs);
 	shm->dev.ops = &rdmx_dev_shm_ops;
 	shm->dev.caps = (struct rdmx_dev_caps) {
-		.mtu = RDMX_SHM_MTU,
+		.mtu = g_rdmx_params.mtu ? RDMX_MIN(g_rdmx_params.mtu, RDMX_SHM_MTU) : RDMX_SHM_MTU,
 		.max_inline = RDMX_SHM_MTU,	/* copied into the ring at send */
 		.sq_size = attr->sq_size,
 		.rq_size = attr->rq_size,
@@ -402,7 +402,7 @@ static int rdmx_shm_post_send(struct rdmx_dev *dev, struct rdmx_ah *handle,
 		return -FI_EAGAIN;
 	for (size_t i = 0; i < iov_cnt; i++)
 		len += iov[i].iov_len;
-	if (len > RDMX_SHM_MTU || ah->gone) {
+	if (len > dev->caps.mtu || ah->gone) {
 		rdmx_shm_done(shm, wr_id, ah->gone ? RDMX_DEV_UNREACH : RDMX_DEV_MSGSIZE);
 		return 0;
 	}

@@ -122,8 +122,7 @@ static void rdmx_conn_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 	 * it reports them before the ones ah_reset flushes.
 	 */
 	rdmx_tx_peer_reset(ep, peer, err, why, peer->hs.state == RDMX_HS_CLOSED);
-	if (ep->dev->ops->ah_reset)
-		ep->dev->ops->ah_reset(ep->dev, peer->ah);
+	rdmx_lane_use_nic(&ep->lanes, &peer->lane);
 	peer->tx_msg_id = 0;
 	peer->rx_msg_id = 0;
 }
@@ -134,10 +133,9 @@ static void rdmx_conn_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
  * than RDMX_CONN_PKT_MIN is not believed: a packet must hold a header
  * and data.
  */
-static size_t rdmx_conn_pkt_max(const struct rdmx_ep *ep, const struct rdmx_peer *peer)
+static size_t rdmx_conn_pkt_max(const struct rdmx_peer *peer)
 {
-	struct rdmx_dev *dev = ep->dev;
-	size_t path = dev->ops->ah_mtu ? dev->ops->ah_mtu(dev, peer->ah) : dev->caps.mtu;
+	size_t path = rdmx_lane_mtu(&peer->lane);
 	size_t rx_max = peer->hs.peer_rx_max;
 
 	if (!rx_max)
@@ -152,10 +150,11 @@ static void rdmx_conn_event(void *ctx, enum rdmx_hs_event ev, int err)
 
 	switch (ev) {
 	case RDMX_HS_EV_CONNECTED:
-		peer->pkt_max = rdmx_conn_pkt_max(ep, peer);
+		rdmx_lane_use_shm(&ep->lanes, &peer->lane);
+		peer->pkt_max = rdmx_conn_pkt_max(peer);
 		RDMX_INFO(FI_LOG_EP_CTRL, "peer fi_addr %lu connected, protocol %u, "
-			  "packets of %zu bytes\n", (unsigned long) peer->addr,
-			  peer->hs.version, peer->pkt_max);
+			  "packets of %zu bytes by %s\n", (unsigned long) peer->addr,
+			  peer->hs.version, peer->pkt_max, peer->lane.dev->ops->name);
 		rdmx_conn_replay(ep, peer);
 		rdmx_peer_notify(ep, peer, 0);
 		break;
@@ -190,17 +189,24 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 {
 	uint64_t incarnation = rdmx_random64();
 	uint64_t retry = g_rdmx_params.hs_retry_ms * 1000000ULL;
+	uint64_t host = rdmx_lanes_host(&ep->lanes);
+	struct rdmx_shm_addr shm = { 0 };
+
+	if (ep->lanes.shm)
+		ep->lanes.shm->ops->getname(ep->lanes.shm, &shm);
 
 	ep->hs_local = (struct rdmx_hs_local) {
 		.probe_version = RDMX_HS_PROBE_VERSION,
 		.proto_min = RDMX_PROTO_LEGACY,
 		.proto_max = RDMX_PROTO_VERSION,
-		.features = RDMX_HS_FEATURES,
+		.features = RDMX_HS_FEATURES | (shm.token ? RDMX_HS_FEAT_SHM : 0),
 		.incarnation = incarnation | 1,
 		.rx_max = (uint32_t) ep->rx_buf_size,
-		/* A device that reads only this host's processes names it. */
-		.host = ep->dev->caps.read_host,
-		.pid = ep->dev->caps.read_host ? (uint32_t) getpid() : 0,
+		/* A device that reads or queues only on this host names it. */
+		.host = host,
+		.pid = host ? (uint32_t) getpid() : 0,
+		.shm_fd = shm.fd,
+		.shm_token = shm.token,
 	};
 	ep->hs_cfg = (struct rdmx_hs_cfg) {
 		.retry_ns = retry,
@@ -274,6 +280,23 @@ int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe 
 	return 0;
 }
 
+/*
+ * A peer whose RESET or ACK showed it on this host with a shm queue: its
+ * lane maps the queue now, before the peer can send by it (rdmx_lane.h).
+ */
+static void rdmx_conn_lane(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	const struct rdmx_hs *hs = &peer->hs;
+	struct rdmx_shm_addr addr = {
+		.pid = hs->peer_pid,
+		.fd = hs->peer_shm_fd,
+		.token = hs->peer_shm_token,
+	};
+
+	if (addr.token && addr.pid && rdmx_hs_same_host(hs))
+		rdmx_lane_learn(&ep->lanes, &peer->lane, &addr, peer);
+}
+
 void rdmx_conn_recv(struct rdmx_ep *ep, struct rdmx_peer *peer, const void *buf,
 		    size_t len)
 {
@@ -282,6 +305,7 @@ void rdmx_conn_recv(struct rdmx_ep *ep, struct rdmx_peer *peer, const void *buf,
 	rdmx_wire_hs_decode(buf, len, &msg);
 	rdmx_conn_watch(ep, peer);
 	rdmx_hs_recv(&peer->hs, &msg, rdmx_clock_ns());
+	rdmx_conn_lane(ep, peer);
 }
 
 void rdmx_conn_heard(struct rdmx_ep *ep, struct rdmx_peer *peer)
@@ -351,6 +375,8 @@ static bool rdmx_conn_is_close(const struct rdmx_pke *pke)
 void rdmx_conn_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		       enum rdmx_dev_status status)
 {
+	struct rdmx_peer *peer;
+
 	/*
 	 * A refused packet is sent again: only its last completion counts.
 	 * A CLOSE that did not arrive (the peer closed too, or is gone) is
@@ -370,5 +396,9 @@ void rdmx_conn_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		rdmx_tx_fail(ep, pke, FI_ECONNRESET, RDMX_CONN_CLOSED_WHY);
 		return;
 	}
+	peer = pke->peer;
 	rdmx_tx_done(ep, pke, status);
+	/* The shm lane knows the peer's process gone: its session is over. */
+	if (status == RDMX_DEV_UNREACH && peer && rdmx_lane_by_shm(&peer->lane))
+		rdmx_hs_lost(&peer->hs);
 }

@@ -50,6 +50,8 @@ static void rdmx_hs_send(struct rdmx_hs *hs, enum rdmx_hs_type type, uint32_t se
 		msg.rx_max = l->rx_max;
 		msg.host = l->host;
 		msg.pid = l->pid;
+		msg.shm_fd = l->shm_fd;
+		msg.shm_token = l->shm_token;
 		/* A legacy endpoint knows no range. */
 		if (l->probe_version > RDMX_HS_PROBE_LEGACY) {
 			msg.proto_min = l->proto_min;
@@ -118,6 +120,8 @@ static void rdmx_hs_accept(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, ui
 	/* What a peer without HOST left out is unknown, whatever it sent. */
 	hs->peer_host = msg->features & RDMX_HS_FEAT_HOST ? msg->host : 0;
 	hs->peer_pid = msg->features & RDMX_HS_FEAT_HOST ? msg->pid : 0;
+	hs->peer_shm_fd = msg->shm_fd;
+	hs->peer_shm_token = msg->shm_token;
 	if (!version) {
 		hs->version = 0;
 		rdmx_hs_disconnect(hs, FI_ENOPROTOOPT);
@@ -215,6 +219,13 @@ bool rdmx_hs_close(struct rdmx_hs *hs)
 		return false;
 	rdmx_hs_send(hs, RDMX_HS_CLOSE, hs->peer_session);
 	return true;
+}
+
+void rdmx_hs_lost(struct rdmx_hs *hs)
+{
+	if (hs->state == RDMX_HS_RESET_SENT || hs->state == RDMX_HS_PROBING ||
+	    hs->state == RDMX_HS_CONNECTED)
+		rdmx_hs_disconnect(hs, FI_EHOSTUNREACH);
 }
 
 void rdmx_hs_reopen(struct rdmx_hs *hs)

@@ -108,18 +108,19 @@ static bool rdmx_long_read(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 		.session = rdmx_hs_bind(hs, false),
 		.pid = hs->peer_pid,
 	} };
+	struct rdmx_dev *dev = rdmx_lane_read_dev(&ep->lanes, &rxm->peer->lane);
 	int ret;
 
-	if (!(ep->dev->caps.flags & RDMX_DEV_CAP_RDMA_READ))
+	if (!(dev->caps.flags & RDMX_DEV_CAP_RDMA_READ))
 		return false;
-	if (ep->dev->caps.read_host && !key.peer.host) {
+	if (dev->caps.read_host && !key.peer.host) {
 		RDMX_DBG(FI_LOG_EP_DATA, "long-read from a peer not shown on this host: "
 			 "clear to send\n");
 		return false;
 	}
 	memcpy(key.wire, rxm->rkey, sizeof(key.wire));
-	ret = ep->dev->ops->post_read(ep->dev, rxm->peer->ah, local, nl, remote, nr,
-				      &key, (uintptr_t) rxm);
+	ret = dev->ops->post_read(dev, rdmx_lane_read_ah(&rxm->peer->lane), local, nl,
+				  remote, nr, &key, (uintptr_t) rxm);
 	if (ret) {
 		RDMX_DBG(FI_LOG_EP_DATA, "long-read refused (%d): clear to send\n", ret);
 		return false;

@@ -31,7 +31,8 @@ static bool rdmx_peer_index_fit(struct rdmx_ep *ep, fi_addr_t addr)
 }
 
 /* The peer of a device handle, made if it has none; takes over the ref. */
-static struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah)
+static struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah,
+					 const void *canon)
 {
 	struct rdmx_peer *peer = ah->context;
 
@@ -46,6 +47,7 @@ static struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah)
 		return NULL;
 	}
 	peer->ah = ah;
+	rdmx_lane_init(&peer->lane, &ep->lanes, ah, canon);
 	peer->addr = FI_ADDR_NOTAVAIL;
 	rdmx_dlist_init(&peer->ooo);
 	rdmx_dlist_init(&peer->rx_msgs);
@@ -117,6 +119,7 @@ static void rdmx_peer_evict(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	rdmx_dlist_remove(&peer->link);
 	rdmx_dlist_remove(&peer->conn_link);
 	rdmx_dlist_remove(&peer->retry_link);
+	rdmx_lane_fini(&ep->lanes, &peer->lane);
 	peer->ah->context = NULL;
 	ep->dev->ops->ah_destroy(ep->dev, peer->ah);
 	free(peer);
@@ -190,7 +193,7 @@ int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 		return ret;
 	/* A handle with a peer: a sender heard from before it joined. */
 	heard = ah->context != NULL;
-	peer = rdmx_peer_of_ah(ep, ah);
+	peer = rdmx_peer_of_ah(ep, ah, canon);
 	if (!peer)
 		return -FI_ENOMEM;
 	if (peer->addr == FI_ADDR_NOTAVAIL) {
@@ -212,7 +215,7 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon)
 
 	if (!rdmx_peer_anon_room(ep) || ep->dev->ops->ah_create(ep->dev, canon, &ah))
 		return NULL;
-	peer = rdmx_peer_of_ah(ep, ah);
+	peer = rdmx_peer_of_ah(ep, ah, canon);
 	if (peer && !peer->anon && peer->addr == FI_ADDR_NOTAVAIL) {
 		/* The room made above cannot be taken in between. */
 		(void) rdmx_budget_charge(&ep->budget, sizeof(*peer));
@@ -229,6 +232,8 @@ bool rdmx_peer_on_host(const struct rdmx_ep *ep, struct rdmx_peer *peer)
 
 	if (!rdmx_hs_same_host(&peer->hs))
 		return false;
+	if (rdmx_lane_here(&peer->lane))
+		return true;	/* its shm queue is mapped: it is here */
 	if (!dev->caps.read_host)
 		return true;
 	if (peer->where == RDMX_PEER_WHERE_UNKNOWN)
@@ -282,6 +287,7 @@ void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)
 		rdmx_order_drain(peer);
 		if (peer->anon)
 			rdmx_peer_anon_end(ep, peer);
+		rdmx_lane_fini(&ep->lanes, &peer->lane);
 		peer->ah->context = NULL;
 		ep->dev->ops->ah_destroy(ep->dev, peer->ah);
 		free(peer);

@@ -32,17 +32,19 @@ static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
 					    const struct rdmx_dev_cqe *cqe)
 {
 	struct rdmx_peer *peer = cqe->src_ah ? cqe->src_ah->context : NULL;
+	/* A packet by shm names no address: its peer's lane has it. */
+	const void *src = cqe->src_addr ? cqe->src_addr : peer ? peer->lane.nic_addr : NULL;
 	fi_addr_t addr;
 
 	if (peer && peer->addr != FI_ADDR_NOTAVAIL)
 		return peer;
-	if (!cqe->src_addr)
+	if (!src)
 		return peer;
 	/* Unknown, or outside the AV: it may have been inserted since. */
-	addr = rdmx_av_reverse(ep->av, cqe->src_addr);
+	addr = rdmx_av_reverse(ep->av, src);
 	if (addr != FI_ADDR_NOTAVAIL)
 		return rdmx_peer_get(ep, addr, &peer) ? NULL : peer;
-	return peer ? peer : rdmx_peer_anon(ep, cqe->src_addr);
+	return peer ? peer : rdmx_peer_anon(ep, src);
 }
 
 bool rdmx_ep_admit(void *ctx, struct rdmx_ah *src, const void *buf, size_t len)
@@ -59,8 +61,9 @@ bool rdmx_ep_admit(void *ctx, struct rdmx_ah *src, const void *buf, size_t len)
 void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx)
 {
 	/* Cannot fail: the buffer left the same receive queue earlier. */
-	(void) ep->dev->ops->post_recv(ep->dev, rdmx_ep_rx_buf(ep, idx),
-				       ep->rx_buf_size, idx);
+	struct rdmx_dev *dev = rdmx_lanes_rx_dev(&ep->lanes, idx);
+
+	(void) dev->ops->post_recv(dev, rdmx_ep_rx_buf(ep, idx), ep->rx_buf_size, idx);
 }
 
 /* Handles a valid packet; true when it keeps the buffer rx_buf. */
@@ -133,7 +136,7 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 		return;
 	ep->now = rdmx_clock_ns();
 	do {
-		n = ep->dev->ops->poll_cq(ep->dev, cqe, RDMX_PROGRESS_BATCH);
+		n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
 		for (int i = 0; i < n; i++) {
 			if (cqe[i].op == RDMX_DEV_OP_SEND)
 				rdmx_conn_tx_done(ep, (struct rdmx_pke *) (uintptr_t)

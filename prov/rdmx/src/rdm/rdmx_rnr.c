@@ -75,13 +75,13 @@ void rdmx_rnr_delivered(struct rdmx_peer *peer)
 }
 
 /* Resends a peer's queue in order; false if the device pushed back. */
-static bool rdmx_rnr_resend(struct rdmx_ep *ep, struct rdmx_peer *peer)
+static bool rdmx_rnr_resend(struct rdmx_peer *peer)
 {
 	while (!rdmx_dlist_empty(&peer->retry_q)) {
 		struct rdmx_pke *pke = rdmx_container_of(peer->retry_q.next,
 							 struct rdmx_pke, link);
 
-		if (rdmx_tx_post(ep, pke, false))
+		if (rdmx_tx_post(pke, false))
 			return false;
 		rdmx_dlist_remove(&pke->link);
 	}
@@ -103,7 +103,7 @@ void rdmx_rnr_progress(struct rdmx_ep *ep)
 		next = it->next;
 		if (peer->backoff_until && now < peer->backoff_until)
 			continue;
-		if (rdmx_rnr_resend(ep, peer))
+		if (rdmx_rnr_resend(peer))
 			rdmx_dlist_remove(&peer->retry_link);
 	}
 }

@@ -43,10 +43,10 @@ static struct rdmx_txe *rdmx_send_txe_alloc(struct rdmx_ep *ep)
 }
 
 /* Ends the exposure of a long send's buffers to reads: they go back. */
-static void rdmx_tx_unexpose(struct rdmx_ep *ep, struct rdmx_txe *txe)
+static void rdmx_tx_unexpose(struct rdmx_txe *txe)
 {
 	if (txe->exposed)
-		ep->dev->ops->read_revoke(ep->dev, &txe->rkey);
+		txe->read_dev->ops->read_revoke(txe->read_dev, &txe->rkey);
 	txe->exposed = false;
 }
 
@@ -54,7 +54,7 @@ static void rdmx_send_txe_release(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
 	if (txe->level == RDMX_TX_DELIVERY_AWAITED)
 		txe->peer->dack_awaited--;
-	rdmx_tx_unexpose(ep, txe);
+	rdmx_tx_unexpose(txe);
 	if (txe->pending)
 		rdmx_dlist_remove(&txe->link);
 	txe->in_use = false;
@@ -116,7 +116,7 @@ static void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
  */
 static bool rdmx_tx_read_offer(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
-	struct rdmx_dev *dev = ep->dev;
+	struct rdmx_dev *dev = rdmx_lane_read_dev(&ep->lanes, &txe->peer->lane);
 	const struct rdmx_hs *hs = &txe->peer->hs;
 	bool here;
 
@@ -130,6 +130,7 @@ static bool rdmx_tx_read_offer(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		.session = rdmx_hs_bind(hs, true),
 		.pid = hs->peer_pid,
 	};
+	txe->read_dev = dev;
 	return !dev->ops->read_expose(dev, txe->iov, txe->iov_cnt, &txe->rkey);
 }
 
@@ -178,15 +179,15 @@ static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	}
 }
 
-int rdmx_tx_post(struct rdmx_ep *ep, struct rdmx_pke *pke, bool more)
+int rdmx_tx_post(struct rdmx_pke *pke, bool more)
 {
 	/* A DACK is awaited too: a send at its peer waits for it. */
 	bool awaited = pke->txe ? pke->txe->level != RDMX_TX_INJECT :
 		       pke->hdr.dack.base.type == RDMX_PKT_DACK;
 	unsigned flags = (more ? RDMX_DEV_SEND_MORE : 0) |
 			 (awaited ? RDMX_DEV_SEND_AWAITED : 0);
-	int ret = ep->dev->ops->post_send(ep->dev, pke->peer->ah, pke->iov,
-					  pke->iov_cnt, (uintptr_t) pke, flags);
+	int ret = rdmx_lane_send(&pke->peer->lane, pke->iov, pke->iov_cnt,
+				 (uintptr_t) pke, flags);
 
 	if (!ret)
 		pke->busy = true;
@@ -214,7 +215,7 @@ void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		}
 		rdmx_tx_pke_init(pke, txe, txe->peer, true);
 		rdmx_tx_segment(txe, pke);
-		if (rdmx_tx_post(ep, pke, txe->next < txe->limit)) {
+		if (rdmx_tx_post(pke, txe->next < txe->limit)) {
 			txe->next = next;
 			rdmx_pool_release(&ep->pke_pool, pke);
 			rdmx_tx_queue(ep, txe);
@@ -287,7 +288,7 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	if (!txe->err && txe->level == RDMX_TX_DELIVERY_AWAITED)
 		return;
 	/* Over, either way: the buffers go back to the application. */
-	rdmx_tx_unexpose(ep, txe);
+	rdmx_tx_unexpose(txe);
 	if (!txe->err) {
 		if (txe->completion) {
 			entry = rdmx_send_entry(txe);
@@ -446,7 +447,7 @@ void rdmx_tx_peer_forget(struct rdmx_ep *ep, struct rdmx_peer *peer)
 
 void rdmx_tx_ctrl_post(struct rdmx_ep *ep, struct rdmx_pke *pke)
 {
-	if (rdmx_rnr_blocked(pke->peer) || rdmx_tx_post(ep, pke, false)) {
+	if (rdmx_rnr_blocked(pke->peer) || rdmx_tx_post(pke, false)) {
 		pke->busy = true;
 		rdmx_dlist_insert_tail(&ep->ctrl_pending, &pke->link);
 	}
@@ -463,7 +464,7 @@ void rdmx_tx_progress(struct rdmx_ep *ep)
 		next = it->next;
 		if (rdmx_rnr_blocked(pke->peer))
 			continue;
-		if (rdmx_tx_post(ep, pke, false))
+		if (rdmx_tx_post(pke, false))
 			return;
 		rdmx_dlist_remove(it);
 	}
@@ -573,7 +574,7 @@ void rdmx_tx_drain(struct rdmx_ep *ep)
 		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
 
 		if (txe->in_use)
-			rdmx_tx_unexpose(ep, txe);
+			rdmx_tx_unexpose(txe);
 	}
 }
 
@@ -741,7 +742,7 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 	txe->next = 0;
 	rdmx_send_plan(ep, txe);
 	rdmx_tx_first(ep, txe);
-	ret = rdmx_tx_post(ep, &txe->pke, more || txe->next < txe->limit);
+	ret = rdmx_tx_post(&txe->pke, more || txe->next < txe->limit);
 	if (ret)
 		return ret;
 	peer->tx_msg_id++;

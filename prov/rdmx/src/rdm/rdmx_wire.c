@@ -220,8 +220,10 @@ static int rdmx_wire_decode_dack(const void *buf, struct rdmx_pkt *pkt)
 /* Bytes of an HS packet whose features are these: up to the last field they name. */
 static size_t rdmx_wire_hs_len(uint64_t features)
 {
-	if (features & RDMX_HS_FEAT_HOST)
+	if (features & RDMX_HS_FEAT_SHM)
 		return sizeof(struct rdmx_wire_hs);
+	if (features & RDMX_HS_FEAT_HOST)
+		return RDMX_WIRE_HS_HOST_SIZE;
 	if (features & RDMX_HS_FEAT_RX_MAX)
 		return RDMX_WIRE_HS_RX_MAX_SIZE;
 	return RDMX_WIRE_HS_BASE_SIZE;
@@ -260,6 +262,9 @@ void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg
 	/* Without HOST the pid's place is reserved, and zero. */
 	hdr->pid = htole32(msg->features & RDMX_HS_FEAT_HOST ? msg->pid : 0);
 	hdr->host = htole64(msg->features & RDMX_HS_FEAT_HOST ? msg->host : 0);
+	hdr->shm_fd = htole32(msg->features & RDMX_HS_FEAT_SHM ? msg->shm_fd : 0);
+	hdr->shm_reserved = 0;
+	hdr->shm_token = htole64(msg->features & RDMX_HS_FEAT_SHM ? msg->shm_token : 0);
 }
 
 size_t rdmx_wire_hs_size(const struct rdmx_hs_msg *msg)
@@ -272,7 +277,11 @@ void rdmx_wire_hs_decode(const void *buf, size_t len, struct rdmx_hs_msg *msg)
 	const struct rdmx_wire_hs *hdr = buf;
 	bool has_rx_max = (le64toh(hdr->features) & RDMX_HS_FEAT_RX_MAX) &&
 			  len >= RDMX_WIRE_HS_RX_MAX_SIZE;
-	bool has_host = (le64toh(hdr->features) & RDMX_HS_FEAT_HOST) && len >= sizeof(*hdr);
+	bool has_host = (le64toh(hdr->features) & RDMX_HS_FEAT_HOST) &&
+			len >= RDMX_WIRE_HS_HOST_SIZE;
+	/* A queue is named by pid too: SHM counts only with HOST. */
+	bool has_shm = has_host && (le64toh(hdr->features) & RDMX_HS_FEAT_SHM) &&
+		       len >= sizeof(*hdr);
 
 	*msg = (struct rdmx_hs_msg) {
 		.type = (enum rdmx_hs_type) le32toh(hdr->hs_type),
@@ -287,6 +296,8 @@ void rdmx_wire_hs_decode(const void *buf, size_t len, struct rdmx_hs_msg *msg)
 		.rx_max = has_rx_max ? le32toh(hdr->rx_max) : 0,
 		.host = has_host ? le64toh(hdr->host) : 0,
 		.pid = has_host ? le32toh(hdr->pid) : 0,
+		.shm_fd = has_shm ? le32toh(hdr->shm_fd) : 0,
+		.shm_token = has_shm ? le64toh(hdr->shm_token) : 0,
 	};
 }
 

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* rdmx: lanes, the NIC or shm per peer (rdmx_lane.h). */
+#include <string.h>
+
+#include "rdmx.h"
+#include "rdmx_lane.h"
+
+/* Shm polls between two NIC polls, at most, while the NIC is quiet. */
+#define RDMX_LANES_NIC_WAIT_MAX	64u
+
+void rdmx_lanes_open(struct rdmx_lanes *lanes, struct rdmx_dev *nic,
+		     const struct rdmx_dev_attr *attr, bool want)
+{
+	int ret;
+
+	*lanes = (struct rdmx_lanes) { .nic = nic };
+	if (!want)
+		return;
+	ret = rdmx_dev_shm_ops.open(attr, &lanes->shm);
+	if (ret) {
+		lanes->shm = NULL;
+		RDMX_INFO(FI_LOG_EP_CTRL, "no shared-memory lane: %s\n", fi_strerror(-ret));
+	}
+}
+
+void rdmx_lanes_close(struct rdmx_lanes *lanes)
+{
+	if (lanes->shm)
+		lanes->shm->ops->close(lanes->shm);
+	lanes->shm = NULL;
+}
+
+uint64_t rdmx_lanes_host(const struct rdmx_lanes *lanes)
+{
+	if (lanes->nic->caps.read_host)
+		return lanes->nic->caps.read_host;
+	return lanes->shm ? lanes->shm->caps.read_host : 0;
+}
+
+size_t rdmx_lanes_mtu(const struct rdmx_lanes *lanes)
+{
+	size_t mtu = lanes->nic->caps.mtu;
+
+	return lanes->shm ? RDMX_MAX(mtu, lanes->shm->caps.mtu) : mtu;
+}
+
+size_t rdmx_lanes_headroom(const struct rdmx_lanes *lanes)
+{
+	size_t room = lanes->nic->caps.rx_headroom;
+
+	return lanes->shm ? RDMX_MAX(room, lanes->shm->caps.rx_headroom) : room;
+}
+
+int rdmx_lanes_poll(struct rdmx_lanes *lanes, struct rdmx_dev_cqe *cqe, int max)
+{
+	int n = 0, nic;
+
+	if (lanes->shm)
+		n = lanes->shm->ops->poll_cq(lanes->shm, cqe, max);
+	if (n == max)
+		return n;
+	if (lanes->shm_peers && lanes->nic_wait) {
+		lanes->nic_wait--;
+		return n;
+	}
+	nic = lanes->nic->ops->poll_cq(lanes->nic, cqe + n, max - n);
+	lanes->nic_idle = nic ? 0 : lanes->nic_idle + 1;
+	lanes->nic_wait = RDMX_MIN(lanes->nic_idle, RDMX_LANES_NIC_WAIT_MAX);
+	return n + nic;
+}
+
+void rdmx_lane_init(struct rdmx_lane *lane, const struct rdmx_lanes *lanes,
+		    struct rdmx_ah *nic_ah, const void *nic_addr)
+{
+	*lane = (struct rdmx_lane) { .dev = lanes->nic, .ah = nic_ah, .nic_ah = nic_ah };
+	memcpy(lane->nic_addr, nic_addr, lanes->nic->ops->addr_size);
+}
+
+void rdmx_lane_fini(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
+{
+	if (lane->dev != lanes->nic)
+		lanes->shm_peers--;
+	lane->dev = lanes->nic;
+	lane->ah = lane->nic_ah;
+	if (lane->shm_ah)
+		lanes->shm->ops->ah_destroy(lanes->shm, lane->shm_ah);
+	lane->shm_ah = NULL;
+}
+
+bool rdmx_lane_learn(struct rdmx_lanes *lanes, struct rdmx_lane *lane,
+		     const struct rdmx_shm_addr *addr, void *context)
+{
+	struct rdmx_ah *ah;
+
+	if (!lanes->shm)
+		return false;
+	if (lane->shm_ah && !memcmp(&lane->shm_addr, addr, sizeof(*addr)))
+		return true;
+	rdmx_lane_fini(lanes, lane);
+	if (lanes->shm->ops->ah_create(lanes->shm, addr, &ah)) {
+		RDMX_INFO(FI_LOG_EP_CTRL, "the shm queue of a peer on this host "
+			  "cannot be mapped: it stays on the NIC\n");
+		return false;
+	}
+	ah->context = context;
+	lane->shm_ah = ah;
+	lane->shm_addr = *addr;
+	return true;
+}
+
+bool rdmx_lane_use_shm(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
+{
+	if (!lane->shm_ah)
+		return false;
+	if (lane->dev == lanes->nic)
+		lanes->shm_peers++;
+	lane->dev = lanes->shm;
+	lane->ah = lane->shm_ah;
+	return true;
+}
+
+void rdmx_lane_use_nic(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
+{
+	if (lane->dev != lanes->nic)
+		lanes->shm_peers--;
+	lane->dev = lanes->nic;
+	lane->ah = lane->nic_ah;
+	if (lanes->nic->ops->ah_reset)
+		lanes->nic->ops->ah_reset(lanes->nic, lane->nic_ah);
+}
+
+size_t rdmx_lane_mtu(const struct rdmx_lane *lane)
+{
+	const struct rdmx_dev *dev = lane->dev;
+
+	return dev->ops->ah_mtu ? dev->ops->ah_mtu(lane->dev, lane->ah) : dev->caps.mtu;
+}

@@ -283,6 +283,8 @@ int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe 
 /*
  * A peer whose RESET or ACK showed it on this host with a shm queue: its
  * lane maps the queue now, before the peer can send by it (rdmx_lane.h).
+ * On this host means as for long-read (rdmx_peer_on_host): a udp peer in
+ * another network namespace stays on the NIC, as on another host.
  */
 static void rdmx_conn_lane(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
@@ -293,7 +295,7 @@ static void rdmx_conn_lane(struct rdmx_ep *ep, struct rdmx_peer *peer)
 		.token = hs->peer_shm_token,
 	};
 
-	if (addr.token && addr.pid && rdmx_hs_same_host(hs))
+	if (addr.token && addr.pid && rdmx_peer_on_host(ep, peer))
 		rdmx_lane_learn(&ep->lanes, &peer->lane, &addr, peer);
 }
 

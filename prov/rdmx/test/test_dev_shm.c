@@ -6,6 +6,8 @@
  * past its buffer) is refused or dropped and counted.
  */
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rdmx_test.h"
 #include "rdmx_dev_shm.h"
@@ -170,4 +172,44 @@ Test(dev_shm, a_packet_past_the_mtu_fails_its_send)
 	cr_assert_eq(cqe.status, RDMX_DEV_MSGSIZE);
 	a->ops->ah_destroy(a, to_b);
 	b->ops->ah_destroy(b, to_a);
+}
+
+/* A ring whose owner exited: sends to it fail UNREACH, not -FI_EAGAIN forever. */
+Test(dev_shm, sends_to_a_ring_whose_owner_exited_fail_unreachable)
+{
+	struct rdmx_dev_attr attr = { .sq_size = 4, .rq_size = 4 };
+	struct rdmx_shm_addr child_addr;
+	struct rdmx_dev_cqe cqe;
+	struct rdmx_ah *to_child;
+	int up[2], down[2];
+	char go = 0;
+	pid_t pid;
+
+	cr_assert_eq(pipe(up), 0);
+	cr_assert_eq(pipe(down), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		struct rdmx_dev *c;
+
+		if (rdmx_dev_shm_ops.open(&attr, &c))
+			_exit(1);
+		c->ops->getname(c, &child_addr);
+		if (write(up[1], &child_addr, sizeof(child_addr)) != sizeof(child_addr) ||
+		    read(down[0], &go, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	cr_assert_eq(read(up[0], &child_addr, sizeof(child_addr)), sizeof(child_addr));
+	cr_assert_eq(a->ops->ah_create(a, &child_addr, &to_child), 0, "the child's ring maps");
+	cr_assert_eq(write(down[1], &go, 1), 1);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	for (int i = 0; i < 4096; i++)
+		a->ops->poll_cq(a, &cqe, 1);
+	cr_assert_eq(a->stats.unreachable, 1, "a poll found the owner gone");
+	cr_assert_eq(a->ops->post_send(a, to_child, &(struct iovec) { &go, 1 }, 1, 9, 0), 0);
+	cr_assert_eq(poll_one(a, &cqe), 1);
+	cr_assert_eq(cqe.wr_id, 9);
+	cr_assert_eq(cqe.status, RDMX_DEV_UNREACH);
+	a->ops->ah_destroy(a, to_child);
 }

@@ -10,8 +10,10 @@
  *
  * Reliable and ordered per sender: a send is complete once its packet is
  * in the peer's ring (copied there at post time); a full ring is a full
- * send queue (-FI_EAGAIN) while the owner lives, and UNREACH once its
- * process is gone. Bulk data goes by RDMA read (CMA, rdmx_cma.h).
+ * send queue (-FI_EAGAIN) while the owner lives. Polls ask every 100 ms
+ * whether the owners of the rings mapped still live (their pidfds): once
+ * one exited, every send to it completes UNREACH, full ring or not.
+ * Bulk data goes by RDMA read (CMA, rdmx_cma.h).
  *
  * An address is what a peer needs to map the ring: the owner's pid, the
  * memfd's descriptor number there and a random token the ring's header

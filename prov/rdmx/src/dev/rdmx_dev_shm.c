@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_cma.h"
 #include "rdmx_dev_shm.h"
 #include "rdmx_list.h"
@@ -33,8 +34,14 @@
 #define RDMX_SHM_SLOT_SIZE	(RDMX_SHM_SLOT_HDR + RDMX_SHM_MTU)
 /* Tickets a sender tries before it calls the ring full. */
 #define RDMX_SHM_TRIES		64
-/* Full rings met before a sender asks whether the owner still lives. */
-#define RDMX_SHM_LIVENESS_EVERY	256u
+/*
+ * Whether the owners of the rings mapped still live is asked at polls
+ * this far apart, and then only once this long passed since the last
+ * time: a peer that dies is known within about that long, whether or
+ * not anything is being sent to it.
+ */
+#define RDMX_SHM_CHECK_POLLS	1024u
+#define RDMX_SHM_CHECK_NS	100000000ULL
 
 struct rdmx_shm_ring {
 	uint64_t		magic;
@@ -69,7 +76,6 @@ struct rdmx_shm_ah {
 	struct rdmx_shm_ring	*ring;
 	int			pidfd;		/* -1: liveness by kill(2) */
 	unsigned		refs;
-	unsigned		full;		/* full rings met in a row */
 	bool			gone;		/* the owner exited */
 };
 
@@ -91,6 +97,8 @@ struct rdmx_shm_dev {
 	size_t			done_head, done_cnt;
 	struct rdmx_dlist	ahs;
 	struct rdmx_shm_ah	*last;		/* the last sender found */
+	uint32_t		polls;
+	uint64_t		next_check;	/* ns: the owners' next check */
 	struct rdmx_cma		cma;
 };
 
@@ -406,16 +414,8 @@ static int rdmx_shm_post_send(struct rdmx_dev *dev, struct rdmx_ah *handle,
 		rdmx_shm_done(shm, wr_id, ah->gone ? RDMX_DEV_UNREACH : RDMX_DEV_MSGSIZE);
 		return 0;
 	}
-	if (!rdmx_shm_claim(ah->ring, &ticket)) {
-		if (++ah->full % RDMX_SHM_LIVENESS_EVERY == 0 && rdmx_shm_owner_gone(ah)) {
-			ah->gone = true;
-			dev->stats.unreachable++;
-			rdmx_shm_done(shm, wr_id, RDMX_DEV_UNREACH);
-			return 0;
-		}
+	if (!rdmx_shm_claim(ah->ring, &ticket))
 		return -FI_EAGAIN;
-	}
-	ah->full = 0;
 	slot = rdmx_shm_slot(ah->ring, ticket);
 	slot->len = (uint32_t) len;
 	slot->src = shm->addr;
@@ -489,10 +489,32 @@ static bool rdmx_shm_take(struct rdmx_shm_dev *shm, struct rdmx_dev_cqe *cqe)
 	return false;
 }
 
+/* Marks the handles whose ring's owner exited: their sends fail UNREACH. */
+static void rdmx_shm_check_owners(struct rdmx_shm_dev *shm)
+{
+	uint64_t now = rdmx_clock_ns();
+	struct rdmx_dlist *it;
+
+	if (now < shm->next_check)
+		return;
+	shm->next_check = now + RDMX_SHM_CHECK_NS;
+	rdmx_dlist_foreach(&shm->ahs, it) {
+		struct rdmx_shm_ah *ah = rdmx_container_of(it, struct rdmx_shm_ah, link);
+
+		if (!ah->gone && rdmx_shm_owner_gone(ah)) {
+			ah->gone = true;
+			shm->dev.stats.unreachable++;
+		}
+	}
+}
+
 static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
 {
 	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
 	int done = rdmx_cma_poll(&shm->cma, cqe, max);
+
+	if (++shm->polls % RDMX_SHM_CHECK_POLLS == 0)
+		rdmx_shm_check_owners(shm);
 
 	while (done < max && shm->done_cnt) {
 		cqe[done++] = shm->done[shm->done_head];

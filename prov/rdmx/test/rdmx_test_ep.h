@@ -33,8 +33,7 @@ static inline void rdmx_test_ep_open(struct rdmx_test_ep *t, struct rdmx_ep *ep,
 	cr_assert_eq(fi_cq_open(t->td.domain, &attr, &t->cq, NULL), 0);
 	memset(ep, 0, sizeof(*ep));
 	ep->domain = rdmx_domain(t->td.domain);
-	ep->dev = dev;
-	rdmx_lanes_open(&ep->lanes, dev, NULL, false);
+	ep->lanes.nic = dev;
 	ep->rx_cq = ep->tx_cq = rdmx_container_of(t->cq, struct rdmx_cq, cq_fid);
 	rdmx_ep_queues_init(ep);
 	rdmx_dlist_init(&ep->conn_peers);

@@ -99,7 +99,6 @@ static void ep_construct(size_t limit)
 	cr_assert(ep.rx_bufs && ep.held);
 	rdmx_order_construct(&ep);
 	memset(&peer, 0, sizeof(peer));
-	peer.ah = &ah;
 	rdmx_lane_init(&peer.lane, &ep.lanes, &ah, "");
 	peer.addr = 0;
 	peer.ep = &ep;
@@ -436,7 +435,7 @@ Test(budget, anonymous_peer_eviction_lets_a_newcomer_in)
 	cr_assert_not(rdmx_order_recv(&ep, anon[0], &pkt, RDMX_RX_BUF_NONE));
 	cr_assert_not(rdmx_dlist_empty(&ep.tag_q.unexp), "the oldest holds a message");
 	rdmx_peer_heard(&ep, anon[1]);
-	third_ah = anon[2]->ah;
+	third_ah = anon[2]->lane.nic_ah;
 	used = rdmx_budget_used(&ep.budget);
 
 	newcomer = rdmx_peer_anon(&ep, "y");
@@ -459,8 +458,8 @@ Test(budget, anonymous_peers_count_against_the_budget)
 	a = rdmx_peer_anon(&ep, "a");
 	b = rdmx_peer_anon(&ep, "b");
 	cr_assert(a && b);
-	a_ah = a->ah;
-	b_ah = b->ah;
+	a_ah = a->lane.nic_ah;
+	b_ah = b->lane.nic_ah;
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * sizeof(struct rdmx_peer));
 	a->pending_cnt = 1;	/* a send waits for it: it stays */
 	c = rdmx_peer_anon(&ep, "c");
@@ -512,7 +511,7 @@ Test(budget, anonymous_peer_with_control_packets_in_flight_is_let_go)
 	a = rdmx_peer_anon(&ep, "a");
 	b = rdmx_peer_anon(&ep, "b");
 	cr_assert(a && b);
-	b_ah = b->ah;
+	b_ah = b->lane.nic_ah;
 	cts = ctrl_pke(a, false);
 	cts->rxm = &rxm;
 	at_dev = ctrl_pke(b, false);
@@ -559,7 +558,7 @@ Test(budget, a_shortage_of_packets_lets_anonymous_peers_holding_them_go)
 	holding->hs_out = a->hs_out = b->hs_out = c->hs_out = 1;
 	cr_assert_not(rdmx_order_recv(&ep, holding, &pkt, RDMX_RX_BUF_NONE));
 	ep.ctrl_short = 2;
-	b_ah = b->ah;
+	b_ah = b->lane.nic_ah;
 
 	rdmx_peer_reclaim(&ep);
 	cr_assert_eq(ep.ctrl_short, 0);

@@ -391,7 +391,7 @@ Test(cma, a_host_claim_counts_only_from_an_address_of_this_host)
 	static const struct rdmx_dev_ops ops = { .ah_local = stub_ah_local };
 	struct rdmx_hs_local local = { .features = RDMX_HS_FEAT_HOST, .host = 42 };
 	struct rdmx_dev dev = { .ops = &ops, .caps = { .read_host = 42 } };
-	struct rdmx_ep ep = { .dev = &dev };
+	struct rdmx_ep ep = { .lanes.nic = &dev };
 	struct rdmx_peer away = { 0 }, here = { 0 };
 
 	away.hs.local = here.hs.local = &local;

@@ -37,7 +37,6 @@ static void setup(void)
 	cr_assert_eq(rdmx_pool_construct(&ep.txe_pool, sizeof(struct rdmx_txe), 4), 0);
 	memset(&peer, 0, sizeof(peer));
 	memset(&other, 0, sizeof(other));
-	peer.ah = other.ah = &ah;
 	/* The stub device's addresses are empty (addr_size 0). */
 	rdmx_lane_init(&peer.lane, &ep.lanes, &ah, "");
 	rdmx_lane_init(&other.lane, &ep.lanes, &ah, "");

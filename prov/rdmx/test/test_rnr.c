@@ -58,7 +58,6 @@ static void setup(void)
 	ep.rng = 12345;
 	cr_assert_eq(rdmx_pool_construct(&ep.txe_pool, sizeof(struct rdmx_txe), 4), 0);
 	memset(&peer, 0, sizeof(peer));
-	peer.ah = &ah;
 	rdmx_lane_init(&peer.lane, &ep.lanes, &ah, "");
 	rdmx_rnr_peer_construct(&peer);
 }

@@ -63,8 +63,7 @@ struct rdmx_ep {
 	size_t			medium_max;	/* largest medium message */
 	size_t			min_multi_recv;	/* FI_OPT_MIN_MULTI_RECV */
 
-	struct rdmx_dev		*dev;		/* the NIC device */
-	struct rdmx_lanes	lanes;		/* it and the shm device */
+	struct rdmx_lanes	lanes;		/* its devices: the NIC, shm */
 	struct rdmx_pool	txe_pool;	/* of struct rdmx_txe */
 	struct rdmx_pool	pke_pool;	/* of struct rdmx_pke: segments */
 	size_t			pke_heap;	/* packets from the heap (DACKs

@@ -48,12 +48,11 @@ struct rdmx_lane {
 };
 
 /*
- * Opens the shm device beside nic when want is true (its queue sizes as
- * attr's); a host where it cannot open has no shm lane (logged). Never
- * fails: the NIC lane always exists.
+ * Opens the shm device beside lanes->nic (open already) when want is
+ * true, its queue sizes as attr's; a host where it cannot open has no
+ * shm lane (logged). Never fails: the NIC lane always exists.
  */
-void rdmx_lanes_open(struct rdmx_lanes *lanes, struct rdmx_dev *nic,
-		     const struct rdmx_dev_attr *attr, bool want);
+void rdmx_lanes_open(struct rdmx_lanes *lanes, const struct rdmx_dev_attr *attr, bool want);
 void rdmx_lanes_close(struct rdmx_lanes *lanes);
 
 /* This host's identity for the handshake (a device's read_host), or 0. */

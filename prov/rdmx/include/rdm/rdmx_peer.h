@@ -29,8 +29,8 @@ struct rdmx_ep;
 
 struct rdmx_peer {
 	struct rdmx_dlist	link;		/* on rdmx_ep.peer_list */
-	struct rdmx_ah		*ah;		/* on the NIC */
-	struct rdmx_lane	lane;		/* what its packets go by */
+	struct rdmx_lane	lane;		/* its handles, what its packets
+						   go by */
 	fi_addr_t		addr;		/* AV address reported as the source;
 						   FI_ADDR_NOTAVAIL once removed */
 	uint32_t		tx_msg_id;	/* msg_id of the next message sent */

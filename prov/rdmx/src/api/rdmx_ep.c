@@ -101,8 +101,8 @@ static int rdmx_ep_enable(struct rdmx_ep *ep)
 		return -FI_ENOCQ;
 	}
 	rdmx_lock_acquire(&ep->domain->lock);
-	if (!ep->enabled && ep->dev->ops->rx_memory)
-		ret = ep->dev->ops->rx_memory(ep->dev, ep->rx_bufs,
+	if (!ep->enabled && ep->lanes.nic->ops->rx_memory)
+		ret = ep->lanes.nic->ops->rx_memory(ep->lanes.nic, ep->rx_bufs,
 					      ep->lanes.nic_rx * ep->rx_buf_stride);
 	for (size_t i = 0; !ret && !ep->enabled && i < ep->rx_buf_cnt; i++) {
 		struct rdmx_dev *dev = rdmx_lanes_rx_dev(&ep->lanes, i);
@@ -174,7 +174,7 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 	ep->rx_buf_front = RDMX_ALIGN64(rdmx_lanes_headroom(&ep->lanes));
 	ep->rx_buf_stride = ep->rx_buf_front + RDMX_ALIGN64(ep->rx_buf_size);
 	/* A device may take fewer receives than asked (efa: max_rq_wr). */
-	ep->lanes.nic_rx = RDMX_MIN(g_rdmx_params.rx_bufs, ep->dev->caps.rq_size);
+	ep->lanes.nic_rx = RDMX_MIN(g_rdmx_params.rx_bufs, ep->lanes.nic->caps.rq_size);
 	ep->rx_buf_cnt = ep->lanes.nic_rx + (ep->lanes.shm ? ep->lanes.shm->caps.rq_size : 0);
 	/* Large and lazily touched: pages fault in only as packets land. */
 	ep->rx_bufs = aligned_alloc(64, ep->rx_buf_cnt * ep->rx_buf_stride);
@@ -227,7 +227,7 @@ void rdmx_ep_queues_init(struct rdmx_ep *ep)
 /* Gathers the rdm layer's and the device's counters. */
 static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 {
-	const struct rdmx_dev_stats *dev = &ep->dev->stats;
+	const struct rdmx_dev_stats *dev = &ep->lanes.nic->stats;
 	static const struct rdmx_dev_stats none;
 	const struct rdmx_dev_stats *shm = ep->lanes.shm ? &ep->lanes.shm->stats : &none;
 
@@ -379,7 +379,7 @@ static int rdmx_ep_close(struct fid *fid)
 	rdmx_lock_release(&ep->domain->lock);
 	if (ep->av)
 		rdmx_av_detach(ep->av, ep);
-	ep->dev->ops->close(ep->dev);
+	ep->lanes.nic->ops->close(ep->lanes.nic);
 	rdmx_lanes_close(&ep->lanes);
 	/* Packets the device held when the linger gave up: it is gone now. */
 	while ((it = rdmx_dlist_pop_front(&ep->pke_heaped)))
@@ -410,26 +410,26 @@ static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
 	const struct rdmx_dev_ops *ops = ep->domain->dev_ops;
 	uint8_t name[RDMX_DEV_ADDR_MAX];
 	char text[96];
-	int ret = ops->open(&attr, &ep->dev);
+	int ret = ops->open(&attr, &ep->lanes.nic);
 
 	if (ret)
 		return ret;
-	ep->dev->admit = (struct rdmx_dev_admit) { rdmx_ep_admit, ep };
-	ops->getname(ep->dev, name);
+	ep->lanes.nic->admit = (struct rdmx_dev_admit) { rdmx_ep_admit, ep };
+	ops->getname(ep->lanes.nic, name);
 	ops->addr_str(name, text, sizeof(text));
 	RDMX_INFO(FI_LOG_EP_CTRL, "endpoint %s on domain %s, packets of %zu bytes\n",
-		  text, ep->domain->dev_dom.name, ep->dev->caps.mtu);
+		  text, ep->domain->dev_dom.name, ep->lanes.nic->caps.mtu);
 	return 0;
 }
 
 static int rdmx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
-	const struct rdmx_dev_ops *ops = ep->dev->ops;
+	const struct rdmx_dev_ops *ops = ep->lanes.nic->ops;
 	uint8_t canon[RDMX_DEV_ADDR_MAX];
 	size_t len;
 
-	ops->getname(ep->dev, canon);
+	ops->getname(ep->lanes.nic, canon);
 	len = ops->addr_len(canon);
 	if (addr && *addrlen)
 		memcpy(addr, canon, RDMX_MIN(len, *addrlen));
@@ -445,7 +445,7 @@ static int rdmx_ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
 	uint8_t canon[RDMX_DEV_ADDR_MAX];
-	struct rdmx_dev *old = ep->dev;
+	struct rdmx_dev *old = ep->lanes.nic;
 	int ret;
 
 	if (ep->enabled) {
@@ -456,11 +456,10 @@ static int rdmx_ep_setname(fid_t fid, void *addr, size_t addrlen)
 		return -FI_EINVAL;
 	ret = rdmx_ep_open_dev(ep, canon);
 	if (ret) {
-		ep->dev = old;
+		ep->lanes.nic = old;
 		return ret;
 	}
 	old->ops->close(old);
-	ep->lanes.nic = ep->dev;
 	/* The new address may sit on an interface with another MTU. */
 	rdmx_ep_free_buffers(ep);
 	return rdmx_ep_alloc_buffers(ep);
@@ -630,7 +629,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (ret)
 		goto err_free_ep;
 	attr = rdmx_ep_dev_attr(ep, src);
-	rdmx_lanes_open(&ep->lanes, ep->dev, &attr, g_rdmx_params.shm);
+	rdmx_lanes_open(&ep->lanes, &attr, g_rdmx_params.shm);
 	ret = rdmx_ep_alloc_buffers(ep);
 	if (ret)
 		goto err_close_dev;
@@ -655,7 +654,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	return 0;
 
 err_close_dev:
-	ep->dev->ops->close(ep->dev);
+	ep->lanes.nic->ops->close(ep->lanes.nic);
 	rdmx_lanes_close(&ep->lanes);
 err_free_ep:
 	free(ep);

@@ -8,12 +8,11 @@
 /* Shm polls between two NIC polls, at most, while the NIC is quiet. */
 #define RDMX_LANES_NIC_WAIT_MAX	64u
 
-void rdmx_lanes_open(struct rdmx_lanes *lanes, struct rdmx_dev *nic,
-		     const struct rdmx_dev_attr *attr, bool want)
+void rdmx_lanes_open(struct rdmx_lanes *lanes, const struct rdmx_dev_attr *attr, bool want)
 {
 	int ret;
 
-	*lanes = (struct rdmx_lanes) { .nic = nic };
+	lanes->shm = NULL;
 	if (!want)
 		return;
 	ret = rdmx_dev_shm_ops.open(attr, &lanes->shm);
@@ -76,12 +75,18 @@ void rdmx_lane_init(struct rdmx_lane *lane, const struct rdmx_lanes *lanes,
 	memcpy(lane->nic_addr, nic_addr, lanes->nic->ops->addr_size);
 }
 
-void rdmx_lane_fini(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
+/* Sends go by the NIC from now on. */
+static void rdmx_lane_to_nic(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
 {
 	if (lane->dev != lanes->nic)
 		lanes->shm_peers--;
 	lane->dev = lanes->nic;
 	lane->ah = lane->nic_ah;
+}
+
+void rdmx_lane_fini(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
+{
+	rdmx_lane_to_nic(lanes, lane);
 	if (lane->shm_ah)
 		lanes->shm->ops->ah_destroy(lanes->shm, lane->shm_ah);
 	lane->shm_ah = NULL;
@@ -121,10 +126,7 @@ bool rdmx_lane_use_shm(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
 
 void rdmx_lane_use_nic(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
 {
-	if (lane->dev != lanes->nic)
-		lanes->shm_peers--;
-	lane->dev = lanes->nic;
-	lane->ah = lane->nic_ah;
+	rdmx_lane_to_nic(lanes, lane);
 	if (lanes->nic->ops->ah_reset)
 		lanes->nic->ops->ah_reset(lanes->nic, lane->nic_ah);
 }

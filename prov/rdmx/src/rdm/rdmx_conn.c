@@ -225,7 +225,7 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 void rdmx_conn_peer_init(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
 	peer->ep = ep;
-	peer->pkt_max = ep->dev->caps.mtu;
+	peer->pkt_max = ep->lanes.nic->caps.mtu;
 	rdmx_hs_init(&peer->hs, &ep->hs_local, &ep->hs_cfg, &rdmx_conn_hs_ops, peer);
 	rdmx_dlist_init(&peer->pending);
 	rdmx_dlist_init(&peer->conn_link);

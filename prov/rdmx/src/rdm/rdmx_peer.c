@@ -38,15 +38,14 @@ static struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah,
 
 	if (peer) {
 		/* The handle is shared: the peer already holds a reference. */
-		ep->dev->ops->ah_destroy(ep->dev, ah);
+		ep->lanes.nic->ops->ah_destroy(ep->lanes.nic, ah);
 		return peer;
 	}
 	peer = calloc(1, sizeof(*peer));
 	if (!peer) {
-		ep->dev->ops->ah_destroy(ep->dev, ah);
+		ep->lanes.nic->ops->ah_destroy(ep->lanes.nic, ah);
 		return NULL;
 	}
-	peer->ah = ah;
 	rdmx_lane_init(&peer->lane, &ep->lanes, ah, canon);
 	peer->addr = FI_ADDR_NOTAVAIL;
 	rdmx_dlist_init(&peer->ooo);
@@ -113,15 +112,15 @@ static bool rdmx_peer_in_use(const struct rdmx_ep *ep, const struct rdmx_peer *p
 static void rdmx_peer_evict(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
 	rdmx_tx_peer_forget(ep, peer);
-	if (ep->dev->ops->ah_reset)
-		ep->dev->ops->ah_reset(ep->dev, peer->ah);
+	if (ep->lanes.nic->ops->ah_reset)
+		ep->lanes.nic->ops->ah_reset(ep->lanes.nic, peer->lane.nic_ah);
 	rdmx_peer_anon_end(ep, peer);
 	rdmx_dlist_remove(&peer->link);
 	rdmx_dlist_remove(&peer->conn_link);
 	rdmx_dlist_remove(&peer->retry_link);
 	rdmx_lane_fini(&ep->lanes, &peer->lane);
-	peer->ah->context = NULL;
-	ep->dev->ops->ah_destroy(ep->dev, peer->ah);
+	peer->lane.nic_ah->context = NULL;
+	ep->lanes.nic->ops->ah_destroy(ep->lanes.nic, peer->lane.nic_ah);
 	free(peer);
 }
 
@@ -188,7 +187,7 @@ int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 		*peer_p = ep->peers[addr];
 		return 0;
 	}
-	ret = ep->dev->ops->ah_create(ep->dev, canon, &ah);
+	ret = ep->lanes.nic->ops->ah_create(ep->lanes.nic, canon, &ah);
 	if (ret)
 		return ret;
 	/* A handle with a peer: a sender heard from before it joined. */
@@ -213,7 +212,7 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon)
 	struct rdmx_peer *peer;
 	struct rdmx_ah *ah;
 
-	if (!rdmx_peer_anon_room(ep) || ep->dev->ops->ah_create(ep->dev, canon, &ah))
+	if (!rdmx_peer_anon_room(ep) || ep->lanes.nic->ops->ah_create(ep->lanes.nic, canon, &ah))
 		return NULL;
 	peer = rdmx_peer_of_ah(ep, ah, canon);
 	if (peer && !peer->anon && peer->addr == FI_ADDR_NOTAVAIL) {
@@ -228,7 +227,7 @@ struct rdmx_peer *rdmx_peer_anon(struct rdmx_ep *ep, const void *canon)
 
 bool rdmx_peer_on_host(const struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
-	struct rdmx_dev *dev = ep->dev;
+	struct rdmx_dev *dev = ep->lanes.nic;
 
 	if (!rdmx_hs_same_host(&peer->hs))
 		return false;
@@ -237,7 +236,7 @@ bool rdmx_peer_on_host(const struct rdmx_ep *ep, struct rdmx_peer *peer)
 	if (!dev->caps.read_host)
 		return true;
 	if (peer->where == RDMX_PEER_WHERE_UNKNOWN)
-		peer->where = dev->ops->ah_local && dev->ops->ah_local(dev, peer->ah) ?
+		peer->where = dev->ops->ah_local && dev->ops->ah_local(dev, peer->lane.nic_ah) ?
 			      RDMX_PEER_WHERE_HERE : RDMX_PEER_WHERE_AWAY;
 	return peer->where == RDMX_PEER_WHERE_HERE;
 }
@@ -288,8 +287,8 @@ void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)
 		if (peer->anon)
 			rdmx_peer_anon_end(ep, peer);
 		rdmx_lane_fini(&ep->lanes, &peer->lane);
-		peer->ah->context = NULL;
-		ep->dev->ops->ah_destroy(ep->dev, peer->ah);
+		peer->lane.nic_ah->context = NULL;
+		ep->lanes.nic->ops->ah_destroy(ep->lanes.nic, peer->lane.nic_ah);
 		free(peer);
 	}
 	if (ep->peer_cap)

@@ -32,12 +32,13 @@ static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
 					    const struct rdmx_dev_cqe *cqe)
 {
 	struct rdmx_peer *peer = cqe->src_ah ? cqe->src_ah->context : NULL;
-	/* A packet by shm names no address: its peer's lane has it. */
-	const void *src = cqe->src_addr ? cqe->src_addr : peer ? peer->lane.nic_addr : NULL;
+	const void *src;
 	fi_addr_t addr;
 
 	if (peer && peer->addr != FI_ADDR_NOTAVAIL)
 		return peer;
+	/* A packet by shm names no address: its peer's lane has it. */
+	src = cqe->src_addr ? cqe->src_addr : peer ? peer->lane.nic_addr : NULL;
 	if (!src)
 		return peer;
 	/* Unknown, or outside the AV: it may have been inserted since. */

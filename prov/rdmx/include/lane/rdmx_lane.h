@@ -44,7 +44,7 @@ struct rdmx_lane {
 	struct rdmx_ah		*nic_ah;
 	uint8_t			nic_addr[RDMX_DEV_ADDR_MAX]; /* canonical */
 	struct rdmx_ah		*shm_ah;	/* its shm queue, once known */
-	struct rdmx_shm_addr	shm_addr;
+	struct rdmx_shm_addr	shm_addr;	/* the last name tried */
 };
 
 /*
@@ -87,7 +87,8 @@ void rdmx_lane_fini(struct rdmx_lanes *lanes, struct rdmx_lane *lane);
 
 /*
  * The peer's handshake named its shm queue: maps it (context: the rdm
- * layer's peer, for the packets that come from it). Returns whether the
+ * layer's peer, for the packets that come from it), once per name: a
+ * name that could not be mapped is not tried again. Returns whether the
  * lane can send by shm from now on.
  */
 bool rdmx_lane_learn(struct rdmx_lanes *lanes, struct rdmx_lane *lane,

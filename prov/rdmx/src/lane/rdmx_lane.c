@@ -99,9 +99,11 @@ bool rdmx_lane_learn(struct rdmx_lanes *lanes, struct rdmx_lane *lane,
 
 	if (!lanes->shm)
 		return false;
-	if (lane->shm_ah && !memcmp(&lane->shm_addr, addr, sizeof(*addr)))
-		return true;
+	/* A name tried before, mapped or not: tried once only. */
+	if (!memcmp(&lane->shm_addr, addr, sizeof(*addr)))
+		return lane->shm_ah != NULL;
 	rdmx_lane_fini(lanes, lane);
+	lane->shm_addr = *addr;
 	if (lanes->shm->ops->ah_create(lanes->shm, addr, &ah)) {
 		RDMX_INFO(FI_LOG_EP_CTRL, "the shm queue of a peer on this host "
 			  "cannot be mapped: it stays on the NIC\n");
@@ -109,7 +111,6 @@ bool rdmx_lane_learn(struct rdmx_lanes *lanes, struct rdmx_lane *lane,
 	}
 	ah->context = context;
 	lane->shm_ah = ah;
-	lane->shm_addr = *addr;
 	return true;
 }
 

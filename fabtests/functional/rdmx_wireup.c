@@ -15,9 +15,10 @@
  * is killed. A sender with --restart (rdmx only: it watches the peer
  * through rdmx_peer_ops) plays a receiver that dies and comes back:
  * round 1 as above, then it waits for SIGUSR1 (the script killed the
- * receiver), posts the count again and needs every send to fail with
- * FI_EHOSTUNREACH and the callback to report DISCONNECTED, both within
- * --within-ms of that signal; it waits for a second SIGUSR1 (a new
+ * receiver), posts the count again, stopping once the callback reported
+ * DISCONNECTED (a later send starts a new handshake), and needs every
+ * send it posted to fail with FI_EHOSTUNREACH and the callback to report
+ * DISCONNECTED once, both within --within-ms of that signal; it waits for a second SIGUSR1 (a new
  * receiver runs on the port) and round 3 must deliver the count again
  * to the new receiver, after a second CONNECTED.
  *
@@ -113,47 +114,6 @@ struct wu_sends {
 	struct fi_context	*ctx;
 };
 
-/*
- * Posts the count sends to dest and waits until each completed, as want
- * says (0: delivered, else that error). 0 or an error.
- */
-static int wu_round(struct ft_rdm *rdm, const struct wu_sends *sends, fi_addr_t dest,
-		    const struct wu_opts *o, int want, const char *what)
-{
-	uint64_t eagain = 0, done = 0, deadline;
-	int ret = 0;
-
-	for (uint64_t i = 0; !ret && i < o->count; i++) {
-		while ((ret = (int) fi_tsend(rdm->ep, sends->own[i], wu_len(i), NULL, dest, i,
-					     &sends->ctx[i])) == -FI_EAGAIN) {
-			struct fi_cq_tagged_entry e;
-
-			eagain++;
-			ret = wu_read(rdm, &e, UINT64_MAX, what, want);
-			if (ret < 0)
-				return ret;
-			done += (uint64_t) ret;
-		}
-		if (ret)
-			ft_err("fi_tsend", ret);
-	}
-	printf(WU_NAME ": %s: posted %" PRIu64 " sends, %" PRIu64 " -FI_EAGAIN\n", what,
-	       o->count, eagain);
-	if (!ret && o->no_eagain && eagain)
-		ret = ft_fail("%" PRIu64 " posts returned -FI_EAGAIN", eagain);
-	deadline = ft_deadline_ns(o->timeout_s);
-	while (!ret && done < o->count) {
-		struct fi_cq_tagged_entry e;
-
-		ret = wu_read(rdm, &e, deadline, what, want);
-		if (ret == 1) {
-			done++;
-			ret = 0;
-		}
-	}
-	return ret;
-}
-
 /* What the rdmx_peer_ops callback saw of the receiver. */
 struct wu_peer {
 	int		connected;
@@ -161,6 +121,72 @@ struct wu_peer {
 	int		err;
 	uint64_t	disconnected_ns;
 };
+
+/*
+ * One round of sends: what each completion must be (want 0: delivered,
+ * else that error), and, when stop is set, that no send is posted once
+ * the callback reported the receiver DISCONNECTED: a send posted after
+ * that starts a new handshake (fi_ext_rdmx.h), which is round 3's part.
+ */
+struct wu_round {
+	const char		*what;
+	int			want;
+	const struct wu_peer	*stop;
+	uint64_t		posted;
+};
+
+static bool wu_round_stopped(const struct wu_round *r)
+{
+	return r->stop && r->stop->disconnected;
+}
+
+/*
+ * Posts the count sends to dest (fewer if the round stopped) and waits
+ * until each posted one completed as r->want says. 0 or an error.
+ */
+static int wu_round(struct ft_rdm *rdm, const struct wu_sends *sends, fi_addr_t dest,
+		    const struct wu_opts *o, struct wu_round *r)
+{
+	uint64_t eagain = 0, done = 0, deadline;
+	int ret = 0;
+
+	for (uint64_t i = 0; !ret && i < o->count && !wu_round_stopped(r); i++) {
+		while ((ret = (int) fi_tsend(rdm->ep, sends->own[i], wu_len(i), NULL, dest, i,
+					     &sends->ctx[i])) == -FI_EAGAIN) {
+			struct fi_cq_tagged_entry e;
+
+			eagain++;
+			ret = wu_read(rdm, &e, UINT64_MAX, r->what, r->want);
+			if (ret < 0)
+				return ret;
+			done += (uint64_t) ret;
+			ret = -FI_EAGAIN;
+			if (wu_round_stopped(r))
+				break;
+		}
+		if (ret == -FI_EAGAIN)
+			ret = 0;
+		else if (ret)
+			ft_err("fi_tsend", ret);
+		else
+			r->posted++;
+	}
+	printf(WU_NAME ": %s: posted %" PRIu64 " sends, %" PRIu64 " -FI_EAGAIN\n", r->what,
+	       r->posted, eagain);
+	if (!ret && o->no_eagain && eagain)
+		ret = ft_fail("%" PRIu64 " posts returned -FI_EAGAIN", eagain);
+	deadline = ft_deadline_ns(o->timeout_s);
+	while (!ret && done < r->posted) {
+		struct fi_cq_tagged_entry e;
+
+		ret = wu_read(rdm, &e, deadline, r->what, r->want);
+		if (ret == 1) {
+			done++;
+			ret = 0;
+		}
+	}
+	return ret;
+}
 
 static void wu_on_peer(struct fid_ep *ep, fi_addr_t addr, enum fi_rdmx_peer_state state,
 		       int err, void *arg)
@@ -223,21 +249,25 @@ static int wu_restart(struct ft_rdm *rdm, const struct wu_sends *sends, fi_addr_
 		      const struct wu_opts *o, struct fi_rdmx_peer_ops *ops,
 		      const struct wu_peer *peer)
 {
+	struct wu_round r2 = { .what = "round 2", .want = FI_EHOSTUNREACH, .stop = peer };
+	struct wu_round r3 = { .what = "round 3" };
 	uint64_t t0, failed_ms, disc_ms;
 	int ret = wu_wait_signal(rdm, o, 1, "the receiver to be killed");
 
 	t0 = ft_now_ns();
 	if (!ret)
-		ret = wu_round(rdm, sends, dest, o, FI_EHOSTUNREACH, "round 2");
+		ret = wu_round(rdm, sends, dest, o, &r2);
 	if (ret)
 		return ret;
 	failed_ms = (ft_now_ns() - t0) / 1000000;
+	if (!r2.posted)
+		return ft_fail("round 2 posted no send before the DISCONNECTED");
 	if (peer->disconnected != 1 || peer->err != FI_EHOSTUNREACH)
 		return ft_fail("the callback saw %d DISCONNECTED (err %d), want 1 (FI_EHOSTUNREACH)",
 			       peer->disconnected, peer->err);
 	disc_ms = (peer->disconnected_ns - t0) / 1000000;
 	printf(WU_NAME ": round 2: %" PRIu64 " sends failed with FI_EHOSTUNREACH "
-	       "(disconnected_ms=%" PRIu64 " failed_ms=%" PRIu64 ")\n", o->count, disc_ms,
+	       "(disconnected_ms=%" PRIu64 " failed_ms=%" PRIu64 ")\n", r2.posted, disc_ms,
 	       failed_ms);
 	if (disc_ms > o->within_ms || failed_ms > o->within_ms)
 		return ft_fail("later than %" PRIu64 " ms", o->within_ms);
@@ -245,7 +275,7 @@ static int wu_restart(struct ft_rdm *rdm, const struct wu_sends *sends, fi_addr_
 	if (!ret)
 		ret = wu_wait_signal(rdm, o, 2, "a new receiver");
 	if (!ret)
-		ret = wu_round(rdm, sends, dest, o, 0, "round 3");
+		ret = wu_round(rdm, sends, dest, o, &r3);
 	if (!ret && peer->connected != 2)
 		ret = ft_fail("the callback saw %d CONNECTED, want 2", peer->connected);
 	return ret ? ret : wu_check_peer(rdm, ops, dest, FI_RDMX_PEER_CONNECTED);
@@ -257,6 +287,7 @@ static int wu_sender(struct ft_rdm *rdm, const struct fi_info *info, const struc
 		.own = calloc(o->count, sizeof(*sends.own)),
 		.ctx = calloc(o->count, sizeof(*sends.ctx)),
 	};
+	struct wu_round r1 = { .what = "round 1" };
 	struct fi_rdmx_peer_ops *ops = NULL;
 	struct wu_peer peer = { 0 };
 	fi_addr_t dest;
@@ -281,7 +312,7 @@ static int wu_sender(struct ft_rdm *rdm, const struct fi_info *info, const struc
 			ft_err("rdmx_peer_ops", ret);
 	}
 	if (!ret)
-		ret = wu_round(rdm, &sends, dest, o, 0, "round 1");
+		ret = wu_round(rdm, &sends, dest, o, &r1);
 	if (!ret)
 		printf(WU_NAME ": round 1: %" PRIu64 " sends delivered\n", o->count);
 	if (!ret && o->restart)

@@ -4,15 +4,19 @@
 # A receiver (rdmx_wireup -r --linger) takes RESTART_COUNT tagged sends
 # and keeps answering; the sender (rdmx_wireup --restart) watches it
 # through rdmx_peer_ops. The script SIGKILLs the receiver, then tells the
-# sender (SIGUSR1), which posts RESTART_COUNT more: every one must fail
-# with FI_EHOSTUNREACH and the callback report DISCONNECTED within the
+# sender (SIGUSR1), which posts RESTART_COUNT more (fewer if the
+# callback reported DISCONNECTED first: over the shm lane a dead peer's
+# full queue holds posts back until its exit is seen, and a send posted
+# after DISCONNECTED starts a new handshake): every one posted must fail
+# with FI_EHOSTUNREACH and the callback report DISCONNECTED once within the
 # documented bound, FI_RDMX_PING_INTERVAL + FI_RDMX_PING_RETRIES x
 # FI_RDMX_PING_TIMEOUT after the receiver was last heard (here 200 +
 # 3 x 100 ms), plus RESTART_MARGIN_MS for a loaded host or a sanitizer
 # build; far below FI_RDMX_UNREACH_MS (5000), so it is the keepalive that
 # gives the receiver up, not the retransmission timer. A new receiver
 # then binds the same port and the sender's next RESTART_COUNT sends must
-# reach it in order, after a second CONNECTED. Capped at 120 s.
+# reach it in order, after a second CONNECTED; it lingers too, so that the
+# sender still finds it CONNECTED at the end. Capped at 120 s.
 # Exit status: 0 pass, 1 fail.
 set -eu
 
@@ -53,11 +57,15 @@ t_collect "$r1"
 kill -USR1 "$sender_proc"
 
 t_wait_ready "$sender" sender t_out_has sender 'waits for SIGUSR1: a new receiver'
-t_start_server r2 "env $RESTART_PING" "$WU" -r -b 127.0.0.1 -p "$port" -n "$RESTART_COUNT" -t 60
+t_start_server r2 "env $RESTART_PING" "$WU" -r -b 127.0.0.1 -p "$port" -n "$RESTART_COUNT" \
+	--linger -t 60
+r2=$T_SERVER_PID
 kill -USR1 "$sender_proc"
-t_reap "$T_SERVER_PID" "the second receiver"
 t_reap "$sender" sender
 t_out_has r2 '^rdmx_wireup: PASS receiver' || t_fail "the second receiver printed no PASS"
+kill -KILL "$(restart_pid r2)"
+t_collect "$r2"
+[ "$T_RC" -eq 137 ] || t_fail "the second receiver exited with status $T_RC, not by SIGKILL"
 t_out_has sender '^rdmx_wireup: PASS sender' || t_fail "the sender printed no PASS"
 cat "$T_DIR/sender.out"
 echo "PASS: restart.sh (disconnected_ms=$(t_field sender disconnected_ms)," \

@@ -35,6 +35,7 @@ static inline void rdmx_test_ep_open(struct rdmx_test_ep *t, struct rdmx_ep *ep,
 	ep->domain = rdmx_domain(t->td.domain);
 	ep->lanes.nic = dev;
 	ep->rx_cq = ep->tx_cq = rdmx_container_of(t->cq, struct rdmx_cq, cq_fid);
+	ep->rx_comp = ep->tx_comp = &ep->rx_cq->comp;
 	rdmx_ep_queues_init(ep);
 	rdmx_dlist_init(&ep->conn_peers);
 }

@@ -91,12 +91,9 @@ static void ep_construct(size_t limit)
 	rdmx_budget_construct(&ep.budget, limit);
 	cr_assert_eq(rdmx_pool_construct(&ep.rxe_pool, sizeof(struct rdmx_rxe), 16), 0);
 	cr_assert_eq(rdmx_pool_construct(&ep.pke_pool, sizeof(struct rdmx_pke), 16), 0);
-	ep.rx_buf_size = RX_BUF_SIZE;
-	ep.rx_buf_stride = RX_BUF_SIZE;
-	ep.rx_buf_cnt = RX_BUFS;
-	ep.rx_bufs = calloc(RX_BUFS, RX_BUF_SIZE);
+	cr_assert_eq(rdmx_rxbufs_alloc(&ep.rxb, RX_BUF_SIZE, 0, RX_BUFS), 0);
 	ep.held = calloc(RX_BUFS, sizeof(*ep.held));
-	cr_assert(ep.rx_bufs && ep.held);
+	cr_assert(ep.held);
 	rdmx_order_construct(&ep);
 	memset(&peer, 0, sizeof(peer));
 	rdmx_lane_init(&peer.lane, &ep.lanes, &ah, "");
@@ -125,7 +122,7 @@ static void teardown(void)
 	rdmx_recv_drain(&ep);
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 0, "%zu bytes still charged",
 		     rdmx_budget_used(&ep.budget));
-	free(ep.rx_bufs);
+	rdmx_rxbufs_free(&ep.rxb);
 	free(ep.held);
 	rdmx_pool_destruct(&ep.rxe_pool);
 	rdmx_pool_destruct(&ep.pke_pool);
@@ -160,7 +157,7 @@ static struct rdmx_pkt medium(uint32_t msg_id, size_t msg_len, size_t off, size_
 /* An EAGER packet of message msg_id, len bytes of msg_id, in receive buffer rx_buf. */
 static struct rdmx_pkt eager(uint32_t msg_id, size_t len, size_t rx_buf)
 {
-	uint8_t *buf = rdmx_ep_rx_buf(&ep, rx_buf);
+	uint8_t *buf = rdmx_rxbufs_at(&ep.rxb, rx_buf);
 
 	memset(buf, (int) msg_id, len);
 	return (struct rdmx_pkt) {
@@ -638,7 +635,7 @@ Test(budget, device_refuses_what_only_the_spent_budget_could_keep)
 	cr_assert(rdmx_order_admit(&ep, &peer, &later), "room: a later message is taken");
 	cr_assert(rdmx_order_admit(&ep, &peer, &big));
 	ep.budget.limit = 0;
-	ep.ooo_kept = ep.rx_buf_cnt / 2;
+	ep.ooo_kept = ep.rxb.cnt / 2;
 	cr_assert_not(rdmx_order_admit(&ep, &peer, &later));
 	cr_assert_not(rdmx_order_admit(&ep, &peer, &big), "no receive: it would be copied");
 	cr_assert(rdmx_order_admit(&ep, &peer, &next), "an eager one waits in its buffer");

@@ -10,6 +10,7 @@
 
 #include <rdma/fi_domain.h>
 
+#include "rdmx_addrs.h"
 #include "rdmx_hash.h"
 
 struct rdmx_domain;
@@ -17,6 +18,7 @@ struct rdmx_ep;
 
 struct rdmx_av {
 	struct fid_av		av_fid;
+	struct rdmx_addrs	lookups;	/* what the rdm layer gets */
 	struct rdmx_domain	*domain;
 	enum fi_av_type		type;
 	size_t			addr_size;	/* canonical bytes per entry */

@@ -10,20 +10,11 @@
 
 #include <rdma/fi_eq.h>
 
+#include "rdmx_comp.h"
 #include "rdmx_list.h"
 
 struct rdmx_domain;
 struct rdmx_ep;
-
-struct rdmx_cq_entry {
-	void		*op_context;
-	uint64_t	flags;
-	size_t		len;
-	void		*buf;
-	uint64_t	data;
-	uint64_t	tag;
-	fi_addr_t	src;
-};
 
 struct rdmx_cq_err {
 	struct rdmx_dlist	link;		/* on rdmx_cq.errs */
@@ -35,6 +26,7 @@ struct rdmx_cq_err {
 
 struct rdmx_cq {
 	struct fid_cq		cq_fid;
+	struct rdmx_comp	comp;		/* what the rdm layer writes to */
 	struct rdmx_domain	*domain;
 	enum fi_cq_format	format;
 	enum fi_wait_obj	wait_obj;
@@ -52,28 +44,6 @@ struct rdmx_cq {
 /* fi_cq_open. 0 or -FI_E*. */
 int rdmx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_p, void *context);
-
-/* Queues a completion; 0, or -FI_ENOMEM if the ring cannot grow. */
-int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry);
-
-/*
- * Queues an error completion for the operation in entry with positive
- * FI_E* code err, olen overflow bytes, and a printf-style text that
- * becomes its err_data. 0 or -FI_ENOMEM.
- */
-int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
-		      int err, size_t olen, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-/*
- * Queues an error entry with code err and no err_data (err_data NULL,
- * err_data_size 0): an outcome the application asked for rather than a
- * failure of the provider, such as a peek that found nothing. Readers
- * that test only err and never initialise err_data_size (as upstream
- * fabtests' fi_rdm_tagged_peek does) then never get data written
- * through their err_data. 0 or -FI_ENOMEM.
- */
-int rdmx_cq_write_outcome(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry, int err);
 
 /* Binds an endpoint for progress (once, however many directions). */
 int rdmx_cq_attach(struct rdmx_cq *cq, struct rdmx_ep *ep);

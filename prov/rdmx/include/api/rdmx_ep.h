@@ -10,13 +10,16 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_ext_rdmx.h>
 
+#include "rdmx_addrs.h"
 #include "rdmx_budget.h"
 #include "rdmx_cache.h"
+#include "rdmx_comp.h"
 #include "rdmx_cq.h"
 #include "rdmx_dev.h"
 #include "rdmx_lane.h"
 #include "rdmx_match.h"
 #include "rdmx_pool.h"
+#include "rdmx_rxbufs.h"
 #include "rdmx_wire.h"
 
 struct rdmx_ooo;
@@ -49,6 +52,10 @@ struct rdmx_ep {
 	struct rdmx_av		*av;
 	struct rdmx_cq		*tx_cq;
 	struct rdmx_cq		*rx_cq;
+	/* What the rdm layer knows of those: ops it was given at bind. */
+	struct rdmx_comp	*tx_comp;	/* tx_cq's sink (rdmx_comp.h) */
+	struct rdmx_comp	*rx_comp;	/* rx_cq's */
+	const struct rdmx_addrs	*addrs;		/* av's lookups (rdmx_addrs.h) */
 	bool			tx_selective;
 	bool			rx_selective;
 	bool			enabled;
@@ -77,11 +84,7 @@ struct rdmx_ep {
 	struct rdmx_dlist	dack_peers;	/* of rdmx_peer owing a run of DACKs
 						   (rdmx_dack.c); empty between
 						   progress calls */
-	uint8_t			*rx_bufs;	/* packet buffers for the device */
-	size_t			rx_buf_size;	/* bytes a packet may fill */
-	size_t			rx_buf_stride;	/* headroom + rx_buf_size, 64-byte aligned */
-	size_t			rx_buf_front;	/* the device's headroom, 64-byte aligned */
-	size_t			rx_buf_cnt;
+	struct rdmx_rxbufs	rxb;		/* packet buffers for the devices */
 
 	struct rdmx_match_queue	msg_q;
 	struct rdmx_match_queue	tag_q;
@@ -124,12 +127,6 @@ struct rdmx_ep {
 static inline struct rdmx_ep *rdmx_ep(struct fid_ep *ep_fid)
 {
 	return rdmx_container_of(ep_fid, struct rdmx_ep, ep_fid);
-}
-
-/* Packet buffer idx: aligned, so headers are read in place. */
-static inline uint8_t *rdmx_ep_rx_buf(const struct rdmx_ep *ep, size_t idx)
-{
-	return ep->rx_bufs + idx * ep->rx_buf_stride + ep->rx_buf_front;
 }
 
 /* fi_endpoint. 0 or -FI_E*. */

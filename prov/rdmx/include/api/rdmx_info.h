@@ -9,6 +9,7 @@
 #include <rdma/fabric.h>
 
 #include "rdmx_dev.h"
+#include "rdmx_comp.h"	/* RDMX_ERR_DATA_MAX */
 
 /* Capabilities, split the way fi_getinfo(3) splits them. */
 #define RDMX_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND)
@@ -25,9 +26,6 @@
 			 FI_SHARED_AV | FI_TRIGGER | FI_FENCE | \
 			 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE_ERR | \
 			 FI_RMA_PMEM)
-
-/* Bytes of provider error text a CQ error entry may carry. */
-#define RDMX_ERR_DATA_MAX	128
 
 /* Largest message: the long protocol streams any size (1 TiB). */
 #define RDMX_MAX_MSG_SIZE	(1ULL << 40)

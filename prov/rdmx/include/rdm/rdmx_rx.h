@@ -18,7 +18,7 @@
 #include <rdma/fabric.h>
 
 #include "rdmx_cover.h"
-#include "rdmx_cq.h"
+#include "rdmx_comp.h"
 #include "rdmx_list.h"
 #include "rdmx_match.h"
 #include "rdmx_tx.h"

@@ -32,6 +32,21 @@ fi_addr_t rdmx_av_reverse(const struct rdmx_av *av, const void *canon)
 	return rdmx_hash_find(&av->reverse, canon, &val) ? val : FI_ADDR_NOTAVAIL;
 }
 
+static const void *rdmx_av_lookup_op(const struct rdmx_addrs *addrs, fi_addr_t fi_addr)
+{
+	return rdmx_av_addr(rdmx_container_of(addrs, struct rdmx_av, lookups), fi_addr);
+}
+
+static fi_addr_t rdmx_av_reverse_op(const struct rdmx_addrs *addrs, const void *canon)
+{
+	return rdmx_av_reverse(rdmx_container_of(addrs, struct rdmx_av, lookups), canon);
+}
+
+static const struct rdmx_addrs_ops rdmx_av_addrs_ops = {
+	.lookup = rdmx_av_lookup_op,
+	.reverse = rdmx_av_reverse_op,
+};
+
 /* Reverse map keys: the address stored in the entry a value names. */
 static const void *rdmx_av_key(const struct rdmx_hash *hash, uint64_t val)
 {
@@ -374,6 +389,7 @@ int rdmx_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av->av_fid.fid.fclass = FI_CLASS_AV;
 	av->av_fid.fid.context = context;
 	av->av_fid.fid.ops = &rdmx_av_fi_ops;
+	av->lookups.ops = &rdmx_av_addrs_ops;
 	av->av_fid.ops = &rdmx_av_ops;
 	rdmx_ref_get(&dom->refs);
 	*av_p = &av->av_fid;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: completion queues (see rdmx_cq.h). */
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rdmx.h"
 #include "rdmx_clock.h"
@@ -59,9 +59,11 @@ static int rdmx_cq_grow(struct rdmx_cq *cq)
 	return 0;
 }
 
-int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry)
+/* The CQ's rdmx_comp write: a full ring grows rather than losing a completion. */
+static int rdmx_cq_write(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry)
 {
-	/* A full ring grows rather than losing a completion. */
+	struct rdmx_cq *cq = rdmx_container_of(comp, struct rdmx_cq, comp);
+
 	if (cq->tail - cq->head == cq->cap && rdmx_cq_grow(cq)) {
 		RDMX_WARN(FI_LOG_CQ, "completion queue overrun\n");
 		return -FI_ENOMEM;
@@ -70,16 +72,16 @@ int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry)
 	return 0;
 }
 
-/* Queues an error entry with room for text_max bytes of err_data; NULL
- * when out of memory. */
-static struct rdmx_cq_err *rdmx_cq_err_queue(struct rdmx_cq *cq,
-					     const struct rdmx_cq_entry *entry,
-					     int err, size_t olen, size_t text_max)
+/* The CQ's rdmx_comp write_err: the entry waits on the error list. */
+static int rdmx_cq_write_err(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry,
+			     int err, size_t olen, const char *text)
 {
-	struct rdmx_cq_err *ce = calloc(1, sizeof(*ce) + text_max);
+	struct rdmx_cq *cq = rdmx_container_of(comp, struct rdmx_cq, comp);
+	size_t text_len = text ? strnlen(text, RDMX_ERR_DATA_MAX - 1) + 1 : 0;
+	struct rdmx_cq_err *ce = calloc(1, sizeof(*ce) + text_len);
 
 	if (!ce)
-		return NULL;
+		return -FI_ENOMEM;
 	ce->entry.op_context = entry->op_context;
 	ce->entry.flags = entry->flags;
 	ce->entry.len = entry->len;
@@ -90,31 +92,17 @@ static struct rdmx_cq_err *rdmx_cq_err_queue(struct rdmx_cq *cq,
 	ce->entry.err = err;
 	ce->entry.prov_errno = err;
 	ce->src = entry->src;
+	ce->text_len = text_len;
+	if (text_len)
+		memcpy(ce->text, text, text_len - 1);
 	rdmx_dlist_insert_tail(&cq->errs, &ce->link);
-	return ce;
-}
-
-int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
-		      int err, size_t olen, const char *fmt, ...)
-{
-	struct rdmx_cq_err *ce;
-	va_list ap;
-	int n;
-
-	ce = rdmx_cq_err_queue(cq, entry, err, olen, RDMX_ERR_DATA_MAX);
-	if (!ce)
-		return -FI_ENOMEM;
-	va_start(ap, fmt);
-	n = vsnprintf(ce->text, RDMX_ERR_DATA_MAX, fmt, ap);
-	va_end(ap);
-	ce->text_len = RDMX_MIN((size_t) RDMX_MAX(n, 0) + 1, RDMX_ERR_DATA_MAX);
 	return 0;
 }
 
-int rdmx_cq_write_outcome(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry, int err)
-{
-	return rdmx_cq_err_queue(cq, entry, err, 0, 0) ? 0 : -FI_ENOMEM;
-}
+static const struct rdmx_comp_ops rdmx_cq_comp_ops = {
+	.write = rdmx_cq_write,
+	.write_err = rdmx_cq_write_err,
+};
 
 static void rdmx_cq_progress(struct rdmx_cq *cq)
 {
@@ -394,6 +382,7 @@ int rdmx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->format = format;
 	cq->wait_obj = attr->wait_obj;
 	rdmx_dlist_init(&cq->errs);
+	cq->comp.ops = &rdmx_cq_comp_ops;
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &rdmx_cq_fi_ops;

@@ -39,9 +39,11 @@ static int rdmx_ep_bind_cq(struct rdmx_ep *ep, struct rdmx_cq *cq, uint64_t flag
 			return ret;
 		if (dir == FI_TRANSMIT) {
 			ep->tx_cq = cq;
+			ep->tx_comp = &cq->comp;
 			ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
 		} else {
 			ep->rx_cq = cq;
+			ep->rx_comp = &cq->comp;
 			ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
 		}
 	}
@@ -76,8 +78,10 @@ static int rdmx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			return -FI_EINVAL;
 		}
 		ret = rdmx_av_attach(av, ep);
-		if (!ret)
+		if (!ret) {
 			ep->av = av;
+			ep->addrs = &av->lookups;
+		}
 		return ret;
 	}
 	default:
@@ -102,12 +106,12 @@ static int rdmx_ep_enable(struct rdmx_ep *ep)
 	}
 	rdmx_lock_acquire(&ep->domain->lock);
 	if (!ep->enabled && ep->lanes.nic->ops->rx_memory)
-		ret = ep->lanes.nic->ops->rx_memory(ep->lanes.nic, ep->rx_bufs,
-					      ep->lanes.nic_rx * ep->rx_buf_stride);
-	for (size_t i = 0; !ret && !ep->enabled && i < ep->rx_buf_cnt; i++) {
+		ret = ep->lanes.nic->ops->rx_memory(ep->lanes.nic, ep->rxb.mem,
+					      ep->lanes.nic_rx * ep->rxb.stride);
+	for (size_t i = 0; !ret && !ep->enabled && i < ep->rxb.cnt; i++) {
 		struct rdmx_dev *dev = rdmx_lanes_rx_dev(&ep->lanes, i);
 
-		ret = dev->ops->post_recv(dev, rdmx_ep_rx_buf(ep, i), ep->rx_buf_size, i);
+		ret = dev->ops->post_recv(dev, rdmx_rxbufs_at(&ep->rxb, i), ep->rxb.size, i);
 		if (ret)
 			break;
 	}
@@ -170,25 +174,21 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 				  ep->rx_size);
 	if (ret)
 		goto err_destruct_pke;
-	ep->rx_buf_size = rdmx_lanes_mtu(&ep->lanes);
-	ep->rx_buf_front = RDMX_ALIGN64(rdmx_lanes_headroom(&ep->lanes));
-	ep->rx_buf_stride = ep->rx_buf_front + RDMX_ALIGN64(ep->rx_buf_size);
 	/* A device may take fewer receives than asked (efa: max_rq_wr). */
 	ep->lanes.nic_rx = RDMX_MIN(g_rdmx_params.rx_bufs, ep->lanes.nic->caps.rq_size);
-	ep->rx_buf_cnt = ep->lanes.nic_rx + (ep->lanes.shm ? ep->lanes.shm->caps.rq_size : 0);
-	/* Large and lazily touched: pages fault in only as packets land. */
-	ep->rx_bufs = aligned_alloc(64, ep->rx_buf_cnt * ep->rx_buf_stride);
-	ep->held = calloc(ep->rx_buf_cnt, sizeof(*ep->held));
-	if (!ep->rx_bufs || !ep->held) {
+	ret = rdmx_rxbufs_alloc(&ep->rxb, rdmx_lanes_mtu(&ep->lanes),
+				rdmx_lanes_headroom(&ep->lanes), ep->lanes.nic_rx +
+				(ep->lanes.shm ? ep->lanes.shm->caps.rq_size : 0));
+	ep->held = calloc(ep->rxb.cnt, sizeof(*ep->held));
+	if (ret || !ep->held) {
 		ret = -FI_ENOMEM;
 		goto err_free_bufs;
 	}
 	return 0;
 
 err_free_bufs:
-	free(ep->rx_bufs);
+	rdmx_rxbufs_free(&ep->rxb);
 	free(ep->held);
-	ep->rx_bufs = NULL;
 	ep->held = NULL;
 
 	rdmx_pool_destruct(&ep->rxe_pool);
@@ -204,9 +204,8 @@ static void rdmx_ep_free_buffers(struct rdmx_ep *ep)
 	rdmx_pool_destruct(&ep->txe_pool);
 	rdmx_pool_destruct(&ep->pke_pool);
 	rdmx_pool_destruct(&ep->rxe_pool);
-	free(ep->rx_bufs);
+	rdmx_rxbufs_free(&ep->rxb);
 	free(ep->held);
-	ep->rx_bufs = NULL;
 	ep->held = NULL;
 }
 

@@ -82,10 +82,3 @@ int rdmx_domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	*ops = &rdmx_peer_ext_ops;
 	return 0;
 }
-
-void rdmx_peer_notify(struct rdmx_ep *ep, struct rdmx_peer *peer, int err)
-{
-	if (ep->peer_cb)
-		ep->peer_cb(&ep->ep_fid, peer->addr,
-			    (enum fi_rdmx_peer_state) peer->hs.state, err, ep->peer_cb_arg);
-}

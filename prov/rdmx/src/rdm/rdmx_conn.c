@@ -201,7 +201,7 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 		.proto_max = RDMX_PROTO_VERSION,
 		.features = RDMX_HS_FEATURES | (shm.token ? RDMX_HS_FEAT_SHM : 0),
 		.incarnation = incarnation | 1,
-		.rx_max = (uint32_t) ep->rx_buf_size,
+		.rx_max = (uint32_t) ep->rxb.size,
 		/* A device that reads or queues only on this host names it. */
 		.host = host,
 		.pid = host ? (uint32_t) getpid() : 0,

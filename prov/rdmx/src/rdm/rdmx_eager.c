@@ -20,7 +20,7 @@ bool rdmx_eager_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	/* A VOID only holds the place of a message its sender gave up. */
 	if (pkt->flags & RDMX_PKT_VOID)
 		return false;
-	if (!ep->rx_cq) {
+	if (!ep->rx_comp) {
 		ep->stats.rx_no_recv++;
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EOPNOTSUPP);
 		return false;

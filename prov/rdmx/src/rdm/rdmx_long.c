@@ -71,18 +71,18 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		else
 			ep->stats.rx_malformed++;	/* credit it is, then */
 	}
-	if (!ep->rx_cq)
+	if (!ep->rx_comp)
 		ep->stats.rx_no_recv++;
 	else
 		rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag,
 				      pkt->msg_len, &rxm->kid);
-	if (!ep->rx_cq || !rdmx_rxm_attach(ep, rxm, rxe, 0)) {
+	if (!ep->rx_comp || !rdmx_rxm_attach(ep, rxm, rxe, 0)) {
 		/*
 		 * Nobody will take it: the sender is told to send nothing, and
 		 * a sender waiting for delivery that it was not delivered.
 		 */
 		rdmx_dack_send(ep, peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id,
-			       ep->rx_cq ? FI_ENOMEM : FI_EOPNOTSUPP);
+			       ep->rx_comp ? FI_ENOMEM : FI_EOPNOTSUPP);
 		rxm->pkt_flags &= ~RDMX_PKT_DACK_REQ;
 		rdmx_rxm_discard(ep, rxm);
 		return;

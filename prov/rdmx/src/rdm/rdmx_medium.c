@@ -20,7 +20,7 @@ void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	struct rdmx_rxe *rxe;
 	struct rdmx_rxm *rxm;
 
-	if (!ep->rx_cq) {
+	if (!ep->rx_comp) {
 		ep->stats.rx_no_recv++;
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EOPNOTSUPP);
 		return;

@@ -64,7 +64,7 @@ void rdmx_order_construct(struct rdmx_ep *ep)
 {
 	rdmx_cache_construct(&ep->ooo_small, sizeof(struct rdmx_ooo) + RDMX_ORDER_SMALL,
 			     RDMX_ORDER_SPARE, &ep->budget);
-	rdmx_cache_construct(&ep->ooo_large, sizeof(struct rdmx_ooo) + ep->rx_buf_size,
+	rdmx_cache_construct(&ep->ooo_large, sizeof(struct rdmx_ooo) + ep->rxb.size,
 			     RDMX_ORDER_SPARE, &ep->budget);
 }
 
@@ -85,7 +85,7 @@ static int32_t rdmx_order_ahead(const struct rdmx_peer *peer, uint32_t msg_id)
 bool rdmx_order_admit(struct rdmx_ep *ep, const struct rdmx_peer *peer,
 		      const struct rdmx_pkt *pkt)
 {
-	size_t margin = RDMX_RX_BATCH * ep->rx_buf_size;
+	size_t margin = RDMX_RX_BATCH * ep->rxb.size;
 	int32_t ahead;
 
 	if (!peer || (pkt->type != RDMX_PKT_EAGER && pkt->type != RDMX_PKT_MEDIUM &&
@@ -97,8 +97,8 @@ bool rdmx_order_admit(struct rdmx_ep *ep, const struct rdmx_peer *peer,
 		return true;
 	/* A later message: a copy within the budget, else a buffer kept. */
 	if (ahead > 0)
-		return rdmx_budget_fits_bulk(&ep->budget, margin + ep->rx_buf_size) ||
-		       ep->ooo_kept + RDMX_RX_BATCH < ep->rx_buf_cnt / 2;
+		return rdmx_budget_fits_bulk(&ep->budget, margin + ep->rxb.size) ||
+		       ep->ooo_kept + RDMX_RX_BATCH < ep->rxb.cnt / 2;
 	/* The next message: an eager one waits in its buffer if need be. */
 	if (pkt->type == RDMX_PKT_EAGER)
 		return true;
@@ -136,10 +136,10 @@ static struct rdmx_ooo *rdmx_order_keep(struct rdmx_ep *ep, const struct rdmx_pk
 {
 	struct rdmx_ooo *ooo;
 
-	if (rx_buf == RDMX_RX_BUF_NONE || ep->ooo_kept >= ep->rx_buf_cnt / 2)
+	if (rx_buf == RDMX_RX_BUF_NONE || ep->ooo_kept >= ep->rxb.cnt / 2)
 		return NULL;
 	if (!ep->ooo_bufs)
-		ep->ooo_bufs = calloc(ep->rx_buf_cnt, sizeof(*ep->ooo_bufs));
+		ep->ooo_bufs = calloc(ep->rxb.cnt, sizeof(*ep->ooo_bufs));
 	if (!ep->ooo_bufs)
 		return NULL;
 	ooo = &ep->ooo_bufs[rx_buf];

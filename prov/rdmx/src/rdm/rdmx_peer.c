@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include "rdmx.h"
-#include "rdmx_av.h"
 #include "rdmx_conn.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
@@ -173,7 +172,7 @@ void rdmx_peer_reclaim(struct rdmx_ep *ep)
 
 int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 {
-	const void *canon = ep->av ? rdmx_av_addr(ep->av, addr) : NULL;
+	const void *canon = rdmx_addrs_lookup(ep->addrs, addr);
 	struct rdmx_peer *peer;
 	struct rdmx_ah *ah;
 	bool heard;
@@ -294,4 +293,11 @@ void rdmx_peer_destroy_all(struct rdmx_ep *ep, int err)
 	if (ep->peer_cap)
 		memset(ep->peers, 0, ep->peer_cap * sizeof(*ep->peers));
 	rdmx_order_destruct(ep);
+}
+
+void rdmx_peer_notify(struct rdmx_ep *ep, struct rdmx_peer *peer, int err)
+{
+	if (ep->peer_cb)
+		ep->peer_cb(&ep->ep_fid, peer->addr,
+			    (enum fi_rdmx_peer_state) peer->hs.state, err, ep->peer_cb_arg);
 }

@@ -11,7 +11,7 @@
  * FI_PEEK | FI_DISCARD the message found is dropped.
  */
 #include "rdmx.h"
-#include "rdmx_cq.h"
+#include "rdmx_comp.h"
 #include "rdmx_ep.h"
 #include "rdmx_rx.h"
 
@@ -39,7 +39,7 @@ static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *r
 			.tag = req->tag,
 			.src = FI_ADDR_NOTAVAIL,
 		};
-		rdmx_cq_write_outcome(ep->rx_cq, &entry, FI_ENOMSG);
+		rdmx_comp_outcome(ep->rx_comp, &entry, FI_ENOMSG);
 		return 0;
 	}
 	entry = rdmx_probe_entry(req, ux, ux->len);

@@ -7,7 +7,6 @@
  * packets are counted and the buffer goes straight back to the device.
  */
 #include "rdmx.h"
-#include "rdmx_av.h"
 #include "rdmx_clock.h"
 #include "rdmx_conn.h"
 #include "rdmx_dack.h"
@@ -42,7 +41,7 @@ static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
 	if (!src)
 		return peer;
 	/* Unknown, or outside the AV: it may have been inserted since. */
-	addr = rdmx_av_reverse(ep->av, src);
+	addr = rdmx_addrs_reverse(ep->addrs, src);
 	if (addr != FI_ADDR_NOTAVAIL)
 		return rdmx_peer_get(ep, addr, &peer) ? NULL : peer;
 	return peer ? peer : rdmx_peer_anon(ep, src);
@@ -64,7 +63,7 @@ void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx)
 	/* Cannot fail: the buffer left the same receive queue earlier. */
 	struct rdmx_dev *dev = rdmx_lanes_rx_dev(&ep->lanes, idx);
 
-	(void) dev->ops->post_recv(dev, rdmx_ep_rx_buf(ep, idx), ep->rx_buf_size, idx);
+	(void) dev->ops->post_recv(dev, rdmx_rxbufs_at(&ep->rxb, idx), ep->rxb.size, idx);
 }
 
 /* Handles a valid packet; true when it keeps the buffer rx_buf. */
@@ -75,7 +74,7 @@ static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 		rdmx_conn_heard(ep, peer);
 		rdmx_peer_heard(ep, peer);
 		if (pkt->type == RDMX_PKT_HS) {
-			rdmx_conn_recv(ep, peer, rdmx_ep_rx_buf(ep, rx_buf),
+			rdmx_conn_recv(ep, peer, rdmx_rxbufs_at(&ep->rxb, rx_buf),
 				       RDMX_WIRE_HS_BASE_SIZE + pkt->payload_len);
 			return false;
 		}
@@ -116,7 +115,7 @@ static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cq
 	struct rdmx_pkt pkt;
 
 	if (cqe->status == RDMX_DEV_OK) {
-		if (rdmx_wire_decode(rdmx_ep_rx_buf(ep, cqe->wr_id), cqe->len, &pkt)) {
+		if (rdmx_wire_decode(rdmx_rxbufs_at(&ep->rxb, cqe->wr_id), cqe->len, &pkt)) {
 			ep->stats.rx_malformed++;
 			RDMX_DBG(FI_LOG_EP_DATA, "malformed packet of %u bytes\n",
 				 cqe->len);

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 
 #include "rdmx.h"
-#include "rdmx_av.h"
-#include "rdmx_cq.h"
+#include "rdmx_comp.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
@@ -69,7 +68,7 @@ void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
 	/* A released multi-receive buffer is always reported (fi_msg(3)). */
 	if (!ep->rx_selective || (op_flags & FI_COMPLETION) ||
 	    (entry->flags & FI_MULTI_RECV))
-		rdmx_cq_write(ep->rx_cq, entry);
+		rdmx_comp_write(ep->rx_comp, entry);
 }
 
 void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len,
@@ -82,7 +81,7 @@ void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len
 	entry.buf = rxe->iov_cnt ? rxe->iov[0].iov_base : NULL;
 	entry.flags |= rdmx_multi_flags(rxe);
 	if (msg_len > cap)
-		rdmx_cq_write_err(ep->rx_cq, &entry, FI_ETRUNC, msg_len - cap,
+		rdmx_comp_err(ep->rx_comp, &entry, FI_ETRUNC, msg_len - cap,
 				  "rdmx: %zu-byte message truncated to a %zu-byte buffer",
 				  msg_len, cap);
 	else
@@ -106,7 +105,7 @@ void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const cha
 {
 	struct rdmx_cq_entry entry = rdmx_recv_err_entry(rxe);
 
-	rdmx_cq_write_err(ep->rx_cq, &entry, err, 0, "rdmx: receive failed: %s", why);
+	rdmx_comp_err(ep->rx_comp, &entry, err, 0, "rdmx: receive failed: %s", why);
 	rdmx_recv_release(ep, rxe);
 }
 
@@ -262,7 +261,7 @@ static ssize_t rdmx_recv_locked(struct rdmx_ep *ep, const struct rdmx_recv_req *
 			  req->iov_cnt, RDMX_IOV_LIMIT);
 		return -FI_EINVAL;
 	}
-	if (src != FI_ADDR_UNSPEC && !rdmx_av_addr(ep->av, src)) {
+	if (src != FI_ADDR_UNSPEC && !rdmx_addrs_lookup(ep->addrs, src)) {
 		RDMX_WARN(FI_LOG_EP_DATA, "recv from unknown fi_addr %lu\n",
 			  (unsigned long) src);
 		return -FI_EINVAL;
@@ -323,7 +322,7 @@ int rdmx_recv_cancel(struct rdmx_ep *ep, void *context)
 		rdmx_multi_cancel(ep, rxe, &entry);
 	else
 		rdmx_pool_release(&ep->rxe_pool, rxe);
-	rdmx_cq_write_err(ep->rx_cq, &entry, FI_ECANCELED, 0,
+	rdmx_comp_err(ep->rx_comp, &entry, FI_ECANCELED, 0,
 			  "rdmx: receive canceled");
 	return 0;
 }

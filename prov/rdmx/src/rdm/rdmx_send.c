@@ -9,7 +9,7 @@
 
 #include "rdmx.h"
 #include "rdmx_conn.h"
-#include "rdmx_cq.h"
+#include "rdmx_comp.h"
 #include "rdmx_dack.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
@@ -261,7 +261,7 @@ static void rdmx_tx_report(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	/* A send that completed at injection has no entry left to fail. */
 	if (txe->level != RDMX_TX_INJECT) {
 		entry = rdmx_send_entry(txe);
-		rdmx_cq_write_err(ep->tx_cq, &entry, txe->err, 0,
+		rdmx_comp_err(ep->tx_comp, &entry, txe->err, 0,
 				  "rdmx: send to fi_addr %lu failed: %s",
 				  (unsigned long) txe->addr, txe->why);
 	}
@@ -292,7 +292,7 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	if (!txe->err) {
 		if (txe->completion) {
 			entry = rdmx_send_entry(txe);
-			rdmx_cq_write(ep->tx_cq, &entry);
+			rdmx_comp_write(ep->tx_comp, &entry);
 		}
 	} else if (txe->why) {
 		rdmx_tx_report(ep, txe);
@@ -722,7 +722,7 @@ static ssize_t rdmx_send_locked(struct rdmx_ep *ep, const struct rdmx_send_req *
 		struct rdmx_cq_entry entry = rdmx_send_entry(txe);
 
 		txe->completion = false;
-		rdmx_cq_write(ep->tx_cq, &entry);
+		rdmx_comp_write(ep->tx_comp, &entry);
 	}
 	return 0;
 }

@@ -156,9 +156,6 @@ extern struct fi_ops_tagged rdmx_tagged_ops;
 #define RDMX_RX_MSG_FLAGS (RDMX_RX_FLAGS | FI_MULTI_RECV)
 #define RDMX_RX_TAGGED_FLAGS (RDMX_RX_FLAGS | FI_PEEK | FI_CLAIM | FI_DISCARD)
 
-/* Gives packet buffer idx back to the device. */
-void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx);
-
 /*
  * The endpoint's struct rdmx_dev_admit: whether the device may take a
  * packet (len bytes at buf) from src, or must refuse it (rdmx_order_admit).

@@ -78,7 +78,10 @@ struct rdmx_rxm {
 	struct rdmx_rxe		kid;		/* its share of a multi-receive buffer */
 };
 
-/* Receive entry points (rdmx_recv.c); rdmx_recv takes the domain lock. */
+/*
+ * Posts a receive (rdmx_recv.c); 0 or -FI_E*. Domain lock held; a peek
+ * (FI_PEEK) finds what the caller's progress made arrive.
+ */
 ssize_t rdmx_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req);
 
 /* A receive entry for req from src (FI_ADDR_UNSPEC: any); NULL if none left. */

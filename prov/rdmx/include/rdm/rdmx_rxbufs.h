@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct rdmx_lanes;
+
 struct rdmx_rxbufs {
 	uint8_t	*mem;
 	size_t	size;		/* bytes a packet may fill */
@@ -28,5 +30,15 @@ static inline uint8_t *rdmx_rxbufs_at(const struct rdmx_rxbufs *rb, size_t idx)
 {
 	return rb->mem + idx * rb->stride + rb->front;
 }
+
+/*
+ * Posts every buffer to the device of the lanes that owns its index
+ * (rdmx_lanes_rx_dev), after registering the NIC's share where the
+ * device asks for it. 0 or the first -FI_E* of a device.
+ */
+int rdmx_rxbufs_post_all(const struct rdmx_rxbufs *rb, struct rdmx_lanes *lanes);
+
+/* Gives buffer idx back to its device. */
+void rdmx_rxbufs_repost(const struct rdmx_rxbufs *rb, struct rdmx_lanes *lanes, size_t idx);
 
 #endif /* RDMX_RXBUFS_H */

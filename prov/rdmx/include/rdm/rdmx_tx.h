@@ -128,7 +128,11 @@ struct rdmx_send_req {
 	bool			inject_op; /* fi_inject: no completion at all */
 };
 
-/* Posts a send (takes the domain lock); 0 or -FI_E*. */
+/*
+ * Posts a send; 0 or -FI_E*. Domain lock held. -FI_EAGAIN: no send
+ * entry, the device or the peer's pending queue full, or the peer in RNR
+ * backoff; the caller's progress may make room.
+ */
 ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req);
 
 /* Hands a packet to the device; 0 or -FI_EAGAIN. Lock held. */

@@ -105,16 +105,8 @@ static int rdmx_ep_enable(struct rdmx_ep *ep)
 		return -FI_ENOCQ;
 	}
 	rdmx_lock_acquire(&ep->domain->lock);
-	if (!ep->enabled && ep->lanes.nic->ops->rx_memory)
-		ret = ep->lanes.nic->ops->rx_memory(ep->lanes.nic, ep->rxb.mem,
-					      ep->lanes.nic_rx * ep->rxb.stride);
-	for (size_t i = 0; !ret && !ep->enabled && i < ep->rxb.cnt; i++) {
-		struct rdmx_dev *dev = rdmx_lanes_rx_dev(&ep->lanes, i);
-
-		ret = dev->ops->post_recv(dev, rdmx_rxbufs_at(&ep->rxb, i), ep->rxb.size, i);
-		if (ret)
-			break;
-	}
+	if (!ep->enabled)
+		ret = rdmx_rxbufs_post_all(&ep->rxb, &ep->lanes);
 	if (!ret)
 		ep->enabled = true;
 	rdmx_lock_release(&ep->domain->lock);

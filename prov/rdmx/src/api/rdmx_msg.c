@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: the FI_MSG and FI_TAGGED calls. Each turns its arguments into one
- * send or receive request for the protocol layer; nothing else happens
- * here.
+ * send or receive request for the protocol layer, under the domain lock,
+ * and progresses the endpoint when the request must wait for room (or,
+ * for a peek, for what already arrived).
  */
 #include <rdma/fi_tagged.h>
 
 #include "rdmx.h"
+#include "rdmx_domain.h"
 #include "rdmx_ep.h"
 #include "rdmx_rx.h"
 #include "rdmx_tx.h"
@@ -36,7 +38,15 @@ static ssize_t rdmx_recv_common(struct fid_ep *ep_fid, const struct iovec *iov,
 		.flags = flags,
 	};
 
-	return rdmx_recv(ep, &req);
+	ssize_t ret;
+
+	rdmx_lock_acquire(&ep->domain->lock);
+	/* What already waits in the device counts as arrived for a peek. */
+	if (flags & FI_PEEK)
+		rdmx_ep_progress(ep);
+	ret = rdmx_recv(ep, &req);
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
 }
 
 static ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -56,7 +66,18 @@ static ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec *iov,
 		.inject_op = inject_op,
 	};
 
-	return rdmx_send(ep, &req);
+	ssize_t ret;
+
+	rdmx_lock_acquire(&ep->domain->lock);
+	ret = rdmx_send(ep, &req);
+	/* Out of room: progress may free some; one more try. */
+	if (ret == -FI_EAGAIN) {
+		rdmx_ep_progress(ep);
+		ret = rdmx_send(ep, &req);
+		ep->stats.eagain += ret == -FI_EAGAIN;
+	}
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
 }
 
 static ssize_t rdmx_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,

@@ -170,8 +170,8 @@ static void rdmx_order_put(struct rdmx_ep *ep, struct rdmx_ooo *ooo, bool keep)
 {
 	if (ooo->cache)
 		rdmx_cache_release_uncharged(ooo->cache, ooo);
-	else if (!keep && ep->enabled)
-		rdmx_ep_repost(ep, ooo->rx_buf);	/* a closing endpoint posts nothing */
+	else if (!keep && ep->enabled)	/* a closing endpoint posts nothing */
+		rdmx_rxbufs_repost(&ep->rxb, &ep->lanes, ooo->rx_buf);
 }
 
 /*

@@ -29,8 +29,6 @@ static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *r
 	struct rdmx_unexp *ux;
 	struct rdmx_cq_entry entry;
 
-	/* What already waits in the socket counts as arrived. */
-	rdmx_ep_progress(ep);
 	ux = rdmx_match_unexp_find(&ep->tag_q, src, req->tag, req->ignore);
 	if (!ux) {
 		entry = (struct rdmx_cq_entry) {

@@ -58,14 +58,6 @@ bool rdmx_ep_admit(void *ctx, struct rdmx_ah *src, const void *buf, size_t len)
 	return rdmx_order_admit(ep, src->context, &pkt);
 }
 
-void rdmx_ep_repost(struct rdmx_ep *ep, size_t idx)
-{
-	/* Cannot fail: the buffer left the same receive queue earlier. */
-	struct rdmx_dev *dev = rdmx_lanes_rx_dev(&ep->lanes, idx);
-
-	(void) dev->ops->post_recv(dev, rdmx_rxbufs_at(&ep->rxb, idx), ep->rxb.size, idx);
-}
-
 /* Handles a valid packet; true when it keeps the buffer rx_buf. */
 static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 			      struct rdmx_peer *peer, size_t rx_buf)
@@ -124,7 +116,7 @@ static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cq
 			return;
 		}
 	}
-	rdmx_ep_repost(ep, cqe->wr_id);
+	rdmx_rxbufs_repost(&ep->rxb, &ep->lanes, cqe->wr_id);
 }
 
 void rdmx_ep_progress(struct rdmx_ep *ep)

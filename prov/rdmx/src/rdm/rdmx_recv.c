@@ -204,7 +204,7 @@ void rdmx_recv_unexp_release(struct rdmx_ep *ep, struct rdmx_unexp *ux)
 	if (ux->rxm)
 		rdmx_rxm_discard(ep, ux->rxm);
 	else if (ux->rx_buf != RDMX_RX_BUF_NONE)
-		rdmx_ep_repost(ep, ux->rx_buf);
+		rdmx_rxbufs_repost(&ep->rxb, &ep->lanes, ux->rx_buf);
 	else
 		rdmx_recv_ux_free(ep, ux);
 }
@@ -241,7 +241,7 @@ void rdmx_recv_unexp(struct rdmx_ep *ep, struct rdmx_rxe *rxe, struct rdmx_unexp
 	rdmx_recv_unexp_release(ep, ux);
 }
 
-static ssize_t rdmx_recv_locked(struct rdmx_ep *ep, const struct rdmx_recv_req *req)
+ssize_t rdmx_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req)
 {
 	struct rdmx_match_queue *q = (req->flags & FI_TAGGED) ? &ep->tag_q : &ep->msg_q;
 	fi_addr_t src = (ep->caps & FI_DIRECTED_RECV) ? req->src : FI_ADDR_UNSPEC;
@@ -296,16 +296,6 @@ static ssize_t rdmx_recv_locked(struct rdmx_ep *ep, const struct rdmx_recv_req *
 	else
 		rdmx_match_post(q, rxe);
 	return 0;
-}
-
-ssize_t rdmx_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req)
-{
-	ssize_t ret;
-
-	rdmx_lock_acquire(&ep->domain->lock);
-	ret = rdmx_recv_locked(ep, req);
-	rdmx_lock_release(&ep->domain->lock);
-	return ret;
 }
 
 int rdmx_recv_cancel(struct rdmx_ep *ep, void *context)

@@ -30,18 +30,6 @@ static struct rdmx_cq_entry rdmx_send_entry(const struct rdmx_txe *txe)
 	};
 }
 
-/* Takes a send entry, progressing once to free some if none is left. */
-static struct rdmx_txe *rdmx_send_txe_alloc(struct rdmx_ep *ep)
-{
-	struct rdmx_txe *txe = rdmx_pool_alloc(&ep->txe_pool);
-
-	if (!txe) {
-		rdmx_ep_progress(ep);
-		txe = rdmx_pool_alloc(&ep->txe_pool);
-	}
-	return txe;
-}
-
 /* Ends the exposure of a long send's buffers to reads: they go back. */
 static void rdmx_tx_unexpose(struct rdmx_txe *txe)
 {
@@ -682,7 +670,7 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	rdmx_tx_pke_init(&txe->pke, txe, peer, false);
 }
 
-static ssize_t rdmx_send_locked(struct rdmx_ep *ep, const struct rdmx_send_req *req)
+ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 {
 	size_t len = rdmx_iov_len(req->iov, req->iov_cnt);
 	enum rdmx_tx_level level = rdmx_send_level(ep, req, len);
@@ -701,21 +689,15 @@ static ssize_t rdmx_send_locked(struct rdmx_ep *ep, const struct rdmx_send_req *
 			  "not in the address vector" : fi_strerror(-ret));
 		return ret;
 	}
-	txe = rdmx_rnr_blocked(peer) ? NULL : rdmx_send_txe_alloc(ep);
-	if (!txe) {
-		ep->stats.eagain++;
-		rdmx_ep_progress(ep);
+	txe = rdmx_rnr_blocked(peer) ? NULL : rdmx_pool_alloc(&ep->txe_pool);
+	if (!txe)
 		return -FI_EAGAIN;
-	}
 	rdmx_send_fill(ep, txe, req, peer, len, level, copy);
 	/* A stub keeps the send until its handshake is over (rdmx_conn.h). */
 	ret = rdmx_conn_ready(ep, peer) ? rdmx_tx_start(ep, txe, req->flags & FI_MORE) :
 					  rdmx_conn_defer(ep, peer, txe);
 	if (ret) {
 		rdmx_send_txe_release(ep, txe);
-		ep->stats.eagain += ret == -FI_EAGAIN;
-		if (ret == -FI_EAGAIN)
-			rdmx_ep_progress(ep);
 		return ret;
 	}
 	if (early && txe->completion) {
@@ -753,14 +735,4 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 	if (txe->next < txe->limit)
 		rdmx_tx_pump(ep, txe);
 	return 0;
-}
-
-ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
-{
-	ssize_t ret;
-
-	rdmx_lock_acquire(&ep->domain->lock);
-	ret = rdmx_send_locked(ep, req);
-	rdmx_lock_release(&ep->domain->lock);
-	return ret;
 }

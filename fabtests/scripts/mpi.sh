@@ -73,21 +73,9 @@ MPI_MARK="RDMX_MPI_RUN=$T_DIR"
 # The pids of the live processes of this script's runs (their environment
 # holds MPI_MARK).
 mpi_strays() {
-	local f pid
-	for f in /proc/[0-9]*/environ; do
-		{ tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qxF "$MPI_MARK" || continue
-		pid=${f#/proc/}
-		echo "${pid%/environ}"
-	done
+	t_marked_pids "$MPI_MARK"
 }
-
-mpi_kill_strays() {
-	local pid
-	for pid in $(mpi_strays); do
-		kill -KILL "$pid" 2>/dev/null || :
-	done
-}
-t_on_exit mpi_kill_strays
+t_on_exit 't_kill_marked "$MPI_MARK"'
 
 # mpi_count name pattern: how many lines of run name's stderr match.
 mpi_count() {

@@ -116,6 +116,26 @@ t_loss_dropped() {
 T_PIDS=""
 T_ON_EXIT=""
 
+# t_marked_pids mark: the pids of the live processes whose environment
+# holds the line mark (VAR=value): how a script finds what the processes
+# it started through a launcher (mpirun) left.
+t_marked_pids() {
+	local f pid
+	for f in /proc/[0-9]*/environ; do
+		{ tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qxF "$1" || continue
+		pid=${f#/proc/}
+		echo "${pid%/environ}"
+	done
+}
+
+# t_kill_marked mark: kills (KILL) every process t_marked_pids finds.
+t_kill_marked() {
+	local pid
+	for pid in $(t_marked_pids "$1"); do
+		kill -KILL "$pid" 2>/dev/null || :
+	done
+}
+
 # t_require_prog path: fails unless the program was built.
 t_require_prog() {
 	[ -x "$1" ] || { echo "$0: $1 not built (set RDMX_BUILDDIR)" >&2; exit 1; }

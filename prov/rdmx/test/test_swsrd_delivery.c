@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * swsrd tests: delivery over a clean and a lossy link: each send once,
+ * acknowledgements coalesced, losses resent, the window bounded.
+ */
+#include "rdmx_test_srd.h"
+
+/* 1. A clean link: everything arrives once, nothing is resent. */
+Test(swsrd, clean_link_delivers_each_once_without_resending)
+{
+	const size_t n_ab = 10000, n_ba = 3000;
+	struct sim *sim = sim_open(&sim_cfg, n_ab + n_ba, 0x1234);
+	struct rdmx_dev_stats *sa = &sim->node[A].stats, *sb = &sim->node[B].stats;
+
+	/* Interleaved, so both directions are busy at the same time. */
+	for (size_t i = 0; i < n_ab; i++) {
+		sim_post(sim, A);
+		if (i % 10 < 3)
+			sim_post(sim, B);
+	}
+	cr_assert_eq(sim->nmsgs, n_ab + n_ba);
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 50 * MS),
+		  "%zu of %zu done after 50 ms", sim->finished, sim->nmsgs);
+	cr_log_info("clean: %zu messages done in %.2f ms, acks A %lu B %lu, "
+		    "piggy-backed B->A %lu\n", sim->nmsgs, sim_ms(sim_now - SIM_T0),
+		    (unsigned long) sa->acks_sent, (unsigned long) sb->acks_sent,
+		    (unsigned long) sim->node[B].tx.piggy);
+	/* 64 packets per ~30 us round trip; at one packet a trip it takes 300 ms. */
+	cr_assert_lt(sim_now - SIM_T0, 10 * MS);
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+	for (int i = A; i <= B; i++) {
+		struct rdmx_dev_stats *s = &sim->node[i].stats;
+
+		cr_assert_eq(s->retransmits, 0);
+		cr_assert_eq(s->fast_retransmits, 0);
+		cr_assert_eq(s->duplicates, 0);
+		cr_assert_eq(s->stale, 0);
+		cr_assert_eq(s->rnr_sent + s->rnr_received + s->unreachable, 0);
+	}
+	/* Acks flow both alone and on B's own data, and are coalesced. */
+	cr_assert_gt(sb->acks_sent, 0);
+	cr_assert_gt(sim->node[B].tx.piggy, 0);
+	cr_assert_lt(sb->acks_sent, n_ab / 4, "B sent %lu acks for %zu packets",
+		     (unsigned long) sb->acks_sent, n_ab);
+	/* The window was used in full. */
+	cr_assert_eq(sim->node[A].tx.max_inflight, RDMX_SRD_WINDOW);
+}
+
+/*
+ * 1b. Acknowledgements without data to ride on: a stream whose packets
+ * come closer together than ack_idle_ns is acknowledged once per 16, and
+ * a lone packet once its sender fell silent for ack_idle_ns.
+ */
+Test(swsrd, acks_wait_for_the_sender_to_pause)
+{
+	struct rdmx_swsrd_cfg cfg = sim_cfg;
+	const size_t n = 32;
+	struct sim *sim;
+	struct rdmx_dev_stats *sb;
+	struct sim_msg *lone;
+
+	/* Longer than the tick, so every pass of the stream finds it busy. */
+	cfg.ack_idle_ns = 3 * SIM_TICK_NS;
+	cfg.ack_delay_ns = 100 * SIM_TICK_NS;
+	sim = sim_open(&cfg, n + 1, 0x5eed);
+	sb = &sim->node[B].stats;
+	for (size_t i = 0; i < n; i++) {
+		sim_post(sim, A);
+		sim_run(sim, sim_now + SIM_TICK_NS, NULL);
+	}
+	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
+	sim_expect(sim, 0, n, RDMX_DEV_OK, 1);
+	/* One per 16 packets; a pass-by-pass ack would send one per packet. */
+	cr_assert_leq(sb->acks_sent, n / 16 + 1, "B sent %lu acks for %zu packets",
+		      (unsigned long) sb->acks_sent, n);
+
+	lone = sim_post(sim, A);
+	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
+	/* Acknowledged at the first pass after the silence, not at the delay. */
+	cr_assert_lt(lone->done_ns - lone->first_xmit_ns,
+		     2 * (SIM_LATENCY_NS + SIM_JITTER_NS) + cfg.ack_idle_ns +
+		     SIM_TICK_NS + 1);
+	sim_settle(sim);
+}
+
+/* 2. A lossy link, parameterised by loss, duplication and reordering. */
+struct lossy_case {
+	uint32_t	loss_ppm;
+	uint32_t	dup_ppm;
+	uint32_t	reorder_ppm;
+	uint32_t	eagain_ppm;
+	uint64_t	seed;
+};
+
+static void run_lossy(const struct lossy_case *c)
+{
+	const size_t n_ab = 2000, n_ba = 500;
+	struct sim *sim = sim_open(&sim_cfg, n_ab + n_ba, c->seed);
+	uint64_t resent[2], lost[2], late[2];
+
+	sim_link(sim, c->loss_ppm, c->dup_ppm, c->reorder_ppm, c->eagain_ppm);
+	for (size_t i = 0; i < n_ab; i++) {
+		sim_post(sim, A);
+		if (i % 4 == 0)
+			sim_post(sim, B);
+	}
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 1000 * MS),
+		  "%zu of %zu done after 1 s", sim->finished, sim->nmsgs);
+	for (int i = A; i <= B; i++) {
+		resent[i] = sim->node[i].stats.retransmits +
+			    sim->node[i].stats.fast_retransmits;
+		lost[i] = sim->node[i].tx.data_lost;
+		late[i] = sim->node[i].tx.data_late;
+	}
+	cr_log_info("loss %u ppm dup %u reorder %u eagain %u: done in %.2f ms; "
+		    "A: %lu data lost, %lu late, %lu rto + %lu fast resent; B: %lu "
+		    "lost, %lu late, %lu resent; B saw %lu duplicates\n", c->loss_ppm,
+		    c->dup_ppm, c->reorder_ppm, c->eagain_ppm,
+		    sim_ms(sim_now - SIM_T0), (unsigned long) lost[A],
+		    (unsigned long) late[A],
+		    (unsigned long) sim->node[A].stats.retransmits,
+		    (unsigned long) sim->node[A].stats.fast_retransmits,
+		    (unsigned long) lost[B], (unsigned long) late[B],
+		    (unsigned long) resent[B],
+		    (unsigned long) sim->node[B].stats.duplicates);
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+	for (int i = A; i <= B; i++) {
+		cr_assert_eq(sim->node[i].stats.unreachable, 0);
+		/* Every lost DATA packet needs one resend. */
+		cr_assert_geq(resent[i], lost[i], "node %d resent %lu of %lu lost",
+			      i, (unsigned long) resent[i], (unsigned long) lost[i]);
+		/*
+		 * A packet overtaken by three others looks lost, so it may be
+		 * resent too. Resends stay within twice the packets lost or
+		 * held back, plus one window: no go-back-N, no resend storm.
+		 */
+		cr_assert_leq(resent[i], 2 * (lost[i] + late[i]) + RDMX_SRD_WINDOW,
+			      "node %d resent %lu for %lu lost, %lu late", i,
+			      (unsigned long) resent[i], (unsigned long) lost[i],
+			      (unsigned long) late[i]);
+	}
+	if (c->dup_ppm)
+		cr_assert_gt(sim->node[B].stats.duplicates, 0);
+}
+
+Test(swsrd, loss_1pct_dup_reorder)
+{
+	run_lossy(&(struct lossy_case) { 10000, 10000, 50000, 0, 0x1001 });
+}
+
+Test(swsrd, loss_10pct_dup_reorder)
+{
+	run_lossy(&(struct lossy_case) { 100000, 10000, 50000, 0, 0x1010 });
+}
+
+Test(swsrd, loss_30pct_dup_reorder)
+{
+	run_lossy(&(struct lossy_case) { 300000, 10000, 50000, 0, 0x1030 });
+}
+
+/* xmit failing with -FI_EAGAIN (acks included) is a loss, not a hang. */
+Test(swsrd, xmit_eagain_is_recovered)
+{
+	run_lossy(&(struct lossy_case) { 0, 0, 0, 50000, 0x1e0a });
+}
+
+/* 3. One hole with later packets acknowledged is resent at once. */
+Test(swsrd, fast_retransmit_fills_a_hole_before_the_timeout)
+{
+	struct sim *sim = sim_open(&sim_cfg, 40, 0x3);
+	const struct sim_msg *hole;
+
+	sim->drop_psn = 5;
+	sim->drop_left = 1;
+	sim_post_n(sim, A, 40);
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 50 * MS));
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+	hole = &sim->msgs[5];
+	cr_assert_eq(hole->psn, 5);
+	cr_assert_eq(hole->xmits, 2);
+	cr_log_info("fast retransmit: psn 5 completed %.1f us after it was sent\n",
+		    (double) (hole->done_ns - hole->first_xmit_ns) / US);
+	cr_assert_eq(sim->node[A].stats.fast_retransmits, 1);
+	cr_assert_eq(sim->node[A].stats.retransmits, 0);
+	cr_assert_lt(hole->done_ns - hole->first_xmit_ns, sim_cfg.rto_min_ns);
+}
+
+/* Keeps node from's engine holding at least backlog unsent messages. */
+static void sim_keep_busy(struct sim *sim, int from, size_t backlog)
+{
+	while (sim->nmsgs - sim->finished < backlog)
+		sim_post(sim, from);
+}
+
+/* Runs tick by tick, A kept busy, until A's cwnd is full; the time taken. */
+static uint64_t run_until_cwnd_full(struct sim *sim, uint64_t limit)
+{
+	uint64_t start = sim_now;
+
+	while (sim->node[A].peer.cwnd_x16 < RDMX_SRD_WINDOW * 16) {
+		cr_assert_lt(sim_now - start, limit, "cwnd %u after %.2f ms",
+			     sim->node[A].peer.cwnd_x16, sim_ms(sim_now - start));
+		sim_keep_busy(sim, A, 2 * RDMX_SRD_WINDOW);
+		sim_run(sim, sim_now + SIM_TICK_NS, NULL);
+	}
+	return sim_now - start;
+}
+
+/* 7. The window: at most RDMX_SRD_WINDOW in flight; cwnd halves and regrows. */
+Test(swsrd, window_is_bounded_and_cwnd_follows_loss)
+{
+	struct sim *sim = sim_open(&sim_cfg, 60000, 0x7);
+	const uint32_t full = RDMX_SRD_WINDOW * 16;
+	uint32_t cwnd_min = UINT32_MAX;
+	uint64_t grow, regrow, t_loss;
+
+	grow = run_until_cwnd_full(sim, 20 * MS);
+	cr_assert_eq(sim->node[A].tx.max_inflight, RDMX_SRD_WINDOW);
+
+	/* Under 10% loss, sampled every tick for 2 ms. */
+	sim->node[A].tx.loss_ppm = 100000;
+	for (t_loss = sim_now; sim_now < t_loss + 2 * MS;) {
+		sim_keep_busy(sim, A, 2 * RDMX_SRD_WINDOW);
+		sim_run(sim, sim_now + SIM_TICK_NS, NULL);
+		cwnd_min = RDMX_MIN(cwnd_min, sim->node[A].peer.cwnd_x16);
+	}
+	cr_assert_leq(cwnd_min, full / 2, "cwnd never halved: low %u", cwnd_min);
+	cr_assert_geq(cwnd_min, 16, "cwnd fell below one packet: %u", cwnd_min);
+
+	sim->node[A].tx.loss_ppm = 0;
+	regrow = run_until_cwnd_full(sim, 50 * MS);
+	cr_log_info("cwnd: full in %.2f ms, low %u/16 under loss, full again in "
+		    "%.2f ms\n", sim_ms(grow), cwnd_min, sim_ms(regrow));
+	cr_assert(sim_run_all_done(sim, sim_now + 100 * MS));
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+	cr_assert_leq(sim->node[A].tx.max_inflight, RDMX_SRD_WINDOW);
+}

@@ -749,6 +749,7 @@ static int fake_destroy_qp(struct ibv_qp *ibv_qp)
 	((struct fake_cq *) ibv_qp->send_cq)->qps--;
 	((struct fake_cq *) ibv_qp->recv_cq)->qps--;
 	((struct fake_pd *) ibv_qp->pd)->children--;
+	fake_held_drop(qp);
 	for (size_t i = 0; i < qp->batch_cnt; i++)
 		free(qp->batch[i].inl);
 	free(qp->rq);

@@ -4,8 +4,9 @@
  * (rdmx_ibv.h), so that the efa and verbs devices run here, where no RDMA
  * device exists. Every queue pair of the process is on one fake fabric:
  * ibv_wr_complete delivers at once to the queue pair the address handle's
- * GID and the remote QPN name. What it models, and from which document,
- * is listed at the top of fake_ibv.c.
+ * GID and the remote QPN name, unless a test holds them back to deliver
+ * them in another order (fake_ibv_hold). What it models, and from which
+ * document, is listed at the top of fake_ibv.c.
  */
 #ifndef FAKE_IBV_H
 #define FAKE_IBV_H
@@ -105,6 +106,24 @@ void fake_ibv_inject_recv_status(uint32_t qpn, enum ibv_wc_status status,
  * data, as from a sender that posted them with ibv_wr_send.
  */
 void fake_ibv_inject_no_imm(uint32_t qpn, unsigned count);
+
+/*
+ * Reordering, as SRD may deliver: from now on the sends of queue pair qpn
+ * (not its RDMA reads) are held back, neither delivered nor completed,
+ * their bytes still the sender's, until fake_ibv_release. A queue pair
+ * destroyed meanwhile drops its held sends.
+ */
+void fake_ibv_hold(uint32_t qpn);
+
+/* Sends held back now. */
+size_t fake_ibv_held(void);
+
+/*
+ * Stops holding and carries the held sends out, each as it would have
+ * been at posting (delivered, refused for want of a receive...): with
+ * seed 0 the last posted first, else in an order shuffled by seed.
+ */
+void fake_ibv_release(uint32_t seed);
 
 /* The next queue pair created gets QPN qpn, as a reused QPN would. */
 void fake_ibv_next_qpn(uint32_t qpn);

@@ -93,6 +93,12 @@ struct fake_qp {
 	struct fake_qp		*next;		/* on g_fake.qps */
 };
 
+/* A send fake_ibv_hold keeps back: its queue pair and request. */
+struct fake_held {
+	struct fake_qp		*qp;
+	struct fake_wr		wr;		/* inl: a copy the entry owns */
+};
+
 struct fake_ah {
 	struct ibv_ah		ah;
 	union ibv_gid		dgid;
@@ -116,6 +122,10 @@ struct fake_ibv_state {
 	uint32_t		rx_fail_qpn;
 	enum ibv_wc_status	rx_fail_status;
 	unsigned		rx_fail_cnt;
+	uint32_t		hold_qpn;
+	bool			holding;
+	struct fake_held	*held;		/* in posting order */
+	size_t			held_cnt, held_cap;
 	struct fake_mr		*mrs;
 	struct fake_qp		*qps;
 	struct fake_ah		*ah_list;
@@ -158,5 +168,8 @@ void fake_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
 void fake_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n,
 				  const struct ibv_data_buf *buf);
 int fake_wr_complete(struct ibv_qp_ex *qpx);
+
+/* Drops the sends of qp that fake_ibv_hold keeps (a queue pair destroyed). */
+void fake_held_drop(const struct fake_qp *qp);
 
 #endif /* FAKE_IBV_INT_H */

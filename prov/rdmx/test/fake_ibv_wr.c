@@ -4,7 +4,9 @@
  * the list of what it models at the top of fake_ibv.c): the batch between
  * ibv_wr_start and ibv_wr_complete, and carrying each request out on the
  * one fake fabric, delivery to the destination's receive queue and RDMA
- * read included.
+ * read included. SRD delivers in no particular order, but the fake
+ * delivers at once, in posting order, unless a test holds a queue pair's
+ * sends back (fake_ibv_hold) and releases them in another order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -326,43 +328,166 @@ static void fake_read(struct fake_qp *src, struct fake_qp *dst,
 	wc->byte_len = (uint32_t) len;
 }
 
-/* Carries out one work request and writes the sender's completion. */
-static void fake_execute(struct fake_qp *qp, const struct fake_wr *wr)
+/* Carries work request wr of qp out; a failure goes to the sender's wc. */
+static void fake_carry(struct fake_qp *qp, const struct fake_wr *wr, struct fake_wc *wc)
 {
-	struct fake_wc wc = {
-		.wr_id = wr->wr_id,
-		.opcode = wr->read ? IBV_WC_RDMA_READ : IBV_WC_SEND,
-	};
 	struct fake_qp *dst = fake_dest(wr);
 	uint8_t *data = NULL;
 	size_t len = 0;
+
+	if (!dst || dst->qkey != wr->qkey) {
+		/* UD drops it unseen; SRD reports the bad destination. */
+		if (qp->srd)
+			fake_wc_fail(qp, wc, IBV_WC_SUCCESS,
+				     RDMX_EFA_IO_REMOTE_ERROR_BAD_DEST_QPN);
+	} else if (wr->read) {
+		fake_read(qp, dst, wr, wc);
+	} else if ((data = fake_gather(qp, wr, &len, wc))) {
+		if (!qp->srd && len > (size_t) 128 << qp->fd->cfg.active_mtu)
+			wc->status = IBV_WC_LOC_LEN_ERR;
+		else if (dst->rq_cnt)
+			fake_deliver(qp, dst, wr, data, len, wc);
+		else if (qp->srd)
+			fake_wc_fail(qp, wc, IBV_WC_SUCCESS,
+				     RDMX_EFA_IO_REMOTE_ERROR_RNR);
+	}
+	free(data);
+}
+
+/*
+ * Writes the sender's completion wc of wr when it asked for one or
+ * failed; reserved: wr held its send queue entry while it was held.
+ */
+static void fake_send_done(struct fake_qp *qp, const struct fake_wr *wr,
+			   struct fake_wc *wc, bool reserved)
+{
+	if ((wr->flags & IBV_SEND_SIGNALED) || wc->status != IBV_WC_SUCCESS) {
+		qp->sq_out += !reserved;
+		wc->sq_qpn = qp->qpx.qp_base.qp_num;
+		fake_cq_push(qp->qpx.qp_base.send_cq, wc);
+	} else if (reserved) {
+		qp->sq_out--;
+	}
+}
+
+/* The sender's completion of wr, successful until something fails it. */
+static struct fake_wc fake_wc_of(const struct fake_wr *wr)
+{
+	return (struct fake_wc) {
+		.wr_id = wr->wr_id,
+		.opcode = wr->read ? IBV_WC_RDMA_READ : IBV_WC_SEND,
+	};
+}
+
+/*
+ * Whether fake_ibv_hold keeps send wr of qp back. A held send keeps its
+ * send queue entry, as one the device has not finished does.
+ */
+static bool fake_hold(struct fake_qp *qp, const struct fake_wr *wr)
+{
+	struct fake_held *h;
+
+	if (!g_fake.holding || wr->read || g_fake.hold_qpn != qp->qpx.qp_base.qp_num)
+		return false;
+	if (g_fake.held_cnt == g_fake.held_cap) {
+		size_t cap = g_fake.held_cap ? 2 * g_fake.held_cap : 64;
+
+		h = realloc(g_fake.held, cap * sizeof(*h));
+		if (!h)
+			return false;
+		g_fake.held = h;
+		g_fake.held_cap = cap;
+	}
+	h = &g_fake.held[g_fake.held_cnt++];
+	h->qp = qp;
+	h->wr = *wr;
+	if (wr->inl) {
+		h->wr.inl = malloc(wr->inl_len ? wr->inl_len : 1);
+		memcpy(h->wr.inl, wr->inl, wr->inl_len);
+	}
+	qp->sq_out++;
+	return true;
+}
+
+/* Carries out one work request and writes the sender's completion. */
+static void fake_execute(struct fake_qp *qp, const struct fake_wr *wr)
+{
+	struct fake_wc wc = fake_wc_of(wr);
 
 	if (g_fake.inject_cnt && g_fake.inject_qpn == qp->qpx.qp_base.qp_num) {
 		g_fake.inject_cnt--;
 		wc.status = g_fake.inject_status;
 		wc.vendor_err = g_fake.inject_vendor;
-	} else if (!dst || dst->qkey != wr->qkey) {
-		/* UD drops it unseen; SRD reports the bad destination. */
-		if (qp->srd)
-			fake_wc_fail(qp, &wc, IBV_WC_SUCCESS,
-				     RDMX_EFA_IO_REMOTE_ERROR_BAD_DEST_QPN);
-	} else if (wr->read) {
-		fake_read(qp, dst, wr, &wc);
-	} else if ((data = fake_gather(qp, wr, &len, &wc))) {
-		if (!qp->srd && len > (size_t) 128 << qp->fd->cfg.active_mtu)
-			wc.status = IBV_WC_LOC_LEN_ERR;
-		else if (dst->rq_cnt)
-			fake_deliver(qp, dst, wr, data, len, &wc);
-		else if (qp->srd)
-			fake_wc_fail(qp, &wc, IBV_WC_SUCCESS,
-				     RDMX_EFA_IO_REMOTE_ERROR_RNR);
+	} else if (fake_hold(qp, wr)) {
+		return;
+	} else {
+		fake_carry(qp, wr, &wc);
 	}
-	free(data);
-	if ((wr->flags & IBV_SEND_SIGNALED) || wc.status != IBV_WC_SUCCESS) {
-		qp->sq_out++;
-		wc.sq_qpn = qp->qpx.qp_base.qp_num;
-		fake_cq_push(qp->qpx.qp_base.send_cq, &wc);
+	fake_send_done(qp, wr, &wc, false);
+}
+
+void fake_ibv_hold(uint32_t qpn)
+{
+	g_fake.holding = true;
+	g_fake.hold_qpn = qpn;
+}
+
+size_t fake_ibv_held(void)
+{
+	return g_fake.held_cnt;
+}
+
+/* Shuffles the n held sends (Fisher-Yates, xorshift32 from seed). */
+static void fake_held_shuffle(struct fake_held *held, size_t n, uint32_t seed)
+{
+	uint32_t x = seed;
+
+	for (size_t i = n; i > 1; i--) {
+		struct fake_held tmp;
+		size_t j;
+
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		j = x % i;
+		tmp = held[i - 1];
+		held[i - 1] = held[j];
+		held[j] = tmp;
 	}
+}
+
+void fake_ibv_release(uint32_t seed)
+{
+	struct fake_held *held = g_fake.held;
+	size_t n = g_fake.held_cnt;
+
+	g_fake.holding = false;
+	g_fake.held = NULL;
+	g_fake.held_cnt = g_fake.held_cap = 0;
+	if (seed)
+		fake_held_shuffle(held, n, seed);
+	for (size_t k = 0; k < n; k++) {
+		struct fake_held *h = &held[seed ? k : n - 1 - k];
+		struct fake_wc wc = fake_wc_of(&h->wr);
+
+		fake_carry(h->qp, &h->wr, &wc);
+		fake_send_done(h->qp, &h->wr, &wc, true);
+		free(h->wr.inl);
+	}
+	free(held);
+}
+
+void fake_held_drop(const struct fake_qp *qp)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < g_fake.held_cnt; i++) {
+		if (g_fake.held[i].qp == qp)
+			free(g_fake.held[i].wr.inl);
+		else
+			g_fake.held[kept++] = g_fake.held[i];
+	}
+	g_fake.held_cnt = kept;
 }
 
 int fake_wr_complete(struct ibv_qp_ex *qpx)

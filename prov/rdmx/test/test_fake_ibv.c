@@ -3,7 +3,8 @@
  * The fake rdma-core itself (fake_ibv.c), held to what rdma-core's man
  * pages document, so that the device tests built on it mean something:
  * an empty CQ, queue pair state masks, full queues, Q_Key checks, UD
- * silent drops and GRH, and PDs that refuse to go while in use.
+ * silent drops and GRH, and PDs that refuse to go while in use; and the
+ * sends a test holds back to reorder them.
  */
 #include <endian.h>
 
@@ -247,6 +248,55 @@ Test(fake_ibv, queue_pairs_within_the_device_sge_limits)
 	cr_assert_eq(g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
 	cr_assert_eq(g_rdmx_ibv->dealloc_pd(pd), 0);
 	cr_assert_eq(g_rdmx_ibv->close_device(ctx), 0);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* Polls cq empty; how many completions it held, every one a success. */
+static int fake_cq_count_ok(struct ibv_cq_ex *cq)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+	int n = 0;
+
+	if (g_rdmx_ibv->start_poll(cq, &attr))
+		return 0;
+	do {
+		cr_assert_eq(cq->status, IBV_WC_SUCCESS);
+		n++;
+	} while (!g_rdmx_ibv->next_poll(cq));
+	g_rdmx_ibv->end_poll(cq);
+	return n;
+}
+
+/*
+ * Held sends wait, neither delivered nor completed, keeping their send
+ * queue entries, until released; those of a queue pair destroyed first
+ * are dropped.
+ */
+Test(fake_ibv, held_sends_wait_for_their_release)
+{
+	struct fake_side a, b;
+
+	fake_pair_open(&a, &b, 2);
+	cr_assert_eq(side_post_recv(&b), 0);
+	cr_assert_eq(side_post_recv(&b), 0);
+	fake_ibv_hold(a.qp->qp_num);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert_eq(fake_ibv_held(), 2);
+	cr_assert_eq(side_send(&a, &b, 5), ENOMEM, "held sends keep their entries");
+	cr_assert_eq(fake_cq_count_ok(a.cq), 0, "a held send completed");
+	cr_assert_eq(fake_cq_count_ok(b.cq), 0, "a held send arrived");
+	fake_ibv_release(7);
+	cr_assert_eq(fake_ibv_held(), 0);
+	cr_assert_eq(fake_cq_count_ok(b.cq), 2);
+	cr_assert_eq(fake_cq_count_ok(a.cq), 2);
+	cr_assert_eq(side_send(&a, &b, 5), 0, "released sends gave their entries back");
+	cr_assert_eq(fake_cq_count_ok(a.cq), 1);
+	fake_ibv_hold(a.qp->qp_num);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	fake_side_close(&a);
+	cr_assert_eq(fake_ibv_held(), 0, "a destroyed queue pair's send is still held");
+	fake_side_close(&b);
 	cr_assert_eq(fake_ibv_live(), 0);
 }
 

@@ -31,15 +31,47 @@ struct rdmx_test_pair {
 };
 
 /*
- * Opens a fabric, a domain and two connected endpoints on device dev;
- * the two, in one process, talk by dev itself, not by a shm lane.
+ * Opens an enabled endpoint of info on domain, with an address vector of
+ * its own, bound to cq for both directions (a CQ may serve several).
  */
-static inline void rdmx_test_pair_open(struct rdmx_test_pair *tp, const char *dev)
+static inline void rdmx_test_pair_ep_open(struct fid_domain *domain, struct fi_info *info,
+					  struct fid_cq *cq, struct fid_ep **ep_p,
+					  struct fid_av **av_p)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	int ret;
+
+	cr_assert_eq(fi_endpoint(domain, info, ep_p, NULL), 0);
+	cr_assert_eq(fi_av_open(domain, &av_attr, av_p, NULL), 0);
+	cr_assert_eq(fi_ep_bind(*ep_p, &(*av_p)->fid, 0), 0);
+	cr_assert_eq(fi_ep_bind(*ep_p, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ret = fi_enable(*ep_p);
+	cr_assert_eq(ret, 0, "fi_enable: %s", fi_strerror(-ret));
+}
+
+/* Inserts the name of endpoint `to` into av; its address there. */
+static inline fi_addr_t rdmx_test_pair_insert(struct fid_av *av, struct fid_ep *to)
+{
+	uint8_t addr[64];
+	size_t len = sizeof(addr);
+	fi_addr_t fi_addr;
+
+	cr_assert_eq(fi_getname(&to->fid, addr, &len), 0);
+	cr_assert_eq(fi_av_insert(av, addr, 1, &fi_addr, 0, NULL), 1);
+	return fi_addr;
+}
+
+/*
+ * Opens a fabric, a domain and two connected endpoints with caps on
+ * device dev; the two, in one process, talk by dev itself, not by a shm
+ * lane.
+ */
+static inline void rdmx_test_pair_open_caps(struct rdmx_test_pair *tp, const char *dev,
+					    uint64_t caps)
 {
 	static char name[16];
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	int ret;
 
 	cr_assert_not_null(hints);
@@ -48,7 +80,7 @@ static inline void rdmx_test_pair_open(struct rdmx_test_pair *tp, const char *de
 	g_rdmx_params.iface = NULL;
 	g_rdmx_params.shm = 0;
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED | FI_MSG;
+	hints->caps = caps;
 	ret = rdmx_getinfo(RDMX_API_VERSION, NULL, NULL, 0, hints, &tp->info);
 	fi_freeinfo(hints);
 	cr_assert_eq(ret, 0, "getinfo on %s: %s", dev, fi_strerror(-ret));
@@ -56,22 +88,18 @@ static inline void rdmx_test_pair_open(struct rdmx_test_pair *tp, const char *de
 	cr_assert_eq(rdmx_fabric_open(tp->info->fabric_attr, &tp->fabric, NULL), 0);
 	cr_assert_eq(fi_domain(tp->fabric, tp->info, &tp->domain, NULL), 0);
 	for (int i = 0; i < 2; i++) {
-		cr_assert_eq(fi_endpoint(tp->domain, tp->info, &tp->ep[i], NULL), 0);
-		cr_assert_eq(fi_av_open(tp->domain, &av_attr, &tp->av[i], NULL), 0);
 		cr_assert_eq(fi_cq_open(tp->domain, &cq_attr, &tp->cq[i], NULL), 0);
-		cr_assert_eq(fi_ep_bind(tp->ep[i], &tp->av[i]->fid, 0), 0);
-		cr_assert_eq(fi_ep_bind(tp->ep[i], &tp->cq[i]->fid,
-					FI_TRANSMIT | FI_RECV), 0);
-		ret = fi_enable(tp->ep[i]);
-		cr_assert_eq(ret, 0, "fi_enable: %s", fi_strerror(-ret));
+		rdmx_test_pair_ep_open(tp->domain, tp->info, tp->cq[i], &tp->ep[i],
+				       &tp->av[i]);
 	}
-	for (int i = 0; i < 2; i++) {
-		uint8_t addr[64];
-		size_t len = sizeof(addr);
+	for (int i = 0; i < 2; i++)
+		tp->peer[i] = rdmx_test_pair_insert(tp->av[i], tp->ep[1 - i]);
+}
 
-		cr_assert_eq(fi_getname(&tp->ep[1 - i]->fid, addr, &len), 0);
-		cr_assert_eq(fi_av_insert(tp->av[i], addr, 1, &tp->peer[i], 0, NULL), 1);
-	}
+/* The same with the caps of tagged and untagged messages. */
+static inline void rdmx_test_pair_open(struct rdmx_test_pair *tp, const char *dev)
+{
+	rdmx_test_pair_open_caps(tp, dev, FI_TAGGED | FI_MSG);
 }
 
 static inline void rdmx_test_pair_close(struct rdmx_test_pair *tp)
@@ -96,18 +124,19 @@ static inline uint64_t rdmx_test_now_ms(void)
 
 /*
  * Progresses both endpoints until endpoint `who` has a completion, which
- * goes to *comp; returns 0, or the error entry's err (positive) after
- * reading it into *err_p when given. Fails the test after 10 s.
+ * goes to *comp and its source to *src_p when given (fi_cq_readfrom);
+ * returns 0, or the error entry's err (positive) after reading it into
+ * *err_p when given. Fails the test after 10 s.
  */
-static inline int rdmx_test_pair_wait(struct rdmx_test_pair *tp, int who,
-				      struct fi_cq_tagged_entry *comp,
-				      struct fi_cq_err_entry *err_p)
+static inline int rdmx_test_pair_wait_from(struct rdmx_test_pair *tp, int who,
+					   struct fi_cq_tagged_entry *comp,
+					   struct fi_cq_err_entry *err_p, fi_addr_t *src_p)
 {
 	uint64_t deadline = rdmx_test_now_ms() + 10000;
 	struct fi_cq_err_entry err = { 0 };
 
 	for (;;) {
-		ssize_t ret = fi_cq_read(tp->cq[who], comp, 1);
+		ssize_t ret = fi_cq_readfrom(tp->cq[who], comp, 1, src_p);
 
 		if (ret == 1)
 			return 0;
@@ -122,6 +151,14 @@ static inline int rdmx_test_pair_wait(struct rdmx_test_pair *tp, int who,
 		cr_assert_lt(rdmx_test_now_ms(), deadline,
 			     "no completion on endpoint %d in 10 s", who);
 	}
+}
+
+/* The same without the source. */
+static inline int rdmx_test_pair_wait(struct rdmx_test_pair *tp, int who,
+				      struct fi_cq_tagged_entry *comp,
+				      struct fi_cq_err_entry *err_p)
+{
+	return rdmx_test_pair_wait_from(tp, who, comp, err_p, NULL);
 }
 
 /* Sends len patterned bytes from endpoint 0 to 1 and checks what lands. */

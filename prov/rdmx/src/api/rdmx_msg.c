@@ -37,7 +37,6 @@ static ssize_t rdmx_recv_common(struct fid_ep *ep_fid, const struct iovec *iov,
 		.context = context,
 		.flags = flags,
 	};
-
 	ssize_t ret;
 
 	rdmx_lock_acquire(&ep->domain->lock);
@@ -65,7 +64,6 @@ static ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec *iov,
 		.flags = flags,
 		.inject_op = inject_op,
 	};
-
 	ssize_t ret;
 
 	rdmx_lock_acquire(&ep->domain->lock);

@@ -11,7 +11,6 @@
 
 #include "rdmx.h"
 #include "rdmx_comp.h"
-#include "rdmx_domain.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rx.h"
@@ -82,8 +81,8 @@ void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len
 	entry.flags |= rdmx_multi_flags(rxe);
 	if (msg_len > cap)
 		rdmx_comp_err(ep->rx_comp, &entry, FI_ETRUNC, msg_len - cap,
-				  "rdmx: %zu-byte message truncated to a %zu-byte buffer",
-				  msg_len, cap);
+			      "rdmx: %zu-byte message truncated to a %zu-byte buffer",
+			      msg_len, cap);
 	else
 		rdmx_recv_write(ep, rxe->flags, &entry);
 	rdmx_recv_release(ep, rxe);
@@ -312,8 +311,7 @@ int rdmx_recv_cancel(struct rdmx_ep *ep, void *context)
 		rdmx_multi_cancel(ep, rxe, &entry);
 	else
 		rdmx_pool_release(&ep->rxe_pool, rxe);
-	rdmx_comp_err(ep->rx_comp, &entry, FI_ECANCELED, 0,
-			  "rdmx: receive canceled");
+	rdmx_comp_err(ep->rx_comp, &entry, FI_ECANCELED, 0, "rdmx: receive canceled");
 	return 0;
 }
 

@@ -11,7 +11,6 @@
 #include "rdmx_conn.h"
 #include "rdmx_comp.h"
 #include "rdmx_dack.h"
-#include "rdmx_domain.h"
 #include "rdmx_ep.h"
 #include "rdmx_peer.h"
 #include "rdmx_rnr.h"
@@ -250,8 +249,8 @@ static void rdmx_tx_report(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	if (txe->level != RDMX_TX_INJECT) {
 		entry = rdmx_send_entry(txe);
 		rdmx_comp_err(ep->tx_comp, &entry, txe->err, 0,
-				  "rdmx: send to fi_addr %lu failed: %s",
-				  (unsigned long) txe->addr, txe->why);
+			      "rdmx: send to fi_addr %lu failed: %s",
+			      (unsigned long) txe->addr, txe->why);
 	}
 	txe->why = NULL;
 }

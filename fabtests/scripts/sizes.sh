@@ -10,9 +10,11 @@
 #    to a receiver that posts nothing for 300 ms (unexpected: the bytes, or
 #    for long messages the RTS alone, wait for the receive), as tagged
 #    messages and as untagged ones (fi_senddata, fi_recv). Both processes
-#    are on one host, so long messages are read by the receiver
-#    (long-read); the untagged runs turn it off (FI_RDMX_LONG_READ=0) so
-#    that the credit path (CTS, DATA) moves every size too.
+#    are on one host, so they meet by shared memory; the tagged runs have
+#    every long message read by the receiver (long-read, which over shared
+#    memory needs FI_RDMX_SHM_READ_MIN), the untagged ones turn it off
+#    (FI_RDMX_LONG_READ=0) so that the credit path (CTS, DATA through the
+#    ring, the default over shared memory) moves every size too.
 # 2. Order: 100000 messages of mixed sizes from 0 B to 1 MiB (eager,
 #    medium and long at the loopback MTU) to one receiver whose n-th
 #    posted wildcard receive must take the n-th message sent
@@ -62,7 +64,8 @@ for size in $SIZES_SMALL $SIZES_GIB; do
 			[ "$api" = tagged ] || flag=--untagged read=0
 			# A 0-byte message: every message of the zero mix, buffers of 1.
 			[ "$size" -gt 0 ] || mix="--sizes zero --max-size 1"
-			sizes_run "$size-$kind-$api" "FI_RDMX_MTU=1500 FI_RDMX_LONG_READ=$read" \
+			sizes_run "$size-$kind-$api" \
+				"FI_RDMX_MTU=1500 FI_RDMX_LONG_READ=$read FI_RDMX_SHM_READ_MIN=1" \
 				"--max-size $((size > 0 ? size : 1)) --window $window --hold-ms $hold --ordered $flag" \
 				"-n $count $mix --window $window $flag"
 		done

@@ -81,6 +81,12 @@ struct rdmx_dev_caps {
 	 * any peer (efa) or none.
 	 */
 	uint64_t	read_host;
+	/*
+	 * With RDMX_DEV_CAP_RDMA_READ: the smallest message a read moves
+	 * faster than sends do (shm: a read pins the sender's pages, a copy
+	 * through the ring stays in cache); smaller ones go by sends. 0: any.
+	 */
+	size_t		read_min;
 };
 
 enum rdmx_dev_op {

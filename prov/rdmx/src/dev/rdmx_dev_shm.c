@@ -214,10 +214,14 @@ static int rdmx_shm_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 		.rq_size = attr->rq_size,
 		.flags = RDMX_DEV_CAP_RELIABLE,
 	};
-	/* Reads need CMA; the host's name (the lane's condition) does not. */
-	if (rdmx_cma_init(&shm->cma))
+	/*
+	 * Reads need CMA, and FI_RDMX_SHM_READ_MIN; the host's name (the
+	 * lane's condition) needs neither.
+	 */
+	if (rdmx_cma_init(&shm->cma) && g_rdmx_params.shm_read_min)
 		shm->dev.caps.flags |= RDMX_DEV_CAP_RDMA_READ;
 	shm->dev.caps.read_host = shm->cma.host;
+	shm->dev.caps.read_min = g_rdmx_params.shm_read_min;
 	if (!shm->dev.caps.read_host)
 		goto err_unmap;
 	*dev_p = &shm->dev;

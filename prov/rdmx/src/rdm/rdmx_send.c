@@ -96,7 +96,7 @@ static void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
 
 /*
  * Whether a long send offers its buffers for reading: the device can
- * expose them, and, when its reads reach only this host, the peer is
+ * expose them, the message is long enough to be worth a read, and, when its reads reach only this host, the peer is
  * shown on this host by its handshake and by where it receives (no
  * process address goes on the wire to any other). The exposure is bound
  * to the peer and this session.
@@ -107,7 +107,8 @@ static bool rdmx_tx_read_offer(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	const struct rdmx_hs *hs = &txe->peer->hs;
 	bool here;
 
-	if (!g_rdmx_params.long_read || !(dev->caps.flags & RDMX_DEV_CAP_RDMA_READ))
+	if (!g_rdmx_params.long_read || !(dev->caps.flags & RDMX_DEV_CAP_RDMA_READ) ||
+	    txe->len < dev->caps.read_min)
 		return false;
 	here = rdmx_peer_on_host(ep, txe->peer);
 	if (dev->caps.read_host && !here)

@@ -104,6 +104,7 @@ struct rdmx_ep {
 	struct rdmx_dlist	retry_peers;	/* of rdmx_peer with RNR resends */
 	uint64_t		rng;		/* backoff jitter */
 	uint64_t		now;		/* clock at the latest progress */
+	uint64_t		tick;		/* rdmx_clock_ticked's mark */
 	struct rdmx_hs_local	hs_local;	/* this endpoint in handshakes */
 	struct rdmx_hs_cfg	hs_cfg;
 	struct rdmx_dlist	conn_peers;	/* of rdmx_peer with a handshake */

@@ -123,12 +123,16 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 {
 	struct rdmx_dev_cqe cqe[RDMX_PROGRESS_BATCH];
 	int n, rounds = 0;
+	bool fresh = false;
 
 	if (!ep->enabled)
 		return;
-	ep->now = rdmx_clock_ns();
 	do {
 		n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
+		if (n && !fresh) {
+			ep->now = rdmx_clock_ns();
+			fresh = true;
+		}
 		for (int i = 0; i < n; i++) {
 			if (cqe[i].op == RDMX_DEV_OP_SEND)
 				rdmx_conn_tx_done(ep, (struct rdmx_pke *) (uintptr_t)
@@ -140,6 +144,9 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 				rdmx_progress_recv(ep, &cqe[i]);
 		}
 	} while (n == RDMX_PROGRESS_BATCH && ++rounds < RDMX_PROGRESS_ROUNDS);
+	/* The timers below may be late by a coarse tick when nothing came. */
+	if (!fresh && rdmx_clock_ticked(&ep->tick))
+		ep->now = rdmx_clock_ns();
 	if (ep->ctrl_short)
 		rdmx_peer_reclaim(ep);
 	rdmx_dack_flush(ep);

@@ -150,7 +150,12 @@ built=$(date +%s)
 echo "fabtests: ready in $((built - start)) s (source $UP_SOURCE)"
 
 up_make_shims "$T_DIR"
-LOG="$RDMX_BUILDDIR/upstream/runfabtests-$(echo "$PROV" | tr -c 'a-z0-9_\n' _).log"
+# With FI_RDMX_SHM=0 (contrib/rdmx runs the suite so too) its own log.
+lane="" lane_log=""
+if [ "$PROV" = rdmx ] && [ "${FI_RDMX_SHM:-1}" = 0 ]; then
+	lane=" (FI_RDMX_SHM=0)" lane_log=-shm0
+fi
+LOG="$RDMX_BUILDDIR/upstream/runfabtests-$(echo "$PROV" | tr -c 'a-z0-9_\n' _)$lane_log.log"
 # fabtests' own port (9228) is taken whenever someone else runs them here.
 port=$(t_free_port)
 echo "fabtests: runfabtests.sh -v -T 60 -t quick -s 127.0.0.1 -c 127.0.0.1 $PROV, port $port"
@@ -162,7 +167,7 @@ done_at=$(date +%s)
 cat "$LOG"
 up_kill_session
 
-echo "== fabtests 1.17.0 quick over $PROV, $((done_at - built)) s (log: $LOG)"
+echo "== fabtests 1.17.0 quick over $PROV$lane, $((done_at - built)) s (log: $LOG)"
 echo "without -U: $(up_count "$LOG" "!")"
 echo "with -U:    $(up_count "$LOG" "-U")"
 fails=$(awk '/^- name:/ { sub(/^- name: */, ""); name = $0 }

@@ -241,8 +241,6 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		     const struct rdmx_pkt *pkt);
 /* A receive took the long message of rxm: clear the sender to send. */
 void rdmx_long_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
-void rdmx_long_cts(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		   const struct rdmx_pkt *pkt);
 void rdmx_long_data(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		    const struct rdmx_pkt *pkt);
 /* The device finished reading rxm's bytes (long-read) with status. */

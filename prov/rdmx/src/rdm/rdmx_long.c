@@ -158,28 +158,6 @@ void rdmx_long_data(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rdmx_long_grant(ep, rxm);
 }
 
-void rdmx_long_cts(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		   const struct rdmx_pkt *pkt)
-{
-	struct rdmx_txe *txe = rdmx_tx_by_id(ep, pkt->tx_id);
-
-	if (!txe || txe->peer != peer || txe->msg_id != pkt->msg_id ||
-	    pkt->end > txe->len ||
-	    (txe->cleared && (txe->rx_id != pkt->rx_id || txe->end != pkt->end))) {
-		ep->stats.rx_malformed++;
-		return;
-	}
-	if (txe->err)
-		return;
-	if (!txe->cleared) {
-		txe->cleared = true;
-		txe->rx_id = pkt->rx_id;
-		txe->end = pkt->end;
-	}
-	txe->limit = RDMX_MAX(txe->limit, pkt->limit);
-	rdmx_tx_advance(ep, txe);
-}
-
 void rdmx_long_read_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm,
 			 enum rdmx_dev_status status)
 {

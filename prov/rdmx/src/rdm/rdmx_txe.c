@@ -207,7 +207,7 @@ void rdmx_tx_pke_end(struct rdmx_ep *ep, struct rdmx_pke *pke)
 		txe->pkts_out--;
 		rdmx_tx_advance(ep, txe);
 	} else if (rxm) {
-		rdmx_long_cts_done(ep, rxm);
+		rxm->ops->cts_done(ep, rxm);
 	}
 }
 
@@ -218,7 +218,7 @@ void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
 		pke->txe->err = err;
 		pke->txe->why = why;
 	} else if (pke->rxm) {
-		rdmx_long_cts_failed(ep, pke->rxm, err);
+		pke->rxm->ops->cts_failed(ep, pke->rxm, err);
 	} else if (!pke->txe) {
 		RDMX_WARN_WIRE(FI_LOG_EP_DATA, "control packet lost: %s\n", why);
 	}

@@ -32,11 +32,13 @@ struct rdmx_peer;
 struct rdmx_pke;
 struct rdmx_txe;
 
-/* The endpoint's handshake identity and timers (at fi_enable). */
-void rdmx_conn_ep_init(struct rdmx_ep *ep);
+/* The stub's half (rdmx_conn_stub.c), which the send side calls. */
 
-/* A new peer: a stub, IDLE. */
+/* A new peer: a stub, IDLE, its handshake reporting to the endpoint's ops. */
 void rdmx_conn_peer_init(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
+/* Puts peer among those whose timers progress looks at. */
+void rdmx_conn_watch(struct rdmx_ep *ep, struct rdmx_peer *peer);
 
 /* Whether a send to peer may go out now; else it must wait (and the
  * handshake is started). */
@@ -44,6 +46,12 @@ bool rdmx_conn_ready(struct rdmx_ep *ep, struct rdmx_peer *peer);
 
 /* Keeps a filled send to a stub; 0 or -FI_EAGAIN when the queue is full. */
 int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe *txe);
+
+/* The rest (rdmx_conn.c), above the send and receive sides. */
+
+/* The endpoint's handshake identity and timers, and the ops each
+ * peer's handshake reports to (at fi_enable). */
+void rdmx_conn_ep_init(struct rdmx_ep *ep);
 
 /* A handshake packet from peer (decoded at buf). */
 void rdmx_conn_recv(struct rdmx_ep *ep, struct rdmx_peer *peer, const void *buf,

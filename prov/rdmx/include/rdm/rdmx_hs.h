@@ -136,6 +136,8 @@ struct rdmx_hs_local {
 	uint64_t	shm_token;	/* shm queue */
 };
 
+struct rdmx_hs_ops;
+
 struct rdmx_hs_cfg {
 	uint64_t	retry_ns;		/* RESET and probe resend interval */
 	uint32_t	tries;			/* RESETs, probe rounds, before giving up */
@@ -143,6 +145,8 @@ struct rdmx_hs_cfg {
 	uint64_t	ping_interval_ns;	/* silence before a ping */
 	uint64_t	ping_timeout_ns;	/* wait for its answer */
 	uint32_t	ping_retries;		/* pings unanswered before DISCONNECTED */
+	const struct rdmx_hs_ops *ops;		/* the endpoint's, for each peer's
+						   handshake (rdmx_conn.c) */
 };
 
 enum rdmx_hs_event {

@@ -69,6 +69,12 @@ struct rdmx_peer {
 	}			where;		/* device's ah_local, asked once */
 };
 
+/* The peer of device handle ah, made if it has none; takes over the ref. */
+struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah, const void *canon);
+
+/* peer stops counting as anonymous: it joined the AV, or it goes. */
+void rdmx_peer_anon_end(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
 /*
  * The peer of AV address addr, made on first use (and shared with every
  * other AV address of the same endpoint), in *peer_p. 0; -FI_EINVAL if

@@ -16,12 +16,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rdmx_clock.h"
+#include "rdmx_peer.h"
+
 struct rdmx_ep;
-struct rdmx_peer;
 struct rdmx_pke;
 
-/* Prepares a peer's RNR state. */
-void rdmx_rnr_peer_construct(struct rdmx_peer *peer);
+/*
+ * Prepares a peer's RNR state. Inline, like rdmx_rnr_blocked: the peer
+ * and every file that posts read the state without calling up into the
+ * policy, which fails and resends packets (rdmx_txe.c, rdmx_pke.c).
+ */
+static inline void rdmx_rnr_peer_construct(struct rdmx_peer *peer)
+{
+	rdmx_dlist_init(&peer->retry_q);
+	rdmx_dlist_init(&peer->retry_link);
+	peer->backoff_until = 0;
+	peer->backoff_exp = 0;
+}
 
 /* Takes a packet the device completed with RNR; lock held. */
 void rdmx_rnr_refused(struct rdmx_ep *ep, struct rdmx_peer *peer,
@@ -31,7 +43,11 @@ void rdmx_rnr_refused(struct rdmx_ep *ep, struct rdmx_peer *peer,
 void rdmx_rnr_delivered(struct rdmx_peer *peer);
 
 /* Whether new sends to the peer must wait (-FI_EAGAIN). */
-bool rdmx_rnr_blocked(const struct rdmx_peer *peer);
+static inline bool rdmx_rnr_blocked(const struct rdmx_peer *peer)
+{
+	return !rdmx_dlist_empty(&peer->retry_q) ||
+	       (peer->backoff_until && rdmx_clock_ns() < peer->backoff_until);
+}
 
 /* Resends what peers out of backoff have queued; lock held. */
 void rdmx_rnr_progress(struct rdmx_ep *ep);

@@ -26,6 +26,24 @@
 
 struct rdmx_ep;
 struct rdmx_peer;
+struct rdmx_rxm;
+
+/*
+ * What the protocol of a message in pieces does when the layers below
+ * it have news of the message (rdmx_medium.c, rdmx_long.c): the receive
+ * side (rdmx_recv.c) hands it a receive or drops it, the send side
+ * (rdmx_txe.c) ends its CTS. They sit below the protocols and call up
+ * only through these.
+ */
+struct rdmx_rxm_ops {
+	/* A receive took the message off the unexpected queue. */
+	void	(*matched)(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe);
+	/* FI_DISCARD dropped it; its remaining packets are ignored. */
+	void	(*discard)(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
+	/* Long: the device finished its CTS, or failed it with err. */
+	void	(*cts_done)(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
+	void	(*cts_failed)(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err);
+};
 
 /* What one receive asks for, whichever call posted it. */
 struct rdmx_recv_req {
@@ -52,6 +70,7 @@ struct rdmx_recv_req {
 struct rdmx_rxm {
 	struct rdmx_dlist	link;		/* on rdmx_peer.rx_msgs */
 	struct rdmx_peer	*peer;
+	const struct rdmx_rxm_ops *ops;		/* its protocol's */
 	enum rdmx_pkt_type	type;		/* RDMX_PKT_MEDIUM or RDMX_PKT_RTS */
 	uint32_t		id;		/* index in rdmx_ep.rxms: DATA's rx_id */
 	uint32_t		msg_id;
@@ -78,11 +97,21 @@ struct rdmx_rxm {
 	struct rdmx_rxe		kid;		/* its share of a multi-receive buffer */
 };
 
+/* Posting (rdmx_recv_post.c), the top of the receive side. */
+
 /*
- * Posts a receive (rdmx_recv.c); 0 or -FI_E*. Domain lock held; a peek
+ * Posts a receive; 0 or -FI_E*. Domain lock held; a peek
  * (FI_PEEK) finds what the caller's progress made arrive.
  */
 ssize_t rdmx_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req);
+
+/* Cancels a posted receive by context; 0 or -FI_ENOENT. */
+int rdmx_recv_cancel(struct rdmx_ep *ep, void *context);
+
+/* Frees every posted receive and unexpected message (endpoint close). */
+void rdmx_recv_drain(struct rdmx_ep *ep);
+
+/* Receives meet arriving messages (rdmx_recv.c). */
 
 /* A receive entry for req from src (FI_ADDR_UNSPEC: any); NULL if none left. */
 struct rdmx_rxe *rdmx_recv_rxe_new(struct rdmx_ep *ep, const struct rdmx_recv_req *req,
@@ -161,16 +190,10 @@ void rdmx_recv_ux_free(struct rdmx_ep *ep, struct rdmx_unexp *ux);
  */
 void rdmx_recv_ux_readdr(struct rdmx_ep *ep, fi_addr_t from, fi_addr_t to);
 
-/* Cancels a posted receive by context; 0 or -FI_ENOENT. */
-int rdmx_recv_cancel(struct rdmx_ep *ep, void *context);
+/* The entry of a receive that ends without a message. */
+struct rdmx_cq_entry rdmx_recv_err_entry(const struct rdmx_rxe *rxe);
 
-/* Frees every posted receive and unexpected message (endpoint close). */
-void rdmx_recv_drain(struct rdmx_ep *ep);
-
-/* FI_MULTI_RECV buffers (rdmx_multi.c). */
-/* Queues buf and packs the unexpected messages it takes into it. */
-void rdmx_multi_post(struct rdmx_ep *ep, struct rdmx_match_queue *q,
-		     struct rdmx_rxe *buf);
+/* FI_MULTI_RECV buffers (rdmx_multi.c; posted by rdmx_recv_post.c). */
 /* The share of buf (posted on q) for a message of len bytes, built in kid. */
 struct rdmx_rxe *rdmx_multi_carve(struct rdmx_match_queue *q, struct rdmx_rxe *buf,
 				  size_t len, struct rdmx_rxe *kid);
@@ -239,22 +262,16 @@ void rdmx_medium_more(struct rdmx_ep *ep, struct rdmx_peer *peer,
 /* Long (rdmx_long.c). */
 void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		     const struct rdmx_pkt *pkt);
-/* A receive took the long message of rxm: clear the sender to send. */
-void rdmx_long_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
-void rdmx_long_cts(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		   const struct rdmx_pkt *pkt);
 void rdmx_long_data(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		    const struct rdmx_pkt *pkt);
 /* The device finished reading rxm's bytes (long-read) with status. */
 void rdmx_long_read_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm,
 			 enum rdmx_dev_status status);
-/* The device finished rxm's CTS, or failed it with err. */
-void rdmx_long_cts_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
-void rdmx_long_cts_failed(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err);
 
 /* Messages in pieces (rdmx_rxm.c). */
+/* A message in pieces starts with pkt; ops: its protocol's. NULL past the budget. */
 struct rdmx_rxm *rdmx_rxm_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
-			      const struct rdmx_pkt *pkt);
+			      const struct rdmx_pkt *pkt, const struct rdmx_rxm_ops *ops);
 /* The message msg_id of peer being received, or NULL. */
 struct rdmx_rxm *rdmx_rxm_find(struct rdmx_peer *peer, uint32_t msg_id);
 /* The live message named rx_id, or NULL. */
@@ -268,10 +285,10 @@ bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *
  */
 void rdmx_rxm_place(struct rdmx_ep *ep, struct rdmx_rxm *rxm, size_t off,
 		    const void *buf, size_t len);
-/* A receive took rxm off the unexpected queue (ux freed or kept as buffer). */
-void rdmx_rxm_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe);
-/* The message is dropped (FI_DISCARD); its remaining packets are ignored. */
-void rdmx_rxm_discard(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
+/* rxm is the receive rxe's: the bytes it takes are set. */
+void rdmx_rxm_take(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe);
+/* Frees the unexpected entry of rxm, wherever it is queued. */
+void rdmx_rxm_drop_ux(struct rdmx_ep *ep, struct rdmx_rxm *rxm);
 /* Ends a message that will not complete: its receive fails with err. */
 void rdmx_rxm_abort(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err, const char *why);
 /* Frees rxm now, or once its CTS and its read are back from the device. */

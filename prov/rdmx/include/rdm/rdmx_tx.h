@@ -26,6 +26,7 @@
 #include "rdmx_dev.h"
 #include "rdmx_list.h"
 #include "rdmx_match.h"
+#include "rdmx_comp.h"
 #include "rdmx_wire.h"
 
 struct rdmx_ep;
@@ -128,6 +129,8 @@ struct rdmx_send_req {
 	bool			inject_op; /* fi_inject: no completion at all */
 };
 
+/* Posting (rdmx_send.c), the top of the send side. */
+
 /*
  * Posts a send; 0 or -FI_E*. Domain lock held. -FI_EAGAIN: no send
  * entry, the device or the peer's pending queue full, or the peer in RNR
@@ -135,16 +138,16 @@ struct rdmx_send_req {
  */
 ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req);
 
-/* Hands a packet to the device; 0 or -FI_EAGAIN. Lock held. */
-int rdmx_tx_post(struct rdmx_pke *pke, bool more);
+/*
+ * Puts a filled send on the wire: its message number, its first packet,
+ * then what the device takes; more: more sends follow at once. 0, or
+ * -FI_EAGAIN when the device took nothing (the send can start again).
+ */
+int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more);
 
 /* The device completed a packet; lock held. */
 void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		  enum rdmx_dev_status status);
-
-/* Ends a packet that will not be sent (again) with error err, why. */
-void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
-		  const char *why);
 
 /*
  * The session with peer ended (rdmx_conn.c): its sends under way fail
@@ -160,13 +163,6 @@ void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 			const char *why, bool spare_sent);
 
 /*
- * Whether a packet of ours to peer, at the device or queued for it,
- * belongs to a send or to a receive (a CTS); the provider's own control
- * packets (handshake answers, DACKs) do not count.
- */
-bool rdmx_tx_peer_busy(const struct rdmx_ep *ep, const struct rdmx_peer *peer);
-
-/*
  * peer is let go while only control packets of ours to it are out: those
  * queued here end unsent, those at the device end there naming no peer
  * (rdmx_tx_done frees them and tells no one).
@@ -176,29 +172,44 @@ void rdmx_tx_peer_forget(struct rdmx_ep *ep, struct rdmx_peer *peer);
 /* Posts what waits: control packets, then segments; lock held. */
 void rdmx_tx_progress(struct rdmx_ep *ep);
 
+/* The long protocol's send side (rdmx_long_tx.c). */
+
+/* Fills pke with the RTS of the long send txe (offering its buffers to read). */
+void rdmx_long_rts(struct rdmx_ep *ep, struct rdmx_txe *txe, struct rdmx_pke *pke);
+
+/* A CTS from peer: clears its long send to go on, or is dropped and counted. */
+void rdmx_long_cts(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		   const struct rdmx_pkt *pkt);
+
+/* Send entries after their first packet (rdmx_txe.c). */
+
+/* The completion entry of a send. */
+struct rdmx_cq_entry rdmx_tx_entry(const struct rdmx_txe *txe);
+
+/* Gives back a send entry that is over (or never started). */
+void rdmx_tx_release(struct rdmx_ep *ep, struct rdmx_txe *txe);
+
+/* A send that awaits a DACK names itself in its message header msg. */
+void rdmx_tx_name(const struct rdmx_txe *txe, struct rdmx_wire_eager *msg);
+
+/* Fills pke with the next segment of a medium or long send. */
+void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke);
+
 /* Posts the segments of txe that fit, queueing it if some must wait. */
 void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe);
-
-/* Prepares a packet of txe (NULL: a control packet) to peer. */
-void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
-		      struct rdmx_peer *peer, bool pooled);
-
-/* Points pke at its header (hdr_len bytes) then len bytes at off of iov. */
-void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len, const struct iovec *iov,
-		     size_t iov_cnt, size_t off, size_t len);
 
 /* Pumps txe and completes it once nothing of it is left at the device. */
 void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe);
 
-/* Posts a control packet now or, if the device is full, from progress. */
-void rdmx_tx_ctrl_post(struct rdmx_ep *ep, struct rdmx_pke *pke);
-
 /*
- * Puts a filled send on the wire: its message number, its first packet,
- * then what the device takes; more: more sends follow at once. 0, or
- * -FI_EAGAIN when the device took nothing (the send can start again).
+ * A packet's life is over: frees it and tells the send, or the receive
+ * (a CTS: through its message's ops), behind it.
  */
-int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more);
+void rdmx_tx_pke_end(struct rdmx_ep *ep, struct rdmx_pke *pke);
+
+/* Ends a packet that will not be sent (again) with error err, why. */
+void rdmx_tx_fail(struct rdmx_ep *ep, struct rdmx_pke *pke, int err,
+		  const char *why);
 
 /* Ends a send that never started with error err (positive FI_E*). */
 void rdmx_tx_abandon(struct rdmx_ep *ep, struct rdmx_txe *txe, int err, const char *why);
@@ -224,5 +235,31 @@ bool rdmx_tx_level_refused(const struct rdmx_txe *txe);
 
 /* Ends what every send still exposes to reads (endpoint close). */
 void rdmx_tx_drain(struct rdmx_ep *ep);
+
+/* Packet entries (rdmx_pke.c), the bottom of the send side. */
+
+/* Prepares a packet of txe (NULL: a control packet) to peer. */
+void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
+		      struct rdmx_peer *peer, bool pooled);
+
+/* Points pke at its header (hdr_len bytes) then len bytes at off of iov. */
+void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len, const struct iovec *iov,
+		     size_t iov_cnt, size_t off, size_t len);
+
+/* Hands a packet to the device; 0 or -FI_EAGAIN. Lock held. */
+int rdmx_tx_post(struct rdmx_pke *pke, bool more);
+
+/* Posts a control packet now or, if the device is full, from progress. */
+void rdmx_tx_ctrl_post(struct rdmx_ep *ep, struct rdmx_pke *pke);
+
+/* Posts the control packets that wait; false when the device is full again. */
+bool rdmx_tx_ctrl_progress(struct rdmx_ep *ep);
+
+/*
+ * Whether a packet of ours to peer, at the device or queued for it,
+ * belongs to a send or to a receive (a CTS); the provider's own control
+ * packets (handshake answers, DACKs) do not count.
+ */
+bool rdmx_tx_peer_busy(const struct rdmx_ep *ep, const struct rdmx_peer *peer);
 
 #endif /* RDMX_TX_H */

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rdmx: wireup and the endpoint's side of the handshake (see rdmx_conn.h). */
+/*
+ * rdmx: wireup, the endpoint's side of the handshake (see rdmx_conn.h):
+ * its packets, and what its outcomes do: waiting sends replayed, a
+ * session's end for the sends and receives under way, the close notice.
+ * It sits above the send and receive sides, which call only the stub's
+ * half (rdmx_conn_stub.c).
+ */
 #include <endian.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -216,38 +222,11 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 		.ping_interval_ns = g_rdmx_params.ping_interval_ms * 1000000ULL,
 		.ping_timeout_ns = g_rdmx_params.ping_timeout_ms * 1000000ULL,
 		.ping_retries = (uint32_t) g_rdmx_params.ping_retries,
+		.ops = &rdmx_conn_hs_ops,
 	};
 	rdmx_dlist_init(&ep->conn_peers);
 	ep->conn_next = 0;
 	ep->close_out = 0;
-}
-
-void rdmx_conn_peer_init(struct rdmx_ep *ep, struct rdmx_peer *peer)
-{
-	peer->ep = ep;
-	peer->pkt_max = ep->lanes.nic->caps.mtu;
-	rdmx_hs_init(&peer->hs, &ep->hs_local, &ep->hs_cfg, &rdmx_conn_hs_ops, peer);
-	rdmx_dlist_init(&peer->pending);
-	rdmx_dlist_init(&peer->conn_link);
-	peer->pending_cnt = 0;
-}
-
-/* Puts peer among those whose timers progress looks at. */
-static void rdmx_conn_watch(struct rdmx_ep *ep, struct rdmx_peer *peer)
-{
-	if (rdmx_dlist_empty(&peer->conn_link))
-		rdmx_dlist_insert_tail(&ep->conn_peers, &peer->conn_link);
-}
-
-bool rdmx_conn_ready(struct rdmx_ep *ep, struct rdmx_peer *peer)
-{
-	if (peer->hs.state == RDMX_HS_CONNECTED && rdmx_dlist_empty(&peer->pending))
-		return true;
-	if (peer->hs.state == RDMX_HS_IDLE || peer->hs.state == RDMX_HS_DISCONNECTED) {
-		rdmx_conn_watch(ep, peer);
-		rdmx_hs_connect(&peer->hs, rdmx_clock_ns());
-	}
-	return false;
 }
 
 bool rdmx_conn_current(struct rdmx_ep *ep, struct rdmx_peer *peer)
@@ -263,21 +242,6 @@ bool rdmx_conn_current(struct rdmx_ep *ep, struct rdmx_peer *peer)
 		(void) rdmx_conn_ready(ep, peer);
 		return false;
 	}
-}
-
-int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe *txe)
-{
-	if (peer->pending_cnt >= g_rdmx_params.pending_max)
-		return -FI_EAGAIN;
-	txe->deferred = true;
-	rdmx_dlist_insert_tail(&peer->pending, &txe->link);
-	peer->pending_cnt++;
-	/* The peer closed: the next progress fails it, not a timeout. */
-	if (peer->hs.state == RDMX_HS_CLOSED) {
-		rdmx_conn_watch(ep, peer);
-		ep->conn_next = 0;
-	}
-	return 0;
 }
 
 /*

@@ -26,6 +26,8 @@
 #include "rdmx_rx.h"
 #include "rdmx_tx.h"
 
+static const struct rdmx_rxm_ops rdmx_long_rxm_ops;
+
 _Static_assert(RDMX_WIRE_RKEY_LEN == RDMX_DEV_RKEY_LEN, "read key sizes differ");
 
 /* Sends the current grant of rxm, after the CTS in flight if there is one. */
@@ -50,45 +52,6 @@ static void rdmx_long_grant(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 {
 	rxm->granted = RDMX_MIN(rxm->end, rxm->got + g_rdmx_params.cts_window);
 	rdmx_long_send_cts(ep, rxm);
-}
-
-void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		     const struct rdmx_pkt *pkt)
-{
-	struct rdmx_rxe *rxe = NULL;
-	struct rdmx_rxm *rxm = rdmx_rxm_new(ep, peer, pkt);
-	int segs;
-
-	if (!rxm) {
-		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
-		return;
-	}
-	if (pkt->flags & RDMX_PKT_READ) {
-		segs = rdmx_wire_read_decode(pkt->payload, pkt->payload_len, pkt->msg_len,
-					     rxm->rkey, rxm->remote);
-		if (segs > 0)
-			rxm->remote_cnt = (size_t) segs;
-		else
-			ep->stats.rx_malformed++;	/* credit it is, then */
-	}
-	if (!ep->rx_comp)
-		ep->stats.rx_no_recv++;
-	else
-		rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag,
-				      pkt->msg_len, &rxm->kid);
-	if (!ep->rx_comp || !rdmx_rxm_attach(ep, rxm, rxe, 0)) {
-		/*
-		 * Nobody will take it: the sender is told to send nothing, and
-		 * a sender waiting for delivery that it was not delivered.
-		 */
-		rdmx_dack_send(ep, peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id,
-			       ep->rx_comp ? FI_ENOMEM : FI_EOPNOTSUPP);
-		rxm->pkt_flags &= ~RDMX_PKT_DACK_REQ;
-		rdmx_rxm_discard(ep, rxm);
-		return;
-	}
-	if (rxe)
-		rdmx_long_matched(ep, rxm);
 }
 
 /*
@@ -129,7 +92,8 @@ static bool rdmx_long_read(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 	return true;
 }
 
-void rdmx_long_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+/* A receive took the long message of rxm: clear the sender to send. */
+static void rdmx_long_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 {
 	if (rxm->discard)
 		rxm->end = 0;
@@ -138,6 +102,64 @@ void rdmx_long_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 	rdmx_long_grant(ep, rxm);
 	if (!rxm->end)
 		rdmx_rxm_place(ep, rxm, 0, NULL, 0);
+}
+
+/*
+ * A receive took the unexpected long message of rxm, or FI_DISCARD
+ * dropped it: it held no bytes, so its entry goes, and the sender is
+ * cleared to send (nothing, when dropped) or read.
+ */
+static void rdmx_long_taken(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe)
+{
+	rdmx_rxm_take(ep, rxm, rxe);
+	rdmx_rxm_drop_ux(ep, rxm);
+	rdmx_long_matched(ep, rxm);
+}
+
+static void rdmx_long_discard(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	rxm->discard = true;
+	rdmx_rxm_drop_ux(ep, rxm);
+	rdmx_long_matched(ep, rxm);
+}
+
+void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		     const struct rdmx_pkt *pkt)
+{
+	struct rdmx_rxe *rxe = NULL;
+	struct rdmx_rxm *rxm = rdmx_rxm_new(ep, peer, pkt, &rdmx_long_rxm_ops);
+	int segs;
+
+	if (!rxm) {
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
+		return;
+	}
+	if (pkt->flags & RDMX_PKT_READ) {
+		segs = rdmx_wire_read_decode(pkt->payload, pkt->payload_len, pkt->msg_len,
+					     rxm->rkey, rxm->remote);
+		if (segs > 0)
+			rxm->remote_cnt = (size_t) segs;
+		else
+			ep->stats.rx_malformed++;	/* credit it is, then */
+	}
+	if (!ep->rx_comp)
+		ep->stats.rx_no_recv++;
+	else
+		rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag,
+				      pkt->msg_len, &rxm->kid);
+	if (!ep->rx_comp || !rdmx_rxm_attach(ep, rxm, rxe, 0)) {
+		/*
+		 * Nobody will take it: the sender is told to send nothing, and
+		 * a sender waiting for delivery that it was not delivered.
+		 */
+		rdmx_dack_send(ep, peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id,
+			       ep->rx_comp ? FI_ENOMEM : FI_EOPNOTSUPP);
+		rxm->pkt_flags &= ~RDMX_PKT_DACK_REQ;
+		rdmx_long_discard(ep, rxm);
+		return;
+	}
+	if (rxe)
+		rdmx_long_matched(ep, rxm);
 }
 
 void rdmx_long_data(struct rdmx_ep *ep, struct rdmx_peer *peer,
@@ -156,28 +178,6 @@ void rdmx_long_data(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	if (!last && rxm->granted < rxm->end &&
 	    rxm->granted - rxm->got <= g_rdmx_params.cts_window / 2)
 		rdmx_long_grant(ep, rxm);
-}
-
-void rdmx_long_cts(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		   const struct rdmx_pkt *pkt)
-{
-	struct rdmx_txe *txe = rdmx_tx_by_id(ep, pkt->tx_id);
-
-	if (!txe || txe->peer != peer || txe->msg_id != pkt->msg_id ||
-	    pkt->end > txe->len ||
-	    (txe->cleared && (txe->rx_id != pkt->rx_id || txe->end != pkt->end))) {
-		ep->stats.rx_malformed++;
-		return;
-	}
-	if (txe->err)
-		return;
-	if (!txe->cleared) {
-		txe->cleared = true;
-		txe->rx_id = pkt->rx_id;
-		txe->end = pkt->end;
-	}
-	txe->limit = RDMX_MAX(txe->limit, pkt->limit);
-	rdmx_tx_advance(ep, txe);
 }
 
 void rdmx_long_read_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm,
@@ -202,7 +202,8 @@ void rdmx_long_read_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm,
 	rdmx_rxm_place(ep, rxm, 0, NULL, 0);
 }
 
-void rdmx_long_cts_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+/* The device finished rxm's CTS. */
+static void rdmx_long_cts_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 {
 	if (rxm->dead) {
 		rdmx_rxm_free(ep, rxm);
@@ -212,8 +213,16 @@ void rdmx_long_cts_done(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 	}
 }
 
-void rdmx_long_cts_failed(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err)
+/* The device failed rxm's CTS with err. */
+static void rdmx_long_cts_failed(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err)
 {
 	if (!rxm->dead)
 		rdmx_rxm_abort(ep, rxm, err, "its clear-to-send failed");
 }
+
+static const struct rdmx_rxm_ops rdmx_long_rxm_ops = {
+	.matched = rdmx_long_taken,
+	.discard = rdmx_long_discard,
+	.cts_done = rdmx_long_cts_done,
+	.cts_failed = rdmx_long_cts_failed,
+};

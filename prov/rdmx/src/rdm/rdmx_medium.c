@@ -14,6 +14,19 @@
 #include "rdmx_peer.h"
 #include "rdmx_rx.h"
 
+static const struct rdmx_rxm_ops rdmx_medium_rxm_ops;
+
+/*
+ * A receive took the message, or FI_DISCARD dropped it, before its last
+ * segment: the segments keep landing in the unexpected entry's copy,
+ * which goes to the receive (or away) once the message is whole.
+ */
+static void rdmx_medium_discard(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+{
+	(void) ep;
+	rxm->discard = true;
+}
+
 void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		       const struct rdmx_pkt *pkt)
 {
@@ -32,7 +45,7 @@ void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EMSGSIZE);
 		return;
 	}
-	rxm = rdmx_rxm_new(ep, peer, pkt);
+	rxm = rdmx_rxm_new(ep, peer, pkt, &rdmx_medium_rxm_ops);
 	if (!rxm) {
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
 		return;
@@ -63,3 +76,9 @@ void rdmx_medium_more(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	}
 	rdmx_rxm_place(ep, rxm, pkt->offset, pkt->payload, pkt->payload_len);
 }
+
+/* A medium message sends no CTS: those slots are never called. */
+static const struct rdmx_rxm_ops rdmx_medium_rxm_ops = {
+	.matched = rdmx_rxm_take,
+	.discard = rdmx_medium_discard,
+};

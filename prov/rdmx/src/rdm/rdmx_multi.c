@@ -65,29 +65,6 @@ struct rdmx_rxe *rdmx_multi_carve(struct rdmx_match_queue *q, struct rdmx_rxe *b
 	return kid;
 }
 
-void rdmx_multi_post(struct rdmx_ep *ep, struct rdmx_match_queue *q,
-		     struct rdmx_rxe *buf)
-{
-	struct rdmx_unexp *ux;
-	struct rdmx_rxe now;
-	bool released = false;
-
-	buf->used = 0;
-	buf->children = 0;
-	buf->min_free = ep->min_multi_recv;
-	buf->released = false;
-	/* Posted first, so that messages already waiting pack in in order. */
-	rdmx_match_post(q, buf);
-	while (!released && (ux = rdmx_match_unexp(q, buf->item.addr, 0, 0))) {
-		struct rdmx_rxe *kid = rdmx_multi_carve(q, buf, ux->len,
-							ux->rxm ? &ux->rxm->kid : &now);
-
-		/* Read now: once released, the message may free buf. */
-		released = buf->released;
-		rdmx_recv_unexp(ep, kid, ux);
-	}
-}
-
 uint64_t rdmx_multi_flags(const struct rdmx_rxe *rxe)
 {
 	const struct rdmx_rxe *buf = rxe->parent;

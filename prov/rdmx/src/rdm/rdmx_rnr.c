@@ -11,14 +11,6 @@
 #define RDMX_RNR_BACKOFF_MIN_NS	40000
 #define RDMX_RNR_BACKOFF_SPAN_NS 80000	/* jitter: 40 to 120 us */
 
-void rdmx_rnr_peer_construct(struct rdmx_peer *peer)
-{
-	rdmx_dlist_init(&peer->retry_q);
-	rdmx_dlist_init(&peer->retry_link);
-	peer->backoff_until = 0;
-	peer->backoff_exp = 0;
-}
-
 uint64_t rdmx_rnr_backoff_ns(uint32_t exp, uint64_t *rng)
 {
 	uint64_t max = g_rdmx_params.rnr_backoff_max_us * 1000ULL;
@@ -30,12 +22,6 @@ uint64_t rdmx_rnr_backoff_ns(uint32_t exp, uint64_t *rng)
 	ns = RDMX_RNR_BACKOFF_MIN_NS + *rng % RDMX_RNR_BACKOFF_SPAN_NS;
 	ns = exp < 32 ? ns << exp : max;
 	return RDMX_MIN(ns, max);
-}
-
-bool rdmx_rnr_blocked(const struct rdmx_peer *peer)
-{
-	return !rdmx_dlist_empty(&peer->retry_q) ||
-	       (peer->backoff_until && rdmx_clock_ns() < peer->backoff_until);
 }
 
 /*

@@ -45,7 +45,7 @@ static bool rdmx_rxm_id_new(struct rdmx_ep *ep, uint32_t *id)
 }
 
 struct rdmx_rxm *rdmx_rxm_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
-			      const struct rdmx_pkt *pkt)
+			      const struct rdmx_pkt *pkt, const struct rdmx_rxm_ops *ops)
 {
 	struct rdmx_rxm *rxm;
 
@@ -70,6 +70,7 @@ struct rdmx_rxm *rdmx_rxm_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	}
 	ep->rxms[rxm->id] = rxm;
 	rxm->peer = peer;
+	rxm->ops = ops;
 	rxm->type = pkt->type;
 	rxm->msg_id = pkt->msg_id;
 	rxm->tx_id = pkt->tx_id;
@@ -111,9 +112,9 @@ static void rdmx_rxm_release(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 	rdmx_budget_credit(&ep->budget, sizeof(*rxm));
 }
 
-/* Sets the bytes a matched receive takes. */
-static void rdmx_rxm_take(struct rdmx_rxm *rxm, struct rdmx_rxe *rxe)
+void rdmx_rxm_take(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe)
 {
+	(void) ep;
 	rxm->rxe = rxe;
 	rxm->end = RDMX_MIN(rxm->msg_len, rdmx_iov_len(rxe->iov, rxe->iov_cnt));
 }
@@ -124,7 +125,7 @@ bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *
 	struct rdmx_unexp *ux;
 
 	if (rxe) {
-		rdmx_rxm_take(rxm, rxe);
+		rdmx_rxm_take(ep, rxm, rxe);
 		return true;
 	}
 	if (!rdmx_budget_fits_bulk(&ep->budget, sizeof(*ux) + extra)) {
@@ -145,8 +146,7 @@ bool rdmx_rxm_attach(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *
 	return true;
 }
 
-/* Frees the unexpected entry of rxm, wherever it is queued. */
-static void rdmx_rxm_drop_ux(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
+void rdmx_rxm_drop_ux(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 {
 	if (!rxm->ux)
 		return;
@@ -204,24 +204,6 @@ void rdmx_rxm_place(struct rdmx_ep *ep, struct rdmx_rxm *rxm, size_t off,
 	/* A medium message's segments all come, whatever the receive takes. */
 	if (rxm->cover.prefix >= (rxm->type == RDMX_PKT_MEDIUM ? rxm->msg_len : rxm->end))
 		rdmx_rxm_finish(ep, rxm);
-}
-
-void rdmx_rxm_matched(struct rdmx_ep *ep, struct rdmx_rxm *rxm, struct rdmx_rxe *rxe)
-{
-	rdmx_rxm_take(rxm, rxe);
-	if (rxm->type == RDMX_PKT_MEDIUM)
-		return;		/* the bytes keep landing in the entry's copy */
-	rdmx_rxm_drop_ux(ep, rxm);
-	rdmx_long_matched(ep, rxm);
-}
-
-void rdmx_rxm_discard(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
-{
-	rxm->discard = true;
-	if (rxm->type == RDMX_PKT_MEDIUM)
-		return;		/* the entry's copy stays until the last segment */
-	rdmx_rxm_drop_ux(ep, rxm);
-	rdmx_long_matched(ep, rxm);
 }
 
 void rdmx_rxm_abort(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err, const char *why)

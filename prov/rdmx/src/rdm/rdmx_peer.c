@@ -33,7 +33,7 @@ static bool rdmx_peer_index_fit(struct rdmx_ep *ep, fi_addr_t addr)
 }
 
 struct rdmx_peer *rdmx_peer_of_ah(struct rdmx_ep *ep, struct rdmx_ah *ah,
-					 const void *canon)
+				  const void *canon)
 {
 	struct rdmx_peer *peer = ah->context;
 

@@ -14,7 +14,7 @@
 #include "rdmx_tx.h"
 
 void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
-			     struct rdmx_peer *peer, bool pooled)
+		      struct rdmx_peer *peer, bool pooled)
 {
 	pke->txe = txe;
 	pke->rxm = NULL;

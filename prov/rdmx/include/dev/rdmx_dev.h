@@ -56,6 +56,12 @@ const char *rdmx_dev_status_str(enum rdmx_dev_status status);
 #define RDMX_DEV_CAP_RDMA_WRITE	(1ULL << 1)
 #define RDMX_DEV_CAP_RELIABLE	(1ULL << 2)
 
+/*
+ * How often a sleeping thread polls a device that has no descriptor to
+ * wait on (wait_fd NULL): its completions are late by this much at most.
+ */
+#define RDMX_DEV_WAIT_TICK_NS	1000000ULL
+
 /* The largest raw address of any device, in bytes. */
 #define RDMX_DEV_ADDR_MAX	32
 /* The most scatter entries a send may carry. */
@@ -267,6 +273,20 @@ struct rdmx_dev_ops {
 	 */
 	int	(*poll_cq)(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe,
 			   int max);
+
+	/*
+	 * Optional, both or neither (NULL: a thread that sleeps polls the
+	 * device every RDMX_DEV_WAIT_TICK_NS). wait_fd: a descriptor that
+	 * turns readable when poll_cq may have something new, the same for
+	 * the device's life. wait_arm: called after a poll_cq, before the
+	 * caller sleeps on that descriptor: -FI_EAGAIN when poll_cq has
+	 * something already (poll again, do not sleep); else 0, with *due_p
+	 * lowered to the clock (rdmx_clock_ns) at which poll_cq must run
+	 * even if nothing arrives (its timers). The next poll_cq ends what
+	 * wait_arm began.
+	 */
+	int	(*wait_fd)(struct rdmx_dev *dev);
+	int	(*wait_arm)(struct rdmx_dev *dev, uint64_t *due_p);
 
 	/*
 	 * RDMX_DEV_CAP_RDMA_READ only. Exposes iov (at most 4 entries) to

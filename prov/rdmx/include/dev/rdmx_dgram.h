@@ -166,4 +166,11 @@ int rdmx_dgram_done_keep(const struct rdmx_dgram *dg, int max);
 /* Writes up to max send completions swsrd finished; returns how many. */
 int rdmx_dgram_report(struct rdmx_dgram *dg, struct rdmx_dev_cqe *cqe, int max);
 
+/*
+ * The host's part of a device's wait_arm (rdmx_dev.h): -FI_EAGAIN while
+ * finished sends wait to be reported; else 0, with *due_p lowered to
+ * swsrd's next timer.
+ */
+int rdmx_dgram_wait_arm(const struct rdmx_dgram *dg, uint64_t *due_p);
+
 #endif /* RDMX_DGRAM_H */

@@ -236,6 +236,14 @@ bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now);
 
 /*
+ * The clock at which rdmx_swsrd_progress next has something to do with
+ * no packet arriving (an ack delayed for batching, a retransmission, a
+ * refused packet's pause), or UINT64_MAX when nothing is timed. Reads
+ * every peer with work under way: for a thread about to sleep.
+ */
+uint64_t rdmx_swsrd_due(const struct rdmx_swsrd *srd);
+
+/*
  * Sends now every acknowledgement still delayed for batching: the device
  * is closing, and a peer whose packets went unacknowledged would resend
  * them into the void until it gave us up.

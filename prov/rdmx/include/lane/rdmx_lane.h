@@ -79,6 +79,20 @@ static inline struct rdmx_dev *rdmx_lanes_rx_dev(const struct rdmx_lanes *lanes,
  */
 int rdmx_lanes_poll(struct rdmx_lanes *lanes, struct rdmx_dev_cqe *cqe, int max);
 
+/*
+ * The descriptors a thread may sleep on for lanes (the wait_fd of each
+ * device that has one) into fds; returns how many (at most 2).
+ */
+int rdmx_lanes_wait_fds(const struct rdmx_lanes *lanes, int fds[2]);
+
+/*
+ * Before a thread sleeps on those, after rdmx_lanes_poll: -FI_EAGAIN
+ * when a device has something already (poll again); else 0, with *due_p
+ * lowered to when the lanes must be polled anyway (their timers; a
+ * device with no descriptor: a tick from now).
+ */
+int rdmx_lanes_wait_arm(struct rdmx_lanes *lanes, uint64_t *due_p);
+
 /* A lane by the NIC to nic_ah, the peer's handle for canonical address nic_addr. */
 void rdmx_lane_init(struct rdmx_lane *lane, const struct rdmx_lanes *lanes,
 		    struct rdmx_ah *nic_ah, const void *nic_addr);

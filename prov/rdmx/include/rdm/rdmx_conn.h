@@ -71,6 +71,13 @@ void rdmx_conn_heard(struct rdmx_ep *ep, struct rdmx_peer *peer);
 /* Timers and the replay of waiting sends; from progress. */
 void rdmx_conn_progress(struct rdmx_ep *ep);
 
+/*
+ * When rdmx_conn_progress next has something to do with no packet
+ * arriving (a handshake step, a ping, a probe of a silent peer), or
+ * UINT64_MAX. For a thread about to sleep: reads every such peer.
+ */
+uint64_t rdmx_conn_due(const struct rdmx_ep *ep);
+
 /* Fails the sends waiting on peer with err (peer forgotten, endpoint closing). */
 void rdmx_conn_flush(struct rdmx_ep *ep, struct rdmx_peer *peer, int err);
 

@@ -52,6 +52,12 @@ static inline bool rdmx_rnr_blocked(const struct rdmx_peer *peer)
 /* Resends what peers out of backoff have queued; lock held. */
 void rdmx_rnr_progress(struct rdmx_ep *ep);
 
+/*
+ * When rdmx_rnr_progress next resends (a backoff's end; a tick from now
+ * for a resend the device had no room for), or UINT64_MAX.
+ */
+uint64_t rdmx_rnr_due(const struct rdmx_ep *ep);
+
 /* Fails a peer's queued sends with err (the peer goes away). */
 void rdmx_rnr_flush(struct rdmx_ep *ep, struct rdmx_peer *peer, int err);
 

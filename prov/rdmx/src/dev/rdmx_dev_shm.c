@@ -7,6 +7,18 @@
  * it holds head + 1 and frees it for the next lap with head + N. Nothing
  * the owner reads from the ring is trusted: lengths are bounded, and a
  * sender never loops on a ring that another process corrupted.
+ *
+ * A thread may sleep until its ring has something (wait_fd, wait_arm):
+ * the owner says so in the ring's header (sleeping), and a sender that
+ * sees it after publishing a slot sends one byte to the owner's wake
+ * socket, an abstract AF_UNIX datagram socket named after the ring
+ * (pid and token). Both sides order their store before their load with
+ * a full fence, so one of them sees the other's: the owner finds the
+ * slot, or the sender finds the owner asleep. Senders pay that fence
+ * only once the owner has ever slept (waits_seen); the owner's first
+ * sleep is cut to RDMX_DEV_WAIT_TICK_NS, past which every sender sees it.
+ * A wake that cannot be sent (another network namespace) is noted in
+ * the header (wake_lost), and the owner then polls every tick.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "rdmx.h"
@@ -27,7 +41,7 @@
 #include "rdmx_dev_shm.h"
 #include "rdmx_list.h"
 
-#define RDMX_SHM_MAGIC		0x314d4853584d4452ULL	/* "RDMXSHM1" */
+#define RDMX_SHM_MAGIC		0x324d4853584d4452ULL	/* "RDMXSHM2" */
 #define RDMX_SHM_SLOTS		64u
 #define RDMX_SHM_SLOT_HDR	64u
 #define RDMX_SHM_MTU		(65536u - RDMX_SHM_SLOT_HDR)
@@ -49,8 +63,11 @@ struct rdmx_shm_ring {
 	uint32_t		pid;
 	uint32_t		slots;
 	uint32_t		slot_size;
-	uint32_t		reserved;
-	uint8_t			pad[32];
+	_Atomic uint32_t	sleeping;	/* the owner waits for a wake */
+	_Atomic uint32_t	waits_seen;	/* the owner has slept: senders
+						   check sleeping (never reset) */
+	_Atomic uint32_t	wake_lost;	/* a sender could not wake it */
+	uint8_t			pad[24];
 	_Alignas(64) _Atomic uint64_t tail;	/* next ticket */
 	uint8_t			pad2[56];
 };
@@ -75,6 +92,8 @@ struct rdmx_shm_ah {
 	struct rdmx_shm_addr	addr;
 	struct rdmx_shm_ring	*ring;
 	int			pidfd;		/* -1: liveness by kill(2) */
+	struct sockaddr_un	wake;		/* the owner's wake socket */
+	socklen_t		wake_len;
 	unsigned		refs;
 	bool			gone;		/* the owner exited */
 };
@@ -89,6 +108,10 @@ struct rdmx_shm_dev {
 	struct rdmx_dev		dev;
 	struct rdmx_shm_addr	addr;
 	int			fd;
+	int			wake_fd;	/* bound: our wake socket; -1: none */
+	int			tx_fd;		/* unbound: wakes others */
+	bool			armed;		/* wait_arm set ring->sleeping */
+	bool			slept;		/* armed once before */
 	struct rdmx_shm_ring	*ring;
 	uint64_t		head;		/* next ticket to take */
 	struct rdmx_shm_rx	*rq;		/* posted buffers, a FIFO */
@@ -166,6 +189,49 @@ static int rdmx_shm_domains(const void *src, const void *dest,
 	return 1;
 }
 
+/* The abstract name of the wake socket of the ring at addr. */
+static socklen_t rdmx_shm_wake_name(const struct rdmx_shm_addr *addr, struct sockaddr_un *sun)
+{
+	int len;
+
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	len = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1, "rdmx-shm-%u-%016llx",
+		       addr->pid, (unsigned long long) addr->token);
+	return (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) len);
+}
+
+/*
+ * The wake sockets: ours, bound to the ring's name, and one to wake
+ * others from. A host where they cannot be made has none (-1): a thread
+ * that sleeps then polls the ring every tick.
+ */
+static void rdmx_shm_wake_open(struct rdmx_shm_dev *shm)
+{
+	struct sockaddr_un sun;
+	socklen_t len = rdmx_shm_wake_name(&shm->addr, &sun);
+
+	shm->wake_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	shm->tx_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (shm->wake_fd >= 0 && !bind(shm->wake_fd, (struct sockaddr *) &sun, len) &&
+	    shm->tx_fd >= 0)
+		return;
+	RDMX_INFO(FI_LOG_EP_CTRL, "shm: no wake socket (%s): sleepers poll\n", strerror(errno));
+	if (shm->wake_fd >= 0)
+		close(shm->wake_fd);
+	if (shm->tx_fd >= 0)
+		close(shm->tx_fd);
+	shm->wake_fd = shm->tx_fd = -1;
+}
+
+static void rdmx_shm_wake_close(struct rdmx_shm_dev *shm)
+{
+	if (shm->wake_fd >= 0) {
+		close(shm->wake_fd);
+		close(shm->tx_fd);
+	}
+}
+
 static void rdmx_shm_ring_init(struct rdmx_shm_ring *ring, const struct rdmx_shm_addr *addr)
 {
 	ring->magic = RDMX_SHM_MAGIC;
@@ -205,6 +271,7 @@ static int rdmx_shm_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 		.token = rdmx_random64(),
 	};
 	rdmx_shm_ring_init(shm->ring, &shm->addr);
+	rdmx_shm_wake_open(shm);
 	rdmx_dlist_init(&shm->ahs);
 	shm->dev.ops = &rdmx_dev_shm_ops;
 	shm->dev.caps = (struct rdmx_dev_caps) {
@@ -228,6 +295,7 @@ static int rdmx_shm_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	return 0;
 
 err_unmap:
+	rdmx_shm_wake_close(shm);
 	munmap(shm->ring, RDMX_SHM_MAP_LEN);
 err_close:
 	close(shm->fd);
@@ -256,6 +324,7 @@ static void rdmx_shm_close(struct rdmx_dev *dev)
 		rdmx_dlist_init(it);
 		rdmx_shm_ah_free(rdmx_container_of(it, struct rdmx_shm_ah, link));
 	}
+	rdmx_shm_wake_close(shm);
 	munmap(shm->ring, RDMX_SHM_MAP_LEN);
 	close(shm->fd);
 	free(shm->rq);
@@ -338,6 +407,7 @@ static int rdmx_shm_ah_create(struct rdmx_dev *dev, const void *canon,
 	ah->addr = addr;
 	ah->refs = 1;
 	ah->pidfd = (int) syscall(SYS_pidfd_open, (pid_t) addr.pid, 0);
+	ah->wake_len = rdmx_shm_wake_name(&addr, &ah->wake);
 	rdmx_dlist_insert_tail(&shm->ahs, &ah->link);
 	*ah_p = &ah->ah;
 	return 0;
@@ -399,6 +469,24 @@ static void rdmx_shm_done(struct rdmx_shm_dev *shm, uint64_t wr_id,
 	};
 }
 
+/* A slot was published in ah's ring: wakes its owner if it sleeps. */
+static void rdmx_shm_wake(struct rdmx_shm_dev *shm, struct rdmx_shm_ah *ah)
+{
+	struct rdmx_shm_ring *ring = ah->ring;
+
+	if (!atomic_load_explicit(&ring->waits_seen, memory_order_relaxed))
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&ring->sleeping, memory_order_relaxed))
+		return;
+	if (shm->tx_fd >= 0 && sendto(shm->tx_fd, "", 1, MSG_DONTWAIT,
+				      (struct sockaddr *) &ah->wake, ah->wake_len) == 1)
+		return;
+	/* A full wake queue already holds a wake. */
+	if (shm->tx_fd < 0 || errno != EAGAIN)
+		atomic_store_explicit(&ring->wake_lost, 1, memory_order_relaxed);
+}
+
 static int rdmx_shm_post_send(struct rdmx_dev *dev, struct rdmx_ah *handle,
 			      const struct iovec *iov, size_t iov_cnt,
 			      uint64_t wr_id, unsigned flags)
@@ -429,6 +517,7 @@ static int rdmx_shm_post_send(struct rdmx_dev *dev, struct rdmx_ah *handle,
 		len += iov[i].iov_len;
 	}
 	atomic_store_explicit(&slot->seq, ticket + 1, memory_order_release);
+	rdmx_shm_wake(shm, ah);
 	rdmx_shm_done(shm, wr_id, RDMX_DEV_OK);
 	return 0;
 }
@@ -512,10 +601,27 @@ static void rdmx_shm_check_owners(struct rdmx_shm_dev *shm)
 	}
 }
 
+/* The end of a wait (wait_arm): the owner is awake, its wakes drained. */
+static void rdmx_shm_wait_end(struct rdmx_shm_dev *shm)
+{
+	char buf[64];
+
+	atomic_store_explicit(&shm->ring->sleeping, 0, memory_order_relaxed);
+	shm->armed = false;
+	while (shm->wake_fd >= 0 && recv(shm->wake_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+}
+
 static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
 {
 	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
 	int done = rdmx_cma_poll(&shm->cma, cqe, max);
+
+	/* Back from a sleep: the owners' check too, which polls count. */
+	if (shm->armed) {
+		rdmx_shm_wait_end(shm);
+		rdmx_shm_check_owners(shm);
+	}
 
 	if (++shm->polls % RDMX_SHM_CHECK_POLLS == 0)
 		rdmx_shm_check_owners(shm);
@@ -528,6 +634,39 @@ static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 	while (done < max && rdmx_shm_take(shm, &cqe[done]))
 		done++;
 	return done;
+}
+
+static int rdmx_shm_wait_fd(struct rdmx_dev *dev)
+{
+	return rdmx_shm_dev(dev)->wake_fd;
+}
+
+static int rdmx_shm_wait_arm(struct rdmx_dev *dev, uint64_t *due_p)
+{
+	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
+	struct rdmx_shm_ring *ring = shm->ring;
+	uint64_t now = rdmx_clock_ns();
+
+	if (shm->done_cnt || shm->cma.ndone)
+		return -FI_EAGAIN;
+	atomic_store_explicit(&ring->waits_seen, 1, memory_order_relaxed);
+	atomic_store_explicit(&ring->sleeping, 1, memory_order_relaxed);
+	shm->armed = true;
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&rdmx_shm_slot(ring, shm->head)->seq, memory_order_acquire) ==
+	    shm->head + 1) {
+		rdmx_shm_wait_end(shm);
+		return -FI_EAGAIN;
+	}
+	/* See the top of the file: the first sleep, and wakes that cannot come. */
+	if (!shm->slept || shm->wake_fd < 0 ||
+	    atomic_load_explicit(&ring->wake_lost, memory_order_relaxed))
+		*due_p = RDMX_MIN(*due_p, now + RDMX_DEV_WAIT_TICK_NS);
+	shm->slept = true;
+	/* The owners' liveness check runs at polls; a sleeper polls for it. */
+	if (!rdmx_dlist_empty(&shm->ahs))
+		*due_p = RDMX_MIN(*due_p, RDMX_MAX(shm->next_check, now));
+	return 0;
 }
 
 static int rdmx_shm_read_expose(struct rdmx_dev *dev, const struct iovec *iov,
@@ -569,6 +708,8 @@ const struct rdmx_dev_ops rdmx_dev_shm_ops = {
 	.post_send = rdmx_shm_post_send,
 	.post_recv = rdmx_shm_post_recv,
 	.poll_cq = rdmx_shm_poll_cq,
+	.wait_fd = rdmx_shm_wait_fd,
+	.wait_arm = rdmx_shm_wait_arm,
 	.read_expose = rdmx_shm_read_expose,
 	.read_revoke = rdmx_shm_read_revoke,
 	.post_read = rdmx_shm_post_read,

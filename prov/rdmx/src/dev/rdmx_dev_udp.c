@@ -445,6 +445,20 @@ static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 	return done + rdmx_dgram_report(&udp->dg, cqe + done, max - done);
 }
 
+static int rdmx_udp_wait_fd(struct rdmx_dev *dev)
+{
+	return rdmx_udp_dev(dev)->fd;
+}
+
+static int rdmx_udp_wait_arm(struct rdmx_dev *dev, uint64_t *due_p)
+{
+	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
+
+	if (udp->cma.ndone || udp->tx_cnt)
+		return -FI_EAGAIN;
+	return rdmx_dgram_wait_arm(&udp->dg, due_p);
+}
+
 static int rdmx_udp_read_expose(struct rdmx_dev *dev, const struct iovec *iov,
 				size_t cnt, struct rdmx_dev_rkey *rkey)
 {
@@ -650,6 +664,8 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.post_send = rdmx_udp_post_send,
 	.post_recv = rdmx_dgram_post_recv,
 	.poll_cq = rdmx_udp_poll_cq,
+	.wait_fd = rdmx_udp_wait_fd,
+	.wait_arm = rdmx_udp_wait_arm,
 	.read_expose = rdmx_udp_read_expose,
 	.read_revoke = rdmx_udp_read_revoke,
 	.post_read = rdmx_udp_post_read,

@@ -312,6 +312,14 @@ int rdmx_dgram_report(struct rdmx_dgram *dg, struct rdmx_dev_cqe *cqe, int max)
 	return done;
 }
 
+int rdmx_dgram_wait_arm(const struct rdmx_dgram *dg, uint64_t *due_p)
+{
+	if (dg->done_head != dg->done_tail)
+		return -FI_EAGAIN;
+	*due_p = RDMX_MIN(*due_p, rdmx_swsrd_due(&dg->srd));
+	return 0;
+}
+
 int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_ops,
 			 const struct rdmx_dgram_ops *ops,
 			 const struct rdmx_dev_attr *attr)

@@ -648,6 +648,29 @@ void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now)
 	srd->pass++;
 }
 
+uint64_t rdmx_swsrd_due(const struct rdmx_swsrd *srd)
+{
+	uint64_t due = UINT64_MAX;
+	const struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(&srd->active, it) {
+		const struct rdmx_swsrd_peer *peer =
+			rdmx_container_of(it, struct rdmx_swsrd_peer, active_link);
+
+		if (peer->ack_pending)
+			due = RDMX_MIN(due, peer->ack_now ? 0 :
+				       RDMX_MIN(peer->ack_last + srd->cfg.ack_idle_ns,
+						peer->ack_since + srd->cfg.ack_delay_ns));
+		for (uint32_t psn = peer->snd_una; peer->slots && psn != peer->snd_nxt; psn++) {
+			const struct rdmx_swsrd_slot *slot = &peer->slots[psn % RDMX_SRD_WINDOW];
+
+			if (slot->in_use)
+				due = RDMX_MIN(due, slot->due_ns);
+		}
+	}
+	return due;
+}
+
 void rdmx_swsrd_flush_acks(struct rdmx_swsrd *srd)
 {
 	struct rdmx_dlist *it;

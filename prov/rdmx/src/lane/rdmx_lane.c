@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_lane.h"
 
 /* Shm polls between two NIC polls, at most, while the NIC is quiet. */
@@ -66,6 +67,42 @@ int rdmx_lanes_poll(struct rdmx_lanes *lanes, struct rdmx_dev_cqe *cqe, int max)
 	lanes->nic_idle = nic ? 0 : lanes->nic_idle + 1;
 	lanes->nic_wait = RDMX_MIN(lanes->nic_idle, RDMX_LANES_NIC_WAIT_MAX);
 	return n + nic;
+}
+
+int rdmx_lanes_wait_fds(const struct rdmx_lanes *lanes, int fds[2])
+{
+	struct rdmx_dev *devs[2] = { lanes->nic, lanes->shm };
+	int n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		int fd = devs[i] && devs[i]->ops->wait_fd ? devs[i]->ops->wait_fd(devs[i]) : -1;
+
+		if (fd >= 0)
+			fds[n++] = fd;
+	}
+	return n;
+}
+
+/* One device's part of rdmx_lanes_wait_arm. */
+static int rdmx_lanes_dev_arm(struct rdmx_dev *dev, uint64_t *due_p)
+{
+	if (!dev->ops->wait_arm || dev->ops->wait_fd(dev) < 0) {
+		*due_p = RDMX_MIN(*due_p, rdmx_clock_ns() + RDMX_DEV_WAIT_TICK_NS);
+		return dev->ops->wait_arm ? dev->ops->wait_arm(dev, due_p) : 0;
+	}
+	return dev->ops->wait_arm(dev, due_p);
+}
+
+int rdmx_lanes_wait_arm(struct rdmx_lanes *lanes, uint64_t *due_p)
+{
+	/* The last poll passed the NIC by: poll it before anyone sleeps. */
+	if (lanes->nic_wait) {
+		lanes->nic_wait = 0;
+		return -FI_EAGAIN;
+	}
+	if (lanes->shm && rdmx_lanes_dev_arm(lanes->shm, due_p))
+		return -FI_EAGAIN;
+	return rdmx_lanes_dev_arm(lanes->nic, due_p);
 }
 
 void rdmx_lane_init(struct rdmx_lane *lane, const struct rdmx_lanes *lanes,

@@ -302,6 +302,23 @@ void rdmx_conn_progress(struct rdmx_ep *ep)
 	}
 }
 
+uint64_t rdmx_conn_due(const struct rdmx_ep *ep)
+{
+	uint64_t due = UINT64_MAX;
+	const struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(&ep->conn_peers, it) {
+		const struct rdmx_peer *peer = rdmx_container_of(it, struct rdmx_peer, conn_link);
+
+		if (peer->hs.deadline)
+			due = RDMX_MIN(due, peer->hs.deadline);
+		if (peer->dack_awaited)
+			due = RDMX_MIN(due, peer->hs.last_heard + ep->hs_cfg.retry_ns);
+	}
+	/* Their timers run at most once a tick (rdmx_conn_progress). */
+	return due == UINT64_MAX ? due : RDMX_MAX(due, ep->conn_next);
+}
+
 void rdmx_conn_flush(struct rdmx_ep *ep, struct rdmx_peer *peer, int err)
 {
 	struct rdmx_dlist *it;

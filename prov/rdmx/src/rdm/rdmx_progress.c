@@ -47,6 +47,16 @@ static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
 	return peer ? peer : rdmx_peer_anon(ep, src);
 }
 
+int rdmx_ep_wait_arm(struct rdmx_ep *ep, uint64_t *due_p)
+{
+	if (!ep->enabled)
+		return 0;
+	if (ep->ctrl_short)
+		return -FI_EAGAIN;
+	*due_p = RDMX_MIN(*due_p, RDMX_MIN(rdmx_conn_due(ep), rdmx_rnr_due(ep)));
+	return rdmx_lanes_wait_arm(&ep->lanes, due_p);
+}
+
 bool rdmx_ep_admit(void *ctx, struct rdmx_ah *src, const void *buf, size_t len)
 {
 	struct rdmx_ep *ep = ctx;

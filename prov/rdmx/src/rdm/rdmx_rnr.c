@@ -94,6 +94,21 @@ void rdmx_rnr_progress(struct rdmx_ep *ep)
 	}
 }
 
+uint64_t rdmx_rnr_due(const struct rdmx_ep *ep)
+{
+	uint64_t due = UINT64_MAX;
+	const struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(&ep->retry_peers, it) {
+		const struct rdmx_peer *peer = rdmx_container_of(it, struct rdmx_peer,
+								 retry_link);
+
+		due = RDMX_MIN(due, peer->backoff_until ? peer->backoff_until :
+				    rdmx_clock_ns() + RDMX_DEV_WAIT_TICK_NS);
+	}
+	return due;
+}
+
 void rdmx_rnr_flush(struct rdmx_ep *ep, struct rdmx_peer *peer, int err)
 {
 	struct rdmx_dlist *it;

@@ -43,17 +43,6 @@ void test_close_order(struct fixture *fx)
 }
 
 /* Each unsupported call, returning what it returned (objects it opened closed). */
-static int try_cntr_open(struct fixture *fx)
-{
-	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fid_cntr *cntr = NULL;
-	int ret = fi_cntr_open(fx->domain, &attr, &cntr, NULL);
-
-	if (!ret)
-		fi_close(&cntr->fid);
-	return ret;
-}
-
 static int try_read(struct fixture *fx)
 {
 	uint8_t buf[8];
@@ -108,28 +97,6 @@ static int try_stx_context(struct fixture *fx)
 	return ret;
 }
 
-static int try_poll_open(struct fixture *fx)
-{
-	struct fi_poll_attr attr = { 0 };
-	struct fid_poll *pollset = NULL;
-	int ret = fi_poll_open(fx->domain, &attr, &pollset);
-
-	if (!ret)
-		fi_close(&pollset->fid);
-	return ret;
-}
-
-static int try_wait_open(struct fixture *fx)
-{
-	struct fi_wait_attr attr = { .wait_obj = FI_WAIT_UNSPEC };
-	struct fid_wait *waitset = NULL;
-	int ret = fi_wait_open(fx->fabric, &attr, &waitset);
-
-	if (!ret)
-		fi_close(&waitset->fid);
-	return ret;
-}
-
 static int try_passive_ep(struct fixture *fx)
 {
 	struct fid_pep *pep = NULL;
@@ -151,15 +118,12 @@ void test_unsupported(struct fixture *fx)
 		const char	*name;
 		int		(*call)(struct fixture *fx);
 	} calls[] = {
-		{ "fi_cntr_open", try_cntr_open },
 		{ "fi_read", try_read },
 		{ "fi_write", try_write },
 		{ "fi_atomic", try_atomic },
 		{ "fi_scalable_ep", try_scalable_ep },
 		{ "fi_srx_context", try_srx_context },
 		{ "fi_stx_context", try_stx_context },
-		{ "fi_poll_open", try_poll_open },
-		{ "fi_wait_open", try_wait_open },
 		{ "fi_passive_ep", try_passive_ep },
 		{ "fi_connect", try_connect },
 	};

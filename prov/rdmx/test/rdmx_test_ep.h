@@ -35,7 +35,11 @@ static inline void rdmx_test_ep_open(struct rdmx_test_ep *t, struct rdmx_ep *ep,
 	ep->domain = rdmx_domain(t->td.domain);
 	ep->lanes.nic = dev;
 	ep->rx_cq = ep->tx_cq = rdmx_container_of(t->cq, struct rdmx_cq, cq_fid);
-	ep->rx_comp = ep->tx_comp = &ep->rx_cq->comp;
+	rdmx_sink_construct(&ep->tx_sink);
+	ep->tx_sink.cq = ep->tx_cq;
+	ep->rx_sink = ep->tx_sink;
+	ep->tx_comp = &ep->tx_sink.comp;
+	ep->rx_comp = &ep->rx_sink.comp;
 	rdmx_ep_queues_init(ep);
 	rdmx_dlist_init(&ep->conn_peers);
 }

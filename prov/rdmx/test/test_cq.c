@@ -72,16 +72,15 @@ static void write_entry(uint64_t n)
 {
 	struct rdmx_cq_entry e = entry(n);
 
-	cr_assert_eq(rdmx_comp_write(&rdmx_container_of(cq, struct rdmx_cq, cq_fid)->comp,
-				     &e), 0);
+	cr_assert_eq(rdmx_cq_write(rdmx_container_of(cq, struct rdmx_cq, cq_fid), &e), 0);
 }
 
 static void write_err(uint64_t n, int err, size_t olen)
 {
 	struct rdmx_cq_entry e = entry(n);
 
-	cr_assert_eq(rdmx_comp_err(&rdmx_container_of(cq, struct rdmx_cq, cq_fid)->comp,
-				   &e, err, olen, "%s", ERR_TEXT), 0);
+	cr_assert_eq(rdmx_cq_write_err(rdmx_container_of(cq, struct rdmx_cq, cq_fid),
+				       &e, err, olen, ERR_TEXT), 0);
 }
 
 /*

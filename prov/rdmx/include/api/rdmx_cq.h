@@ -3,7 +3,9 @@
  * rdmx: completion queues. Entries are kept in one internal form and
  * written out in the format the CQ was opened with; error entries wait on
  * their own list and make fi_cq_read return -FI_EAVAIL. Reading a CQ
- * progresses the endpoints bound to it (manual progress).
+ * progresses the endpoints bound to it (manual progress). A CQ with a
+ * wait object (rdmx_wait.h) sleeps in fi_cq_sread; its endpoints'
+ * descriptors are in the wait's set while they are bound.
  */
 #ifndef RDMX_CQ_H
 #define RDMX_CQ_H
@@ -11,7 +13,9 @@
 #include <rdma/fi_eq.h>
 
 #include "rdmx_comp.h"
+#include "rdmx_epset.h"
 #include "rdmx_list.h"
+#include "rdmx_wait.h"
 
 struct rdmx_domain;
 struct rdmx_ep;
@@ -26,18 +30,16 @@ struct rdmx_cq_err {
 
 struct rdmx_cq {
 	struct fid_cq		cq_fid;
-	struct rdmx_comp	comp;		/* what the rdm layer writes to */
 	struct rdmx_domain	*domain;
 	enum fi_cq_format	format;
-	enum fi_wait_obj	wait_obj;
+	struct rdmx_waitable	waitable;	/* wait NULL: FI_WAIT_NONE */
 	struct rdmx_cq_entry	*ring;
 	size_t			cap;		/* a power of two */
 	uint64_t		head, tail;	/* ever-growing ring counters */
 	struct rdmx_dlist	errs;		/* of struct rdmx_cq_err */
 	struct rdmx_cq_err	*last_err;	/* err_data kept until next read */
-	struct rdmx_ep		**eps;		/* endpoints progressed on read */
-	size_t			ep_cnt;
-	int			refs;		/* endpoint bindings */
+	struct rdmx_epset	eps;		/* progressed on read */
+	int			refs;		/* endpoint bindings, poll sets */
 	bool			signaled;	/* fi_cq_signal since last sread */
 };
 
@@ -45,8 +47,17 @@ struct rdmx_cq {
 int rdmx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_p, void *context);
 
+/* A completion, written for an endpoint's sink (rdmx_sink.h): 0 or -FI_ENOMEM (a full ring grows). */
+int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry);
+/* An error completion (rdmx_comp.h, write_err): 0 or -FI_ENOMEM. */
+int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
+		      int err, size_t olen, const char *text);
+
 /* Binds an endpoint for progress (once, however many directions). */
 int rdmx_cq_attach(struct rdmx_cq *cq, struct rdmx_ep *ep);
 void rdmx_cq_detach(struct rdmx_cq *cq, struct rdmx_ep *ep);
+
+/* The CQ's part in waits (fi_trywait), from its fid. */
+struct rdmx_waitable *rdmx_cq_waitable(struct fid *fid);
 
 #endif /* RDMX_CQ_H */

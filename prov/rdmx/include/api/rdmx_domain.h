@@ -6,6 +6,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 
+#include "rdmx_autoprog.h"
 #include "rdmx_dev.h"
 #include "rdmx_fabric.h"
 #include "rdmx_lock.h"
@@ -15,8 +16,12 @@ struct rdmx_domain {
 	struct rdmx_fabric		*fabric;
 	const struct rdmx_dev_ops	*dev_ops;
 	struct rdmx_dev_domain		dev_dom;
-	/* Serialises the domain's objects unless FI_THREAD_DOMAIN. */
+	/*
+	 * Serialises the domain's objects unless FI_THREAD_DOMAIN with
+	 * manual progress.
+	 */
 	struct rdmx_lock		lock;
+	struct rdmx_autoprog		autoprog;	/* FI_PROGRESS_AUTO */
 	enum fi_threading		threading;
 	enum fi_resource_mgmt		resource_mgmt;
 	enum fi_av_type			av_type;

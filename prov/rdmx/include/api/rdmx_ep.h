@@ -20,6 +20,7 @@
 #include "rdmx_match.h"
 #include "rdmx_pool.h"
 #include "rdmx_rxbufs.h"
+#include "rdmx_sink.h"
 #include "rdmx_wire.h"
 
 struct rdmx_ooo;
@@ -52,9 +53,15 @@ struct rdmx_ep {
 	struct rdmx_av		*av;
 	struct rdmx_cq		*tx_cq;
 	struct rdmx_cq		*rx_cq;
+	struct rdmx_sink	tx_sink;	/* tx_cq and the counters of sends */
+	struct rdmx_sink	rx_sink;	/* rx_cq and those of receives */
+	bool			watched;	/* the devices' descriptors are in
+						   the waits of those (enabled) */
+	struct rdmx_waitable	auto_member;	/* in the domain's progress
+						   thread's wait (FI_PROGRESS_AUTO) */
 	/* What the rdm layer knows of those: ops it was given at bind. */
-	struct rdmx_comp	*tx_comp;	/* tx_cq's sink (rdmx_comp.h) */
-	struct rdmx_comp	*rx_comp;	/* rx_cq's */
+	struct rdmx_comp	*tx_comp;	/* &tx_sink.comp once bound */
+	struct rdmx_comp	*rx_comp;	/* &rx_sink.comp */
 	const struct rdmx_addrs	*addrs;		/* av's lookups (rdmx_addrs.h) */
 	bool			tx_selective;
 	bool			rx_selective;
@@ -136,6 +143,15 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 /* Polls the device and handles what completed; domain lock held. */
 void rdmx_ep_progress(struct rdmx_ep *ep);
+
+/*
+ * Before a thread sleeps on the endpoint's descriptors (rdmx_lanes_wait_fds),
+ * right after rdmx_ep_progress, domain lock held: -FI_EAGAIN when
+ * progress has work already; else 0, with *due_p lowered to the clock
+ * at which progress must run even if nothing arrives (the timers of
+ * handshakes, keepalive, RNR backoff and the devices).
+ */
+int rdmx_ep_wait_arm(struct rdmx_ep *ep, uint64_t *due_p);
 
 /*
  * Makes ep's match queues and lists of sends, packets and peers, empty

@@ -33,8 +33,9 @@ uint32_t rdmx_version_declared(uint32_t core);
 
 /*
  * Whether an application asking API version `version` may ask for the
- * progress model `progress` (a domain attribute hint) from rdmx, which
- * progresses manually.
+ * progress model `progress` (a domain attribute hint) from rdmx: manual
+ * (the default), automatic (rdmx_autoprog.h), and from 2.0 on
+ * FI_PROGRESS_CONTROL_UNIFIED.
  */
 bool rdmx_version_progress_ok(uint32_t version, enum fi_progress progress);
 

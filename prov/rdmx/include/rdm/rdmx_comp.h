@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx: where the rdm layer reports finished operations. The api layer
- * gives each endpoint direction a completion sink (its CQ, rdmx_cq.c)
- * with the ops to write into it; the rdm layer knows the sink only by
- * these ops, never which object stands behind it.
+ * gives each endpoint direction a completion sink (its CQ and counters,
+ * rdmx_sink.c) with the ops to write into it; the rdm layer knows the
+ * sink only by these ops, never which objects stand behind it. Every
+ * operation that ends is reported once: by write or count when it
+ * succeeded, by write_err when it failed.
  */
 #ifndef RDMX_COMP_H
 #define RDMX_COMP_H
@@ -39,6 +41,18 @@ struct rdmx_comp_ops {
 	 */
 	int	(*write_err)(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry,
 			     int err, size_t olen, const char *text);
+	/*
+	 * An error entry, as write_err, for an outcome the application asked
+	 * for rather than a failed operation (rdmx_comp_outcome): not counted
+	 * as an error.
+	 */
+	int	(*outcome)(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry,
+			   int err, size_t olen, const char *text);
+	/*
+	 * An operation that succeeded without asking for an entry
+	 * (FI_SELECTIVE_COMPLETION, fi_inject): counted, no entry.
+	 */
+	void	(*count)(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry);
 };
 
 struct rdmx_comp {
@@ -48,6 +62,11 @@ struct rdmx_comp {
 static inline int rdmx_comp_write(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry)
 {
 	return comp->ops->write(comp, entry);
+}
+
+static inline void rdmx_comp_count(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry)
+{
+	comp->ops->count(comp, entry);
 }
 
 /* An error completion whose err_data is the printf-style text. */
@@ -65,7 +84,7 @@ int rdmx_comp_err(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry, int
 static inline int rdmx_comp_outcome(struct rdmx_comp *comp,
 				    const struct rdmx_cq_entry *entry, int err)
 {
-	return comp->ops->write_err(comp, entry, err, 0, NULL);
+	return comp->ops->outcome(comp, entry, err, 0, NULL);
 }
 
 #endif /* RDMX_COMP_H */

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: completion queues (see rdmx_cq.h). */
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,24 +58,21 @@ static int rdmx_cq_grow(struct rdmx_cq *cq)
 	return 0;
 }
 
-/* The CQ's rdmx_comp write: a full ring grows rather than losing a completion. */
-static int rdmx_cq_write(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry)
+int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry)
 {
-	struct rdmx_cq *cq = rdmx_container_of(comp, struct rdmx_cq, comp);
 
 	if (cq->tail - cq->head == cq->cap && rdmx_cq_grow(cq)) {
 		RDMX_WARN(FI_LOG_CQ, "completion queue overrun\n");
 		return -FI_ENOMEM;
 	}
 	cq->ring[cq->tail++ & (cq->cap - 1)] = *entry;
+	rdmx_wait_poke(cq->waitable.wait);
 	return 0;
 }
 
-/* The CQ's rdmx_comp write_err: the entry waits on the error list. */
-static int rdmx_cq_write_err(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry,
-			     int err, size_t olen, const char *text)
+int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
+		      int err, size_t olen, const char *text)
 {
-	struct rdmx_cq *cq = rdmx_container_of(comp, struct rdmx_cq, comp);
 	size_t text_len = text ? strnlen(text, RDMX_ERR_DATA_MAX - 1) + 1 : 0;
 	struct rdmx_cq_err *ce = calloc(1, sizeof(*ce) + text_len);
 
@@ -96,18 +92,8 @@ static int rdmx_cq_write_err(struct rdmx_comp *comp, const struct rdmx_cq_entry 
 	if (text_len)
 		memcpy(ce->text, text, text_len - 1);
 	rdmx_dlist_insert_tail(&cq->errs, &ce->link);
+	rdmx_wait_poke(cq->waitable.wait);
 	return 0;
-}
-
-static const struct rdmx_comp_ops rdmx_cq_comp_ops = {
-	.write = rdmx_cq_write,
-	.write_err = rdmx_cq_write_err,
-};
-
-static void rdmx_cq_progress(struct rdmx_cq *cq)
-{
-	for (size_t i = 0; i < cq->ep_cnt; i++)
-		rdmx_ep_progress(cq->eps[i]);
 }
 
 /* Reads up to count entries; the caller holds the domain lock. */
@@ -124,7 +110,7 @@ static ssize_t rdmx_cq_take(struct rdmx_cq *cq, void *buf, size_t count,
 	 * out without a device poll, a system call on the udp device.
 	 */
 	if (!count || (cq->head == cq->tail && rdmx_dlist_empty(&cq->errs)))
-		rdmx_cq_progress(cq);
+		rdmx_epset_progress(&cq->eps);
 	if (!rdmx_dlist_empty(&cq->errs))
 		return -FI_EAVAIL;
 	for (; n < count && cq->head != cq->tail; n++) {
@@ -210,19 +196,57 @@ static ssize_t rdmx_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *bu
 	return 1;
 }
 
+/* Whether the CQ has something for a reader; domain lock held. */
+static bool rdmx_cq_ready(const struct rdmx_cq *cq)
+{
+	return cq->head != cq->tail || !rdmx_dlist_empty(&cq->errs) || cq->signaled;
+}
+
+/* The CQ's rdmx_waitable check: its endpoints progressed, then armed. */
+static int rdmx_cq_check(struct rdmx_waitable *m, bool arm, uint64_t *due_p)
+{
+	struct rdmx_cq *cq = rdmx_container_of(m, struct rdmx_cq, waitable);
+	int ret = 0;
+
+	rdmx_lock_acquire(&cq->domain->lock);
+	if (!rdmx_cq_ready(cq))
+		rdmx_epset_progress(&cq->eps);
+	if (rdmx_cq_ready(cq))
+		ret = 1;
+	if (!ret && arm)
+		ret = rdmx_epset_arm(&cq->eps, due_p);
+	rdmx_lock_release(&cq->domain->lock);
+	return ret;
+}
+
+static const struct rdmx_waitable_ops rdmx_cq_waitable_ops = {
+	.check = rdmx_cq_check,
+};
+
+struct rdmx_waitable *rdmx_cq_waitable(struct fid *fid)
+{
+	return &rdmx_container_of(fid, struct rdmx_cq, cq_fid.fid)->waitable;
+}
+
 static ssize_t rdmx_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				 fi_addr_t *src_addr, const void *cond,
 				 int timeout)
 {
 	struct rdmx_cq *cq = rdmx_cq(cq_fid);
-	uint64_t end = rdmx_clock_ns() + (uint64_t) RDMX_MAX(timeout, 0) * 1000000ULL;
+	uint64_t start = rdmx_clock_ns();
 	ssize_t ret;
 
 	(void) cond;
-	if (cq->wait_obj == FI_WAIT_NONE)
+	if (!cq->waitable.wait)
 		return -FI_ENOSYS;
-	/* Busy-poll: a blocking wake-up costs tens of microseconds here. */
 	for (;;) {
+		int left = timeout;
+
+		if (timeout > 0)
+			left = (int) RDMX_MAX(0, (int64_t) timeout -
+					     (int64_t) ((rdmx_clock_ns() - start) / 1000000ULL));
+		if (rdmx_wait_for(cq->waitable.wait, &cq->waitable, left))
+			return -FI_EAGAIN;
 		rdmx_lock_acquire(&cq->domain->lock);
 		ret = rdmx_cq_take(cq, buf, count, src_addr);
 		if (ret == -FI_EAGAIN && cq->signaled) {
@@ -231,11 +255,9 @@ static ssize_t rdmx_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			return -FI_EAGAIN;
 		}
 		rdmx_lock_release(&cq->domain->lock);
+		/* Another reader took what woke us: wait again. */
 		if (ret != -FI_EAGAIN)
 			return ret;
-		if (timeout >= 0 && rdmx_clock_ns() >= end)
-			return -FI_EAGAIN;
-		sched_yield();
 	}
 }
 
@@ -252,6 +274,7 @@ static int rdmx_cq_signal(struct fid_cq *cq_fid)
 	rdmx_lock_acquire(&cq->domain->lock);
 	cq->signaled = true;
 	rdmx_lock_release(&cq->domain->lock);
+	rdmx_wait_poke(cq->waitable.wait);
 	return 0;
 }
 
@@ -271,31 +294,16 @@ static const char *rdmx_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 
 int rdmx_cq_attach(struct rdmx_cq *cq, struct rdmx_ep *ep)
 {
-	struct rdmx_ep **eps;
+	int ret = rdmx_epset_add(&cq->eps, ep);
 
-	rdmx_ref_get(&cq->refs);
-	for (size_t i = 0; i < cq->ep_cnt; i++) {
-		if (cq->eps[i] == ep)
-			return 0;
-	}
-	eps = realloc(cq->eps, (cq->ep_cnt + 1) * sizeof(*eps));
-	if (!eps) {
-		rdmx_ref_put(&cq->refs);
-		return -FI_ENOMEM;
-	}
-	eps[cq->ep_cnt++] = ep;
-	cq->eps = eps;
-	return 0;
+	if (!ret)
+		rdmx_ref_get(&cq->refs);
+	return ret;
 }
 
 void rdmx_cq_detach(struct rdmx_cq *cq, struct rdmx_ep *ep)
 {
-	for (size_t i = 0; i < cq->ep_cnt; i++) {
-		if (cq->eps[i] == ep) {
-			cq->eps[i] = cq->eps[--cq->ep_cnt];
-			break;
-		}
-	}
+	rdmx_epset_del(&cq->eps, ep);
 	rdmx_ref_put(&cq->refs);
 }
 
@@ -312,17 +320,28 @@ static int rdmx_cq_close(struct fid *fid)
 		free(rdmx_container_of(it, struct rdmx_cq_err, link));
 	free(cq->last_err);
 	free(cq->ring);
-	free(cq->eps);
+	rdmx_epset_destruct(&cq->eps);
+	rdmx_wait_leave(&cq->waitable);
+	rdmx_wait_put(cq->waitable.wait);
 	rdmx_ref_put(&cq->domain->refs);
 	free(cq);
 	return 0;
+}
+
+static int rdmx_cq_control(struct fid *fid, int command, void *arg)
+{
+	struct rdmx_cq *cq = rdmx_container_of(fid, struct rdmx_cq, cq_fid.fid);
+
+	if (command != FI_GETWAIT)
+		return -FI_ENOSYS;
+	return rdmx_wait_getwait(cq->waitable.wait, arg);
 }
 
 static struct fi_ops rdmx_cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rdmx_cq_close,
 	.bind = rdmx_no_bind,
-	.control = rdmx_no_control,
+	.control = rdmx_cq_control,
 	.ops_open = rdmx_no_ops_open,
 	.tostr = rdmx_no_tostr,
 	.ops_set = rdmx_no_ops_set,
@@ -344,8 +363,10 @@ int rdmx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 {
 	struct rdmx_domain *dom = rdmx_domain(domain);
 	enum fi_cq_format format = attr->format;
+	struct rdmx_wait *wait;
 	struct rdmx_cq *cq;
 	size_t cap = 1;
+	int ret;
 
 	if (format == FI_CQ_FORMAT_UNSPEC)
 		format = FI_CQ_FORMAT_CONTEXT;
@@ -353,15 +374,10 @@ int rdmx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		RDMX_WARN(FI_LOG_CQ, "unknown cq format %d\n", attr->format);
 		return -FI_EINVAL;
 	}
-	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
-	    attr->wait_obj != FI_WAIT_YIELD) {
-		RDMX_WARN(FI_LOG_CQ, "cq wait object %d not supported\n",
-			  attr->wait_obj);
-		return -FI_ENOSYS;
-	}
-	if (attr->flags || attr->wait_set) {
-		RDMX_WARN(FI_LOG_CQ, "cq flags or wait sets not supported\n");
-		return -FI_ENOSYS;
+	if (attr->flags & ~(uint64_t) FI_AFFINITY) {
+		RDMX_WARN(FI_LOG_CQ, "cq flags %#lx not supported\n",
+			  (unsigned long) attr->flags);
+		return -FI_EBADFLAGS;
 	}
 	if (attr->size > RDMX_CQ_SIZE_MAX) {
 		RDMX_WARN(FI_LOG_CQ, "cq size %zu above %d\n", attr->size, RDMX_CQ_SIZE_MAX);
@@ -372,17 +388,19 @@ int rdmx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
+	ret = rdmx_wait_get(attr->wait_obj, attr->wait_set, &wait);
+	if (ret)
+		goto err_free_cq;
+	ret = -FI_ENOMEM;
 	cq->ring = calloc(cap, sizeof(*cq->ring));
-	if (!cq->ring) {
-		free(cq);
-		return -FI_ENOMEM;
-	}
+	if (!cq->ring)
+		goto err_put_wait;
 	cq->cap = cap;
 	cq->domain = dom;
 	cq->format = format;
-	cq->wait_obj = attr->wait_obj;
+	cq->waitable.ops = &rdmx_cq_waitable_ops;
+	rdmx_wait_join(wait, &cq->waitable);
 	rdmx_dlist_init(&cq->errs);
-	cq->comp.ops = &rdmx_cq_comp_ops;
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &rdmx_cq_fi_ops;
@@ -390,4 +408,10 @@ int rdmx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	rdmx_ref_get(&dom->refs);
 	*cq_p = &cq->cq_fid;
 	return 0;
+
+err_put_wait:
+	rdmx_wait_put(wait);
+err_free_cq:
+	free(cq);
+	return ret;
 }

@@ -4,10 +4,12 @@
 
 #include "rdmx.h"
 #include "rdmx_av.h"
+#include "rdmx_cntr.h"
 #include "rdmx_cq.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
 #include "rdmx_mr.h"
+#include "rdmx_poll.h"
 #include "rdmx_stubs.h"
 
 static int rdmx_domain_close(struct fid *fid)
@@ -20,6 +22,7 @@ static int rdmx_domain_close(struct fid *fid)
 			  rdmx_ref_read(&dom->refs));
 		return -FI_EBUSY;
 	}
+	rdmx_autoprog_stop(&dom->autoprog);
 	rdmx_ref_put(&dom->fabric->refs);
 	free(dom);
 	return 0;
@@ -29,20 +32,6 @@ static int rdmx_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			       struct fid_ep **sep, void *context)
 {
 	(void) domain; (void) info; (void) sep; (void) context;
-	return -FI_ENOSYS;
-}
-
-static int rdmx_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-			     struct fid_cntr **cntr, void *context)
-{
-	(void) domain; (void) attr; (void) cntr; (void) context;
-	return -FI_ENOSYS;
-}
-
-static int rdmx_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-			     struct fid_poll **pollset)
-{
-	(void) domain; (void) attr; (void) pollset;
 	return -FI_ENOSYS;
 }
 
@@ -104,8 +93,8 @@ static struct fi_ops_domain rdmx_domain_ops = {
 	.cq_open = rdmx_cq_open,
 	.endpoint = rdmx_ep_open,
 	.scalable_ep = rdmx_no_scalable_ep,
-	.cntr_open = rdmx_no_cntr_open,
-	.poll_open = rdmx_no_poll_open,
+	.cntr_open = rdmx_cntr_open,
+	.poll_open = rdmx_poll_open,
 	.stx_ctx = rdmx_no_stx_ctx,
 	.srx_ctx = rdmx_no_srx_ctx,
 	.query_atomic = rdmx_no_query_atomic,
@@ -152,11 +141,9 @@ int rdmx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	struct rdmx_domain *dom;
 	int ret;
 
-	if (attr && (attr->control_progress == FI_PROGRESS_AUTO ||
-		     attr->data_progress == FI_PROGRESS_AUTO)) {
-		RDMX_WARN(FI_LOG_DOMAIN, "automatic progress is not offered\n");
-		return -FI_EINVAL;
-	}
+	bool autoprog = attr && (attr->control_progress == FI_PROGRESS_AUTO ||
+				 attr->data_progress == FI_PROGRESS_AUTO);
+
 	dom = calloc(1, sizeof(*dom));
 	if (!dom)
 		return -FI_ENOMEM;
@@ -174,7 +161,14 @@ int rdmx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->av_type = attr ? attr->av_type : FI_AV_UNSPEC;
 	dom->mr_mode = attr ? attr->mr_mode : 0;
 	dom->next_mr_key = 1;
-	rdmx_lock_construct(&dom->lock, dom->threading != FI_THREAD_DOMAIN);
+	rdmx_lock_construct(&dom->lock, dom->threading != FI_THREAD_DOMAIN || autoprog);
+	if (autoprog) {
+		ret = rdmx_autoprog_start(&dom->autoprog);
+		if (ret) {
+			free(dom);
+			return ret;
+		}
+	}
 
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;

@@ -7,6 +7,7 @@
 #include "rdmx.h"
 #include "rdmx_clock.h"
 #include "rdmx_av.h"
+#include "rdmx_cntr.h"
 #include "rdmx_conn.h"
 #include "rdmx_cq.h"
 #include "rdmx_domain.h"
@@ -38,16 +39,112 @@ static int rdmx_ep_bind_cq(struct rdmx_ep *ep, struct rdmx_cq *cq, uint64_t flag
 		if (ret)
 			return ret;
 		if (dir == FI_TRANSMIT) {
-			ep->tx_cq = cq;
-			ep->tx_comp = &cq->comp;
+			ep->tx_cq = ep->tx_sink.cq = cq;
+			ep->tx_comp = &ep->tx_sink.comp;
 			ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
 		} else {
-			ep->rx_cq = cq;
-			ep->rx_comp = &cq->comp;
+			ep->rx_cq = ep->rx_sink.cq = cq;
+			ep->rx_comp = &ep->rx_sink.comp;
 			ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
 		}
 	}
 	return 0;
+}
+
+/* The sink slot a counter bind flag names, or NULL. */
+static struct rdmx_cntr **rdmx_ep_cntr_slot(struct rdmx_ep *ep, uint64_t flag)
+{
+	switch (flag) {
+	case FI_SEND:		return &ep->tx_sink.cntrs[RDMX_SINK_MSG];
+	case FI_READ:		return &ep->tx_sink.cntrs[RDMX_SINK_READ];
+	case FI_WRITE:		return &ep->tx_sink.cntrs[RDMX_SINK_WRITE];
+	case FI_RECV:		return &ep->rx_sink.cntrs[RDMX_SINK_MSG];
+	case FI_REMOTE_READ:	return &ep->rx_sink.cntrs[RDMX_SINK_READ];
+	case FI_REMOTE_WRITE:	return &ep->rx_sink.cntrs[RDMX_SINK_WRITE];
+	default:		return NULL;
+	}
+}
+
+/*
+ * Binds a counter for each kind of operation flags names (fi_endpoint(3):
+ * FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE),
+ * each kind to one counter at most. Domain lock held.
+ */
+static int rdmx_ep_bind_cntr(struct rdmx_ep *ep, struct rdmx_cntr *cntr, uint64_t flags)
+{
+	const uint64_t kinds = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
+			       FI_REMOTE_WRITE;
+	int ret;
+
+	if (!flags || (flags & ~kinds)) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "counter bind flags %#lx not supported\n",
+			  (unsigned long) flags);
+		return -FI_EBADFLAGS;
+	}
+	for (uint64_t f = flags; f; f &= f - 1) {
+		if (*rdmx_ep_cntr_slot(ep, f & -f)) {
+			RDMX_WARN(FI_LOG_EP_CTRL, "a counter is bound for %s already\n",
+				  fi_tostr(&(uint64_t) { f & -f }, FI_TYPE_CAPS));
+			return -FI_EINVAL;
+		}
+	}
+	for (uint64_t f = flags; f; f &= f - 1) {
+		ret = rdmx_cntr_attach(cntr, ep);
+		if (ret)
+			return ret;
+		*rdmx_ep_cntr_slot(ep, f & -f) = cntr;
+	}
+	if (flags & (FI_SEND | FI_READ | FI_WRITE))
+		ep->tx_comp = &ep->tx_sink.comp;
+	if (flags & (FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE))
+		ep->rx_comp = &ep->rx_sink.comp;
+	return 0;
+}
+
+/*
+ * The wait objects of what the endpoint is bound to and of its domain's
+ * progress thread, at most 2 + 6 + 1.
+ */
+static size_t rdmx_ep_waits(const struct rdmx_ep *ep, struct rdmx_wait **waits)
+{
+	const struct rdmx_sink *sinks[2] = { &ep->tx_sink, &ep->rx_sink };
+	size_t n = 0;
+
+	if (ep->domain->autoprog.wait)
+		waits[n++] = ep->domain->autoprog.wait;
+	for (int s = 0; s < 2; s++) {
+		if (sinks[s]->cq && sinks[s]->cq->waitable.wait)
+			waits[n++] = sinks[s]->cq->waitable.wait;
+		for (int k = 0; k < RDMX_SINK_KINDS; k++) {
+			if (sinks[s]->cntrs[k] && sinks[s]->cntrs[k]->waitable.wait)
+				waits[n++] = sinks[s]->cntrs[k]->waitable.wait;
+		}
+	}
+	return n;
+}
+
+/*
+ * Puts the devices' descriptors in the waits of the CQs and counters the
+ * endpoint is bound to (on), or takes them out. 0 or -FI_E*.
+ */
+static int rdmx_ep_watch(struct rdmx_ep *ep, bool on)
+{
+	struct rdmx_wait *waits[3 + 2 * RDMX_SINK_KINDS];
+	size_t n = rdmx_ep_waits(ep, waits);
+	int fds[2], nfds = rdmx_lanes_wait_fds(&ep->lanes, fds);
+	int ret = 0;
+	size_t i;
+
+	if (on == ep->watched)
+		return 0;
+	for (i = 0; on && i < n && !ret; i++)
+		ret = rdmx_wait_add_fds(waits[i], fds, nfds);
+	if (ret)
+		n = i - 1;
+	for (i = 0; (!on || ret) && i < n; i++)
+		rdmx_wait_del_fds(waits[i], fds, nfds);
+	ep->watched = on && !ret;
+	return ret;
 }
 
 static int rdmx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
@@ -60,6 +157,16 @@ static int rdmx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return -FI_EOPBADSTATE;
 	}
 	switch (bfid->fclass) {
+	case FI_CLASS_CNTR: {
+		struct rdmx_cntr *cntr = rdmx_container_of(bfid, struct rdmx_cntr, cntr_fid.fid);
+
+		if (cntr->domain != ep->domain)
+			return -FI_EINVAL;
+		rdmx_lock_acquire(&ep->domain->lock);
+		ret = rdmx_ep_bind_cntr(ep, cntr, flags);
+		rdmx_lock_release(&ep->domain->lock);
+		return ret;
+	}
 	case FI_CLASS_CQ: {
 		struct rdmx_cq *cq = rdmx_container_of(bfid, struct rdmx_cq, cq_fid.fid);
 
@@ -91,8 +198,30 @@ static int rdmx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 }
 
+/*
+ * The endpoint in its domain's progress thread's wait: progressed, and
+ * armed before the thread sleeps.
+ */
+static int rdmx_ep_auto_check(struct rdmx_waitable *m, bool arm, uint64_t *due_p)
+{
+	struct rdmx_ep *ep = rdmx_container_of(m, struct rdmx_ep, auto_member);
+	int ret = 0;
+
+	rdmx_lock_acquire(&ep->domain->lock);
+	rdmx_ep_progress(ep);
+	if (arm)
+		ret = rdmx_ep_wait_arm(ep, due_p);
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+static const struct rdmx_waitable_ops rdmx_ep_auto_ops = {
+	.check = rdmx_ep_auto_check,
+};
+
 static int rdmx_ep_enable(struct rdmx_ep *ep)
 {
+	bool was_enabled = ep->enabled;
 	int ret = 0;
 
 	if (!ep->av) {
@@ -106,10 +235,19 @@ static int rdmx_ep_enable(struct rdmx_ep *ep)
 	}
 	rdmx_lock_acquire(&ep->domain->lock);
 	if (!ep->enabled)
+		ret = rdmx_ep_watch(ep, true);
+	if (!ep->enabled && !ret)
 		ret = rdmx_rxbufs_post_all(&ep->rxb, &ep->lanes);
 	if (!ret)
 		ep->enabled = true;
+	else
+		rdmx_ep_watch(ep, false);
 	rdmx_lock_release(&ep->domain->lock);
+	/* Outside the domain lock, which a wait's round takes under its own. */
+	if (!ret && !was_enabled && ep->domain->autoprog.wait) {
+		ep->auto_member.ops = &rdmx_ep_auto_ops;
+		rdmx_wait_join(ep->domain->autoprog.wait, &ep->auto_member);
+	}
 	return ret;
 }
 
@@ -355,6 +493,7 @@ static int rdmx_ep_close(struct fid *fid)
 	struct rdmx_dlist *it;
 
 	rdmx_ep_log_stats(ep);
+	rdmx_wait_leave(&ep->auto_member);
 	rdmx_lock_acquire(&ep->domain->lock);
 	if (ep->enabled)
 		rdmx_ep_linger(ep);
@@ -363,10 +502,17 @@ static int rdmx_ep_close(struct fid *fid)
 	rdmx_peer_destroy_all(ep, FI_ECANCELED);
 	rdmx_tx_drain(ep);
 	rdmx_recv_drain(ep);
+	rdmx_ep_watch(ep, false);
 	if (ep->tx_cq)
 		rdmx_cq_detach(ep->tx_cq, ep);
 	if (ep->rx_cq)
 		rdmx_cq_detach(ep->rx_cq, ep);
+	for (int k = 0; k < RDMX_SINK_KINDS; k++) {
+		if (ep->tx_sink.cntrs[k])
+			rdmx_cntr_detach(ep->tx_sink.cntrs[k], ep);
+		if (ep->rx_sink.cntrs[k])
+			rdmx_cntr_detach(ep->rx_sink.cntrs[k], ep);
+	}
 	rdmx_lock_release(&ep->domain->lock);
 	if (ep->av)
 		rdmx_av_detach(ep->av, ep);
@@ -613,6 +759,8 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->domain = rdmx_domain(domain);
+	rdmx_sink_construct(&ep->tx_sink);
+	rdmx_sink_construct(&ep->rx_sink);
 	ret = rdmx_ep_configure(ep, info, &src, src_buf);
 	if (ret)
 		goto err_free_ep;

@@ -2,16 +2,17 @@
 /*
  * rdmx: event queues. RDM endpoints report nothing here yet; the queue
  * carries what the application writes with fi_eq_write, and fi_eq_sread
- * waits for it on a condition variable.
+ * sleeps on the queue's wait object (rdmx_wait.h) until it comes.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
 
 #include "rdmx.h"
+#include "rdmx_eq.h"
 #include "rdmx_fabric.h"
 #include "rdmx_stubs.h"
+#include "rdmx_wait.h"
 
 /*
  * fi_eq_write flag marking an error event (struct fi_eq_err_entry), the
@@ -31,10 +32,9 @@ struct rdmx_eq {
 	struct fid_eq		eq_fid;
 	struct rdmx_fabric	*fabric;
 	pthread_mutex_t		mutex;
-	pthread_cond_t		cond;
 	struct rdmx_dlist	events;		/* of struct rdmx_eq_event */
 	struct rdmx_eq_event	*last_err;	/* kept until the next read */
-	enum fi_wait_obj	wait_obj;
+	struct rdmx_waitable	waitable;	/* wait NULL: FI_WAIT_NONE */
 };
 
 static struct rdmx_eq *rdmx_eq(struct fid_eq *eq_fid)
@@ -119,39 +119,58 @@ static ssize_t rdmx_eq_write(struct fid_eq *eq_fid, uint32_t event,
 	memcpy(ev->data, buf, len);
 	pthread_mutex_lock(&eq->mutex);
 	rdmx_dlist_insert_tail(&eq->events, &ev->link);
-	pthread_cond_signal(&eq->cond);
 	pthread_mutex_unlock(&eq->mutex);
+	rdmx_wait_poke(eq->waitable.wait);
 	return (ssize_t) len;
+}
+
+/* The EQ's rdmx_waitable check: an event is queued (nothing to progress). */
+static int rdmx_eq_check(struct rdmx_waitable *m, bool arm, uint64_t *due_p)
+{
+	struct rdmx_eq *eq = rdmx_container_of(m, struct rdmx_eq, waitable);
+	bool ready;
+
+	(void) arm;
+	(void) due_p;
+	pthread_mutex_lock(&eq->mutex);
+	ready = !rdmx_dlist_empty(&eq->events);
+	pthread_mutex_unlock(&eq->mutex);
+	return ready;
+}
+
+static const struct rdmx_waitable_ops rdmx_eq_waitable_ops = {
+	.check = rdmx_eq_check,
+};
+
+struct rdmx_waitable *rdmx_eq_waitable(struct fid *fid)
+{
+	return &rdmx_container_of(fid, struct rdmx_eq, eq_fid.fid)->waitable;
 }
 
 static ssize_t rdmx_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 			     size_t len, int timeout, uint64_t flags)
 {
 	struct rdmx_eq *eq = rdmx_eq(eq_fid);
-	struct timespec until;
 	ssize_t ret;
 
-	if (eq->wait_obj == FI_WAIT_NONE)
+	if (!eq->waitable.wait)
 		return -FI_ENOSYS;
-	clock_gettime(CLOCK_REALTIME, &until);
-	if (timeout >= 0) {
-		until.tv_sec += timeout / 1000;
-		until.tv_nsec += (long) (timeout % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-	}
-	pthread_mutex_lock(&eq->mutex);
-	while ((ret = rdmx_eq_take(eq, event, buf, len, flags)) == -FI_EAGAIN) {
-		int err = timeout < 0 ? pthread_cond_wait(&eq->cond, &eq->mutex) :
-			  pthread_cond_timedwait(&eq->cond, &eq->mutex, &until);
-
-		if (err == ETIMEDOUT)
-			break;
-	}
-	pthread_mutex_unlock(&eq->mutex);
+	do {
+		if (rdmx_wait_for(eq->waitable.wait, &eq->waitable, timeout))
+			return -FI_EAGAIN;
+		ret = rdmx_eq_read(eq_fid, event, buf, len, flags);
+		/* Another reader took it: wait again (for the whole timeout). */
+	} while (ret == -FI_EAGAIN);
 	return ret;
+}
+
+static int rdmx_eq_control(struct fid *fid, int command, void *arg)
+{
+	struct rdmx_eq *eq = rdmx_container_of(fid, struct rdmx_eq, eq_fid.fid);
+
+	if (command != FI_GETWAIT)
+		return -FI_ENOSYS;
+	return rdmx_wait_getwait(eq->waitable.wait, arg);
 }
 
 static const char *rdmx_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
@@ -175,7 +194,8 @@ static int rdmx_eq_close(struct fid *fid)
 	while ((it = rdmx_dlist_pop_front(&eq->events)))
 		free(rdmx_container_of(it, struct rdmx_eq_event, link));
 	free(eq->last_err);
-	pthread_cond_destroy(&eq->cond);
+	rdmx_wait_leave(&eq->waitable);
+	rdmx_wait_put(eq->waitable.wait);
 	pthread_mutex_destroy(&eq->mutex);
 	rdmx_ref_put(&eq->fabric->refs);
 	free(eq);
@@ -186,7 +206,7 @@ static struct fi_ops rdmx_eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rdmx_eq_close,
 	.bind = rdmx_no_bind,
-	.control = rdmx_no_control,
+	.control = rdmx_eq_control,
 	.ops_open = rdmx_no_ops_open,
 	.tostr = rdmx_no_tostr,
 	.ops_set = rdmx_no_ops_set,
@@ -206,26 +226,28 @@ int rdmx_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 {
 	struct rdmx_fabric *fab = rdmx_container_of(fabric, struct rdmx_fabric,
 						    fabric_fid);
+	struct rdmx_wait *wait;
 	struct rdmx_eq *eq;
+	int ret;
 
-	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
-	    attr->wait_obj != FI_WAIT_MUTEX_COND) {
-		RDMX_WARN(FI_LOG_EQ, "eq wait object %d not supported\n", attr->wait_obj);
-		return -FI_ENOSYS;
-	}
 	if (attr->flags & ~(uint64_t) FI_WRITE) {
 		RDMX_WARN(FI_LOG_EQ, "eq flags %#lx not supported\n",
 			  (unsigned long) attr->flags);
 		return -FI_ENOSYS;
 	}
+	ret = rdmx_wait_get(attr->wait_obj, attr->wait_set, &wait);
+	if (ret)
+		return ret;
 	eq = calloc(1, sizeof(*eq));
-	if (!eq)
+	if (!eq) {
+		rdmx_wait_put(wait);
 		return -FI_ENOMEM;
+	}
 	pthread_mutex_init(&eq->mutex, NULL);
-	pthread_cond_init(&eq->cond, NULL);
 	rdmx_dlist_init(&eq->events);
 	eq->fabric = fab;
-	eq->wait_obj = attr->wait_obj;
+	eq->waitable.ops = &rdmx_eq_waitable_ops;
+	rdmx_wait_join(wait, &eq->waitable);
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;
 	eq->eq_fid.fid.ops = &rdmx_eq_fi_ops;

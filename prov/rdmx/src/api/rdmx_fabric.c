@@ -7,6 +7,7 @@
 #include "rdmx_domain.h"
 #include "rdmx_fabric.h"
 #include "rdmx_stubs.h"
+#include "rdmx_wait.h"
 
 static int rdmx_fabric_close(struct fid *fid)
 {
@@ -41,19 +42,6 @@ static int rdmx_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int rdmx_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-			     struct fid_wait **waitset)
-{
-	(void) fabric; (void) attr; (void) waitset;
-	return -FI_ENOSYS;
-}
-
-static int rdmx_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
-{
-	(void) fabric; (void) fids; (void) count;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops rdmx_fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rdmx_fabric_close,
@@ -69,8 +57,8 @@ static struct fi_ops_fabric rdmx_fabric_ops = {
 	.domain = rdmx_domain_open,
 	.passive_ep = rdmx_no_passive_ep,
 	.eq_open = rdmx_eq_open,
-	.wait_open = rdmx_no_wait_open,
-	.trywait = rdmx_no_trywait,
+	.wait_open = rdmx_wait_open,
+	.trywait = rdmx_trywait,
 	.domain2 = rdmx_fabric_domain2,
 };
 

@@ -137,7 +137,7 @@ static int rdmx_info_check_domain(const struct fi_domain_attr *prov,
 	/* 2.x calls data_progress "progress"; control_progress is 1.x's. */
 	if (!rdmx_version_progress_ok(version, hint->control_progress) ||
 	    !rdmx_version_progress_ok(version, hint->data_progress))
-		return rdmx_info_nofit("progress %d/%d (rdmx progresses manually)",
+		return rdmx_info_nofit("progress %d/%d",
 				  hint->control_progress, hint->data_progress);
 	if (hint->av_type != FI_AV_UNSPEC && hint->av_type != FI_AV_MAP &&
 	    hint->av_type != FI_AV_TABLE)
@@ -277,9 +277,15 @@ void rdmx_info_narrow(struct fi_info *prov, const struct fi_info *hints,
 			dom->resource_mgmt = hint->resource_mgmt;
 		if (hint->av_type != FI_AV_UNSPEC)
 			dom->av_type = hint->av_type;
-		/* The application promised to serialise control calls. */
-		if (hint->data_progress == RDMX_PROGRESS_CONTROL_UNIFIED)
+		/*
+		 * Automatic progress when asked for (rdmx_autoprog.h), or the
+		 * application's promise to serialise control calls.
+		 */
+		if (hint->data_progress == RDMX_PROGRESS_CONTROL_UNIFIED ||
+		    hint->data_progress == FI_PROGRESS_AUTO)
 			dom->data_progress = hint->data_progress;
+		if (hint->control_progress == FI_PROGRESS_AUTO)
+			dom->control_progress = hint->control_progress;
 		/* Before 1.5 mr_mode was one of basic or scalable: echo it. */
 		if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
 		    (hint->mr_mode == FI_MR_BASIC || hint->mr_mode == FI_MR_SCALABLE))

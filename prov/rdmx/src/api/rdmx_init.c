@@ -35,6 +35,7 @@ struct rdmx_params g_rdmx_params = {
 	.unreach_ms	= 5000,
 	.rnr_retry	= 3,
 	.rnr_backoff_max_us = 1000000,
+	.wait_spin_us	= 50,
 };
 
 /* The size_t parameters: name, where the value goes, help text. */
@@ -89,6 +90,8 @@ static const struct {
 	  "Times a device resends a packet the receiver refused for lack of a buffer before completing it with an RNR error (default 3)." },
 	{ "rnr_backoff_max_us", &g_rdmx_params.rnr_backoff_max_us,
 	  "Longest wait, in microseconds, of a peer in RNR backoff; it starts at 40-120 us and doubles per refusal (default 1000000)." },
+	{ "wait_spin_us", &g_rdmx_params.wait_spin_us,
+	  "Blocking calls (fi_cq_sread, fi_cntr_wait, fi_wait, fi_eq_sread) poll this many microseconds before they sleep in the kernel: an answer that comes within it costs no wake-up (default 50; 0: sleep at once)." },
 	{ "udp_drop", &g_rdmx_params.udp_drop,
 	  "Testing only: percent of udp datagrams dropped on send (default 0)." },
 	{ "udp_dup", &g_rdmx_params.udp_dup,

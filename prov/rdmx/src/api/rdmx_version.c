@@ -49,9 +49,8 @@ bool rdmx_version_progress_ok(uint32_t version, enum fi_progress progress)
 	switch (progress) {
 	case FI_PROGRESS_UNSPEC:
 	case FI_PROGRESS_MANUAL:
-		return true;
 	case FI_PROGRESS_AUTO:
-		return false;
+		return true;
 	default:
 		return progress == RDMX_PROGRESS_CONTROL_UNIFIED &&
 		       FI_VERSION_GE(version, FI_VERSION(2, 0));

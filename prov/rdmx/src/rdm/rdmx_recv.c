@@ -71,6 +71,8 @@ void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
 	if (!ep->rx_selective || (op_flags & FI_COMPLETION) ||
 	    (entry->flags & FI_MULTI_RECV))
 		rdmx_comp_write(ep->rx_comp, entry);
+	else
+		rdmx_comp_count(ep->rx_comp, entry);
 }
 
 void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len,

@@ -332,11 +332,14 @@ ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 		rdmx_tx_release(ep, txe);
 		return ret;
 	}
-	if (early && txe->completion) {
+	if (early) {
 		struct rdmx_cq_entry entry = rdmx_tx_entry(txe);
 
+		if (txe->completion)
+			rdmx_comp_write(ep->tx_comp, &entry);
+		else
+			rdmx_comp_count(ep->tx_comp, &entry);
 		txe->completion = false;
-		rdmx_comp_write(ep->tx_comp, &entry);
 	}
 	return 0;
 }

@@ -172,10 +172,12 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	/* Over, either way: the buffers go back to the application. */
 	rdmx_tx_unexpose(txe);
 	if (!txe->err) {
-		if (txe->completion) {
-			entry = rdmx_tx_entry(txe);
+		/* A send complete at posting was reported then. */
+		entry = rdmx_tx_entry(txe);
+		if (txe->completion)
 			rdmx_comp_write(ep->tx_comp, &entry);
-		}
+		else if (txe->level != RDMX_TX_INJECT)
+			rdmx_comp_count(ep->tx_comp, &entry);
 	} else if (txe->why) {
 		rdmx_tx_report(ep, txe);
 		/* At close, or past its session, the receiver hears nothing more. */

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rdmx: the endpoints an object that can be read or waited on (a CQ, a
+ * counter) stands for: it progresses them when read (manual progress)
+ * and arms them before a sleep (an enabled endpoint put its devices'
+ * descriptors in the object's wait, rdmx_ep.c). An endpoint bound twice
+ * (both directions) is in once, counted.
+ */
+#ifndef RDMX_EPSET_H
+#define RDMX_EPSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rdmx_ep;
+
+struct rdmx_epset_entry {
+	struct rdmx_ep	*ep;
+	unsigned	refs;	/* bindings */
+};
+
+struct rdmx_epset {
+	struct rdmx_epset_entry	*eps;
+	size_t			cnt;
+};
+
+/* One more binding of ep. 0 or -FI_ENOMEM. */
+int rdmx_epset_add(struct rdmx_epset *set, struct rdmx_ep *ep);
+/* One binding of ep less. */
+void rdmx_epset_del(struct rdmx_epset *set, struct rdmx_ep *ep);
+void rdmx_epset_destruct(struct rdmx_epset *set);
+
+/* Progresses every endpoint; the domain lock held. */
+void rdmx_epset_progress(const struct rdmx_epset *set);
+/* rdmx_ep_wait_arm of every endpoint: 0 or -FI_EAGAIN; domain lock held. */
+int rdmx_epset_arm(const struct rdmx_epset *set, uint64_t *due_p);
+
+#endif /* RDMX_EPSET_H */

@@ -49,11 +49,23 @@ static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
 
 int rdmx_ep_wait_arm(struct rdmx_ep *ep, uint64_t *due_p)
 {
+	uint64_t due;
+
 	if (!ep->enabled)
 		return 0;
 	if (ep->ctrl_short)
 		return -FI_EAGAIN;
-	*due_p = RDMX_MIN(*due_p, RDMX_MIN(rdmx_conn_due(ep), rdmx_rnr_due(ep)));
+	/*
+	 * Progress reads the clock when something came or a coarse tick
+	 * passed: a timer due by the true clock runs at the next progress,
+	 * which must see that clock rather than sleep for nothing.
+	 */
+	due = RDMX_MIN(rdmx_conn_due(ep), rdmx_rnr_due(ep));
+	if (due <= rdmx_clock_ns()) {
+		ep->now = rdmx_clock_ns();
+		return -FI_EAGAIN;
+	}
+	*due_p = RDMX_MIN(*due_p, due);
 	return rdmx_lanes_wait_arm(&ep->lanes, due_p);
 }
 

@@ -57,6 +57,12 @@ struct node {
 	fi_addr_t	addr;			/* in the AV it was enabled with */
 	uint8_t		name[NAME_MAX_LEN];	/* fi_getname */
 	size_t		namelen;
+	/* Set before node_create and node_enable; zero: the defaults. */
+	enum fi_wait_obj wait_obj;		/* of its CQs (FI_WAIT_NONE) */
+	struct fid_wait	*wait_set;		/* with FI_WAIT_SET */
+	struct fid_cntr	*tx_cntr;		/* bound FI_SEND, closed by */
+	struct fid_cntr	*rx_cntr;		/* bound FI_RECV, node_close */
+	uint64_t	rx_flags;		/* extra flags binding its rx CQ */
 };
 
 struct fixture {
@@ -74,6 +80,7 @@ struct fixture {
 
 struct fixture_opts {
 	enum fi_threading	threading;	/* FI_THREAD_SAFE when unset */
+	bool			auto_progress;	/* FI_PROGRESS_AUTO */
 	uint64_t		a_tx_flags;	/* extra flags binding A's tx CQ */
 	bool			verbose;	/* report every set-up step */
 };
@@ -164,6 +171,14 @@ bool transfer(struct fixture *fx, struct route *r, const struct xfer *x,
 bool send_between(struct fixture *fx, int from, int to, size_t len,
 		  const char *prefix);
 void test_send_calls(struct fixture *fx);
+
+/* wait.c */
+void test_counters(struct fixture *fx);
+void test_sread(struct fixture *fx);
+void test_wait_fd(struct fixture *fx);
+void test_wait_set(struct fixture *fx);
+void test_poll_set(struct fixture *fx);
+void test_auto_progress(struct fixture *fx);
 
 /* domain.c */
 void test_objects(struct fixture *fx);

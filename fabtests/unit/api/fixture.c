@@ -90,7 +90,7 @@ step(bool verbose, int ret, const char *fmt, ...)
 }
 
 /* The rdmx RDM info with messaging, directed receive and FI_SOURCE. */
-static int get_info(enum fi_threading threading, struct fi_info **info)
+static int get_info(enum fi_threading threading, bool auto_progress, struct fi_info **info)
 {
 	struct fi_info *hints = fi_allocinfo();
 	int ret;
@@ -101,6 +101,9 @@ static int get_info(enum fi_threading threading, struct fi_info **info)
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->threading = threading;
 	hints->domain_attr->av_type = FI_AV_TABLE;
+	if (auto_progress)
+		hints->domain_attr->data_progress = hints->domain_attr->control_progress =
+			FI_PROGRESS_AUTO;
 	hints->fabric_attr->prov_name = strdup("rdmx");
 	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, info);
 	fi_freeinfo(hints);
@@ -113,7 +116,8 @@ bool node_create(struct fid_domain *domain, struct fi_info *info,
 {
 	struct fi_cq_attr attr = {
 		.format = FI_CQ_FORMAT_TAGGED,
-		.wait_obj = FI_WAIT_NONE,
+		.wait_obj = n->wait_obj,
+		.wait_set = n->wait_set,
 	};
 
 	return step(v, fi_cq_open(domain, &attr, &n->tx_cq, NULL),
@@ -124,7 +128,10 @@ bool node_create(struct fid_domain *domain, struct fi_info *info,
 		    "%s: fi_endpoint", label);
 }
 
-/* Binds av and the CQs, enables, and inserts the endpoint's own name into av. */
+/*
+ * Binds av, the CQs and the counters it has, enables, and inserts the
+ * endpoint's own name into av.
+ */
 bool node_enable(struct fid_av *av, struct node *n, uint64_t tx_flags,
 		 bool v, const char *label)
 {
@@ -133,8 +140,12 @@ bool node_enable(struct fid_av *av, struct node *n, uint64_t tx_flags,
 	if (!step(v, fi_ep_bind(n->ep, &av->fid, 0), "%s: bind the AV", label) ||
 	    !step(v, fi_ep_bind(n->ep, &n->tx_cq->fid, FI_TRANSMIT | tx_flags),
 		  "%s: bind the tx CQ", label) ||
-	    !step(v, fi_ep_bind(n->ep, &n->rx_cq->fid, FI_RECV),
+	    !step(v, fi_ep_bind(n->ep, &n->rx_cq->fid, FI_RECV | n->rx_flags),
 		  "%s: bind the rx CQ", label) ||
+	    (n->tx_cntr && !step(v, fi_ep_bind(n->ep, &n->tx_cntr->fid, FI_SEND),
+				 "%s: bind the tx counter", label)) ||
+	    (n->rx_cntr && !step(v, fi_ep_bind(n->ep, &n->rx_cntr->fid, FI_RECV),
+				 "%s: bind the rx counter", label)) ||
 	    !step(v, fi_enable(n->ep), "%s: fi_enable", label))
 		return false;
 	n->namelen = sizeof(n->name);
@@ -147,7 +158,7 @@ bool node_enable(struct fid_av *av, struct node *n, uint64_t tx_flags,
 		    "%s: fi_av_insert of its own address", label);
 }
 
-/* Closes the endpoint, then its CQs. */
+/* Closes the endpoint, then its CQs and counters. */
 void node_close(struct node *n, bool v, const char *label)
 {
 	if (n->ep)
@@ -156,8 +167,13 @@ void node_close(struct node *n, bool v, const char *label)
 		step(v, fi_close(&n->tx_cq->fid), "%s: fi_close(tx CQ)", label);
 	if (n->rx_cq)
 		step(v, fi_close(&n->rx_cq->fid), "%s: fi_close(rx CQ)", label);
+	if (n->tx_cntr)
+		step(v, fi_close(&n->tx_cntr->fid), "%s: fi_close(tx counter)", label);
+	if (n->rx_cntr)
+		step(v, fi_close(&n->rx_cntr->fid), "%s: fi_close(rx counter)", label);
 	n->ep = NULL;
 	n->tx_cq = n->rx_cq = NULL;
+	n->tx_cntr = n->rx_cntr = NULL;
 }
 
 bool fixture_open(struct fixture *fx, const struct fixture_opts *o)
@@ -166,7 +182,8 @@ bool fixture_open(struct fixture *fx, const struct fixture_opts *o)
 	bool v = o->verbose;
 
 	memset(fx, 0, sizeof(*fx));
-	if (!step(v, get_info(o->threading ? o->threading : FI_THREAD_SAFE, &fx->info),
+	if (!step(v, get_info(o->threading ? o->threading : FI_THREAD_SAFE,
+			      o->auto_progress, &fx->info),
 		  "fi_getinfo for rdmx") ||
 	    !step(v, fi_fabric(fx->info->fabric_attr, &fx->fabric, NULL), "fi_fabric") ||
 	    !step(v, fi_domain(fx->fabric, fx->info, &fx->domain, NULL), "fi_domain") ||

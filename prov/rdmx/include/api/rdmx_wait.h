@@ -91,7 +91,7 @@ int rdmx_wait_get(enum fi_wait_obj obj, struct fid_wait *attr_set,
 /* Lets go of what rdmx_wait_get gave (a set's reference; else frees it). */
 void rdmx_wait_put(struct rdmx_wait *wait);
 
-/* m watched by wait (m->wait set), and no longer. */
+/* m watched by wait (m->wait set), and no longer (m->wait kept, to put). */
 void rdmx_wait_join(struct rdmx_wait *wait, struct rdmx_waitable *m);
 void rdmx_wait_leave(struct rdmx_waitable *m);
 

@@ -35,6 +35,7 @@ struct rdmx_lanes {
 	size_t			shm_peers;	/* lanes sending by shm */
 	uint32_t		nic_idle;	/* NIC polls in a row with nothing */
 	uint32_t		nic_wait;	/* shm polls before the NIC's next */
+	bool			nic_skipped;	/* the last poll passed it by */
 };
 
 /* A peer's lane. */

@@ -21,6 +21,11 @@
 
 /* Events one epoll_wait takes; the loop re-checks every member anyway. */
 #define RDMX_WAIT_EVENTS	8
+/*
+ * Rounds fi_trywait makes while progress says it has work left (a lane
+ * to poll again, a timer due) before it hands -FI_EAGAIN back.
+ */
+#define RDMX_WAIT_TRIES		4
 
 static int rdmx_wait_epoll_add(struct rdmx_wait *wait, int fd)
 {
@@ -144,7 +149,6 @@ void rdmx_wait_leave(struct rdmx_waitable *m)
 	pthread_mutex_lock(&wait->lock);
 	rdmx_dlist_remove(&m->link);
 	pthread_mutex_unlock(&wait->lock);
-	m->wait = NULL;
 }
 
 static struct rdmx_wait_fd *rdmx_wait_fd_find(struct rdmx_wait *wait, int fd)
@@ -331,16 +335,20 @@ static void rdmx_wait_timer(struct rdmx_wait *wait, uint64_t due)
 
 int rdmx_wait_try(struct rdmx_wait *wait, struct rdmx_waitable *m)
 {
-	uint64_t due = UINT64_MAX;
-	int ret;
+	uint64_t due;
+	int ret, tries = 0;
 
 	rdmx_wait_drain(wait);
-	if (m) {
-		__atomic_store_n(&wait->armed, true, __ATOMIC_SEQ_CST);
-		ret = m->ops->check(m, true, &due);
-	} else {
-		ret = rdmx_wait_round(wait, NULL, true, &due);
-	}
+	/* Progress that has work left is done here, not handed back. */
+	do {
+		due = UINT64_MAX;
+		if (m) {
+			__atomic_store_n(&wait->armed, true, __ATOMIC_SEQ_CST);
+			ret = m->ops->check(m, true, &due);
+		} else {
+			ret = rdmx_wait_round(wait, NULL, true, &due);
+		}
+	} while (ret == -FI_EAGAIN && ++tries < RDMX_WAIT_TRIES);
 	if (ret)
 		return -FI_EAGAIN;
 	rdmx_wait_timer(wait, due);

@@ -59,7 +59,8 @@ int rdmx_lanes_poll(struct rdmx_lanes *lanes, struct rdmx_dev_cqe *cqe, int max)
 		n = lanes->shm->ops->poll_cq(lanes->shm, cqe, max);
 	if (n == max)
 		return n;
-	if (lanes->shm_peers && lanes->nic_wait) {
+	lanes->nic_skipped = lanes->shm_peers && lanes->nic_wait;
+	if (lanes->nic_skipped) {
 		lanes->nic_wait--;
 		return n;
 	}
@@ -96,7 +97,7 @@ static int rdmx_lanes_dev_arm(struct rdmx_dev *dev, uint64_t *due_p)
 int rdmx_lanes_wait_arm(struct rdmx_lanes *lanes, uint64_t *due_p)
 {
 	/* The last poll passed the NIC by: poll it before anyone sleeps. */
-	if (lanes->nic_wait) {
+	if (lanes->nic_skipped) {
 		lanes->nic_wait = 0;
 		return -FI_EAGAIN;
 	}

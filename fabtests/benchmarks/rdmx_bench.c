@@ -119,11 +119,16 @@ static int rb_complete(struct rb *rb, const struct fi_cq_tagged_entry *e)
 	return 0;
 }
 
-/* Reads the CQ once (which also drives manual progress). */
+/*
+ * Reads the CQ once (which also drives manual progress); with -M sread,
+ * sleeps in fi_cq_sread until something comes or RB_SREAD_MS pass.
+ */
 static int rb_progress(struct rb *rb)
 {
 	struct fi_cq_tagged_entry entries[RB_CQ_BATCH];
-	ssize_t n = fi_cq_read(rb->rdm.cq, entries, RB_CQ_BATCH);
+	ssize_t n = rb->opts.sread ?
+		    fi_cq_sread(rb->rdm.cq, entries, RB_CQ_BATCH, NULL, RB_SREAD_MS) :
+		    fi_cq_read(rb->rdm.cq, entries, RB_CQ_BATCH);
 	int ret;
 
 	if (n == -FI_EAGAIN)
@@ -535,6 +540,7 @@ static int rb_open(struct rb *rb)
 	rb->inject_size = rb->fi->tx_attr->inject_size;
 	rb->max_msg_size = rb->fi->ep_attr->max_msg_size;
 
+	rb->rdm.cq_wait = rb->opts.sread ? FI_WAIT_UNSPEC : FI_WAIT_NONE;
 	ret = ft_rdm_open(&rb->rdm, rb->fi, 4 * RB_WINDOW_MAX);
 	if (!ret)
 		ret = rb_alloc_ctrl(rb);
@@ -694,7 +700,11 @@ static void rb_usage(void)
 		"  -P prov        use the fi_getinfo entry of this provider name\n"
 		"                 (e.g. \"udp;ofi_rxd\"; default: the first)\n"
 		"  -t seconds     timeout of every wait (default %d)\n"
-		"The server takes every test parameter from the client.\n",
+		"  -M method      how completions are waited for: spin (fi_cq_read,\n"
+		"                 the default) or sread (fi_cq_sread: the CQ has a\n"
+		"                 wait object and the process sleeps)\n"
+		"The server takes every test parameter from the client; give -M\n"
+		"to each side.\n",
 		RB_WINDOW_MAX, RB_DEFAULT_REPS,
 		(unsigned long long) (RB_VERIFY_BUDGET >> 20), RB_DEFAULT_TIMEOUT);
 }
@@ -749,7 +759,7 @@ static int rb_parse_opts(int argc, char **argv, struct rb_opts *o)
 		.timeout_s = RB_DEFAULT_TIMEOUT,
 		.params.warmup = RB_WARMUP_DEFAULT,
 	};
-	while ((c = getopt(argc, argv, "T:S:n:w:W:r:cID:p:b:P:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "T:S:n:w:W:r:cID:p:b:P:t:M:h")) != -1) {
 		switch (c) {
 		case 'T':
 			if (rb_parse_list(optarg, rb_parse_test, p))
@@ -802,6 +812,13 @@ static int rb_parse_opts(int argc, char **argv, struct rb_opts *o)
 		case 't':
 			if (ft_parse_timeout(optarg, &o->timeout_s))
 				return -1;
+			break;
+		case 'M':
+			if (strcmp(optarg, "spin") && strcmp(optarg, "sread")) {
+				fprintf(stderr, RB_NAME ": -M spin or sread\n");
+				return -1;
+			}
+			o->sread = !strcmp(optarg, "sread");
 			break;
 		default:
 			rb_usage();

@@ -28,6 +28,8 @@
 #define RB_SIZE_LIMIT		(64ULL << 20)	/* largest -S accepted */
 #define RB_ADDR_MAX		256
 #define RB_CQ_BATCH		64
+/* -M sread: the longest sleep of one fi_cq_sread, so timeouts are seen. */
+#define RB_SREAD_MS		100
 #define RB_WINDOW_MAX		1024
 #define RB_ALIGN		4096
 /* Bytes a verified window may use per direction (one buffer per slot). */
@@ -112,6 +114,7 @@ struct rb_opts {
 	const char	*host;		/* NULL for the server */
 	const char	*prov_name;	/* -P: exact fabric_attr->prov_name */
 	int		timeout_s;
+	bool		sread;		/* -M sread: wait in fi_cq_sread */
 	struct rb_params params;
 };
 

@@ -73,7 +73,7 @@ int ft_rdm_open(struct ft_rdm *rdm, struct fi_info *info, size_t cq_size)
 {
 	struct fi_cq_attr cq_attr = {
 		.format = FI_CQ_FORMAT_TAGGED,
-		.wait_obj = FI_WAIT_NONE,
+		.wait_obj = rdm->cq_wait,
 		.size = cq_size,
 	};
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };

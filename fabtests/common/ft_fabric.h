@@ -23,6 +23,8 @@ struct ft_rdm {
 	struct fid_cq		*cq;
 	struct fid_av		*av;
 	struct fid_ep		*ep;
+	enum fi_wait_obj	cq_wait;	/* set before ft_rdm_open; 0:
+						   FI_WAIT_NONE */
 };
 
 /*

@@ -93,6 +93,16 @@ static void expect_on_time(long ret, long want, int64_t t0, int want_ms, const c
 		 (long long) ms, want, want_ms);
 }
 
+/* Checks a counter's value and error count. */
+static void expect_cntr(struct fid_cntr *cntr, uint64_t value, uint64_t err, const char *name)
+{
+	uint64_t v = fi_cntr_read(cntr), e = fi_cntr_readerr(cntr);
+
+	ft_check(v == value && e == err, name, "value %llu, err %llu; want %llu, %llu",
+		 (unsigned long long) v, (unsigned long long) e, (unsigned long long) value,
+		 (unsigned long long) err);
+}
+
 /* Posts n receives of len bytes on node b, without FI_COMPLETION. */
 static bool post_quiet_recvs(struct node *b, uint8_t (*buf)[64], int n)
 {
@@ -165,10 +175,7 @@ void test_counters(struct fixture *fx)
 	t0 = now_ms();
 	while (fi_cntr_readerr(b->rx_cntr) == 0 && now_ms() - t0 < WAIT_MS)
 		(void) fi_cntr_read(a->tx_cntr);
-	ft_check(fi_cntr_readerr(b->rx_cntr) == 1 && fi_cntr_read(b->rx_cntr) == 11,
-		 "a truncated receive counts as an error, not a completion", "err %llu, value %llu",
-		 (unsigned long long) fi_cntr_readerr(b->rx_cntr),
-		 (unsigned long long) fi_cntr_read(b->rx_cntr));
+	expect_cntr(b->rx_cntr, 11, 1, "a truncated receive counts as an error, not a completion");
 	ft_check(fi_cq_readerr(b->rx_cq, &err, 0) == 1 && err.err == FI_ETRUNC,
 		 "and its error entry is in the CQ", "err %d", err.err);
 
@@ -185,16 +192,10 @@ void test_counters(struct fixture *fx)
 	}
 	fi_cntr_add(b->rx_cntr, 5);
 	fi_cntr_adderr(b->rx_cntr, 3);
-	ft_check(fi_cntr_read(b->rx_cntr) == 16 && fi_cntr_readerr(b->rx_cntr) == 5,
-		 "fi_cntr_add and fi_cntr_adderr add", "value %llu, err %llu",
-		 (unsigned long long) fi_cntr_read(b->rx_cntr),
-		 (unsigned long long) fi_cntr_readerr(b->rx_cntr));
+	expect_cntr(b->rx_cntr, 16, 5, "fi_cntr_add and fi_cntr_adderr add");
 	fi_cntr_set(b->rx_cntr, 2);
 	fi_cntr_seterr(b->rx_cntr, 0);
-	ft_check(fi_cntr_read(b->rx_cntr) == 2 && fi_cntr_readerr(b->rx_cntr) == 0,
-		 "fi_cntr_set and fi_cntr_seterr set", "value %llu, err %llu",
-		 (unsigned long long) fi_cntr_read(b->rx_cntr),
-		 (unsigned long long) fi_cntr_readerr(b->rx_cntr));
+	expect_cntr(b->rx_cntr, 2, 0, "fi_cntr_set and fi_cntr_seterr set");
 }
 
 /* fi_cq_sread: a timeout kept, a message that wakes it, fi_cq_signal. */

@@ -105,16 +105,24 @@ struct rdmx_waitable *rdmx_cntr_waitable(struct fid *fid)
 	return &rdmx_container_of(fid, struct rdmx_cntr, cntr_fid.fid)->waitable;
 }
 
+/* Adds value to the counter's field (or, with set, stores it) and wakes a waiter. */
+static void rdmx_cntr_move(struct rdmx_cntr *cntr, uint64_t *field, uint64_t value, bool set)
+{
+	if (set)
+		__atomic_store_n(field, value, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_add(field, value, __ATOMIC_SEQ_CST);
+	rdmx_wait_poke(cntr->waitable.wait);
+}
+
 void rdmx_cntr_inc(struct rdmx_cntr *cntr)
 {
-	__atomic_fetch_add(&cntr->value, 1, __ATOMIC_SEQ_CST);
-	rdmx_wait_poke(cntr->waitable.wait);
+	rdmx_cntr_move(cntr, &cntr->value, 1, false);
 }
 
 void rdmx_cntr_inc_err(struct rdmx_cntr *cntr)
 {
-	__atomic_fetch_add(&cntr->err, 1, __ATOMIC_SEQ_CST);
-	rdmx_wait_poke(cntr->waitable.wait);
+	rdmx_cntr_move(cntr, &cntr->err, 1, false);
 }
 
 /* Progresses the endpoints behind the counter (manual progress). */
@@ -143,37 +151,25 @@ static uint64_t rdmx_cntr_readerr(struct fid_cntr *cntr_fid)
 
 static int rdmx_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct rdmx_cntr *cntr = rdmx_cntr(cntr_fid);
-
-	__atomic_fetch_add(&cntr->value, value, __ATOMIC_SEQ_CST);
-	rdmx_wait_poke(cntr->waitable.wait);
+	rdmx_cntr_move(rdmx_cntr(cntr_fid), &rdmx_cntr(cntr_fid)->value, value, false);
 	return 0;
 }
 
 static int rdmx_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct rdmx_cntr *cntr = rdmx_cntr(cntr_fid);
-
-	__atomic_store_n(&cntr->value, value, __ATOMIC_SEQ_CST);
-	rdmx_wait_poke(cntr->waitable.wait);
+	rdmx_cntr_move(rdmx_cntr(cntr_fid), &rdmx_cntr(cntr_fid)->value, value, true);
 	return 0;
 }
 
 static int rdmx_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct rdmx_cntr *cntr = rdmx_cntr(cntr_fid);
-
-	__atomic_fetch_add(&cntr->err, value, __ATOMIC_SEQ_CST);
-	rdmx_wait_poke(cntr->waitable.wait);
+	rdmx_cntr_move(rdmx_cntr(cntr_fid), &rdmx_cntr(cntr_fid)->err, value, false);
 	return 0;
 }
 
 static int rdmx_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct rdmx_cntr *cntr = rdmx_cntr(cntr_fid);
-
-	__atomic_store_n(&cntr->err, value, __ATOMIC_SEQ_CST);
-	rdmx_wait_poke(cntr->waitable.wait);
+	rdmx_cntr_move(rdmx_cntr(cntr_fid), &rdmx_cntr(cntr_fid)->err, value, true);
 	return 0;
 }
 

@@ -18,8 +18,9 @@
 #include "rdmx_stubs.h"
 #include "rdmx_tx.h"
 
-static int rdmx_ep_bind_cq(struct rdmx_ep *ep, struct rdmx_cq *cq, uint64_t flags)
+static int rdmx_ep_bind_cq(struct rdmx_ep *ep, void *obj, uint64_t flags)
 {
+	struct rdmx_cq *cq = obj;
 	int ret;
 
 	if (flags & ~(uint64_t) (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) {
@@ -70,8 +71,9 @@ static struct rdmx_cntr **rdmx_ep_cntr_slot(struct rdmx_ep *ep, uint64_t flag)
  * FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE),
  * each kind to one counter at most. Domain lock held.
  */
-static int rdmx_ep_bind_cntr(struct rdmx_ep *ep, struct rdmx_cntr *cntr, uint64_t flags)
+static int rdmx_ep_bind_cntr(struct rdmx_ep *ep, void *obj, uint64_t flags)
 {
+	struct rdmx_cntr *cntr = obj;
 	const uint64_t kinds = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
 			       FI_REMOTE_WRITE;
 	int ret;
@@ -147,6 +149,24 @@ static int rdmx_ep_watch(struct rdmx_ep *ep, bool on)
 	return ret;
 }
 
+/*
+ * Binds obj (a CQ or counter of domain dom) with bind under the domain
+ * lock; -FI_EINVAL for an object of another domain.
+ */
+static int rdmx_ep_bind_locked(struct rdmx_ep *ep, struct rdmx_domain *dom,
+			       int (*bind)(struct rdmx_ep *ep, void *obj, uint64_t flags),
+			       void *obj, uint64_t flags)
+{
+	int ret;
+
+	if (dom != ep->domain)
+		return -FI_EINVAL;
+	rdmx_lock_acquire(&ep->domain->lock);
+	ret = bind(ep, obj, flags);
+	rdmx_lock_release(&ep->domain->lock);
+	return ret;
+}
+
 static int rdmx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
@@ -160,22 +180,12 @@ static int rdmx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_CNTR: {
 		struct rdmx_cntr *cntr = rdmx_container_of(bfid, struct rdmx_cntr, cntr_fid.fid);
 
-		if (cntr->domain != ep->domain)
-			return -FI_EINVAL;
-		rdmx_lock_acquire(&ep->domain->lock);
-		ret = rdmx_ep_bind_cntr(ep, cntr, flags);
-		rdmx_lock_release(&ep->domain->lock);
-		return ret;
+		return rdmx_ep_bind_locked(ep, cntr->domain, rdmx_ep_bind_cntr, cntr, flags);
 	}
 	case FI_CLASS_CQ: {
 		struct rdmx_cq *cq = rdmx_container_of(bfid, struct rdmx_cq, cq_fid.fid);
 
-		if (cq->domain != ep->domain)
-			return -FI_EINVAL;
-		rdmx_lock_acquire(&ep->domain->lock);
-		ret = rdmx_ep_bind_cq(ep, cq, flags);
-		rdmx_lock_release(&ep->domain->lock);
-		return ret;
+		return rdmx_ep_bind_locked(ep, cq->domain, rdmx_ep_bind_cq, cq, flags);
 	}
 	case FI_CLASS_AV: {
 		struct rdmx_av *av = rdmx_container_of(bfid, struct rdmx_av, av_fid.fid);

@@ -9,7 +9,7 @@
  * may have something, on an epoll set of
  * - the descriptors of the devices behind its members' endpoints
  *   (rdmx_lanes_wait_fds), readable when a packet came;
- * - an eventfd that writers poke when a thread may be asleep (armed): a
+ * - an eventfd that writers poke when a thread may be asleep: a
  *   completion written by another thread, fi_cq_signal, fi_eq_write;
  * - a timerfd that fi_trywait sets to the transport's next timer.
  * With manual progress the thread that sleeps runs the transport itself:
@@ -65,8 +65,12 @@ struct rdmx_wait {
 	int			epfd;		/* FI_GETWAIT's descriptor */
 	int			evfd;		/* poked by writers */
 	int			tfd;		/* fi_trywait's timer */
-	bool			armed;		/* a thread may sleep: pokes wake
-						   it (atomic) */
+	int			sleepers;	/* threads that may be asleep in
+						   rdmx_wait_for (atomic) */
+	bool			poked;		/* since they last woke (atomic) */
+	bool			armed;		/* fi_trywait ran, not poked since:
+						   the application may sleep on
+						   epfd (atomic) */
 	pthread_mutex_t		lock;		/* members; held over a round of
 						   checks, before domain locks */
 	pthread_mutex_t		fd_lock;	/* fds; taken under domain locks,

@@ -221,8 +221,16 @@ void rdmx_wait_del_fds(struct rdmx_wait *wait, const int *fds, int n)
 
 void rdmx_wait_poke(struct rdmx_wait *wait)
 {
-	if (!wait || !__atomic_load_n(&wait->armed, __ATOMIC_SEQ_CST) ||
-	    !__atomic_exchange_n(&wait->armed, false, __ATOMIC_SEQ_CST))
+	bool wake;
+
+	if (!wait)
+		return;
+	/* Once per sleep of its threads, once per fi_trywait. */
+	wake = (__atomic_load_n(&wait->sleepers, __ATOMIC_SEQ_CST) &&
+		!__atomic_exchange_n(&wait->poked, true, __ATOMIC_SEQ_CST)) ||
+	       (__atomic_load_n(&wait->armed, __ATOMIC_SEQ_CST) &&
+		__atomic_exchange_n(&wait->armed, false, __ATOMIC_SEQ_CST));
+	if (!wake)
 		return;
 	if (eventfd_write(wait->evfd, 1))
 		RDMX_WARN(FI_LOG_CORE, "wait: eventfd write: %s\n", strerror(errno));
@@ -236,8 +244,9 @@ void rdmx_wait_poke(struct rdmx_wait *wait)
 /*
  * Checks every member (arming them with arm); 1 when want (NULL: any
  * member) has something, -FI_EAGAIN when some member's progress has
- * work, else 0 with *due_p the earliest timer. Armed first: a writer
- * after this point pokes, one before it is seen by the check.
+ * work, else 0 with *due_p the earliest timer. A thread that may sleep
+ * after it counts itself among the sleepers first: a writer after that
+ * pokes, one before it is seen by the check.
  */
 static int rdmx_wait_round(struct rdmx_wait *wait, struct rdmx_waitable *want,
 			   bool arm, uint64_t *due_p)
@@ -245,7 +254,6 @@ static int rdmx_wait_round(struct rdmx_wait *wait, struct rdmx_waitable *want,
 	struct rdmx_dlist *it;
 	int ret = 0;
 
-	__atomic_store_n(&wait->armed, true, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&wait->lock);
 	rdmx_dlist_foreach(&wait->members, it) {
 		struct rdmx_waitable *m = rdmx_container_of(it, struct rdmx_waitable, link);
@@ -269,7 +277,11 @@ static void rdmx_wait_drain(struct rdmx_wait *wait)
 	(void) eventfd_read(wait->evfd, &val);
 }
 
-/* Sleeps on wait's epoll set until a descriptor is ready or the clock is at until. */
+/*
+ * Sleeps on wait's epoll set until a descriptor is ready or the clock is
+ * at until; the caller is among the sleepers, and the pokes of this
+ * sleep are consumed.
+ */
 static void rdmx_wait_sleep(struct rdmx_wait *wait, uint64_t until)
 {
 	struct epoll_event ev[RDMX_WAIT_EVENTS];
@@ -286,6 +298,7 @@ static void rdmx_wait_sleep(struct rdmx_wait *wait, uint64_t until)
 			 until == UINT64_MAX ? NULL : &ts, NULL) < 0 && errno != EINTR)
 		RDMX_WARN(FI_LOG_CORE, "wait: epoll: %s\n", strerror(errno));
 	rdmx_wait_drain(wait);
+	__atomic_store_n(&wait->poked, false, __ATOMIC_SEQ_CST);
 }
 
 int rdmx_wait_for(struct rdmx_wait *wait, struct rdmx_waitable *m, int timeout)
@@ -297,21 +310,22 @@ int rdmx_wait_for(struct rdmx_wait *wait, struct rdmx_waitable *m, int timeout)
 	bool sleeps = wait && wait->obj != FI_WAIT_YIELD;
 
 	for (;;) {
-		uint64_t due = UINT64_MAX, now;
-		bool spins = sleeps && rdmx_clock_ns() < spin_end;
-		int ret = wait ? rdmx_wait_round(wait, m, sleeps && !spins, &due) :
-				 m->ops->check(m, false, &due);
+		uint64_t due = UINT64_MAX;
+		bool arms = sleeps && rdmx_clock_ns() >= spin_end;
+		int ret;
 
+		if (arms)
+			__atomic_add_fetch(&wait->sleepers, 1, __ATOMIC_SEQ_CST);
+		ret = wait ? rdmx_wait_round(wait, m, arms, &due) : m->ops->check(m, false, &due);
+		if (arms && !ret && rdmx_clock_ns() < end)
+			rdmx_wait_sleep(wait, RDMX_MIN(due, end));
+		if (arms)
+			__atomic_sub_fetch(&wait->sleepers, 1, __ATOMIC_SEQ_CST);
 		if (ret == 1)
 			return 0;
-		now = rdmx_clock_ns();
-		if (now >= end)
+		if (rdmx_clock_ns() >= end)
 			return -FI_ETIMEDOUT;
-		if (ret == -FI_EAGAIN || spins)
-			continue;
-		if (sleeps)
-			rdmx_wait_sleep(wait, RDMX_MIN(due, end));
-		else
+		if (!sleeps && !ret)
 			sched_yield();
 	}
 }
@@ -339,15 +353,12 @@ int rdmx_wait_try(struct rdmx_wait *wait, struct rdmx_waitable *m)
 	int ret, tries = 0;
 
 	rdmx_wait_drain(wait);
+	/* Armed first: a writer after this pokes, one before it is checked. */
+	__atomic_store_n(&wait->armed, true, __ATOMIC_SEQ_CST);
 	/* Progress that has work left is done here, not handed back. */
 	do {
 		due = UINT64_MAX;
-		if (m) {
-			__atomic_store_n(&wait->armed, true, __ATOMIC_SEQ_CST);
-			ret = m->ops->check(m, true, &due);
-		} else {
-			ret = rdmx_wait_round(wait, NULL, true, &due);
-		}
+		ret = m ? m->ops->check(m, true, &due) : rdmx_wait_round(wait, NULL, true, &due);
 	} while (ret == -FI_EAGAIN && ++tries < RDMX_WAIT_TRIES);
 	if (ret)
 		return -FI_EAGAIN;

@@ -312,7 +312,9 @@ uint64_t rdmx_conn_due(const struct rdmx_ep *ep)
 
 		if (peer->hs.deadline)
 			due = RDMX_MIN(due, peer->hs.deadline);
-		if (peer->dack_awaited)
+		/* rdmx_hs_probe pings a silent CONNECTED peer, if no ping is out. */
+		if (peer->dack_awaited && peer->hs.state == RDMX_HS_CONNECTED &&
+		    !peer->hs.ping_out)
 			due = RDMX_MIN(due, peer->hs.last_heard + ep->hs_cfg.retry_ns);
 	}
 	/* Their timers run at most once a tick (rdmx_conn_progress). */

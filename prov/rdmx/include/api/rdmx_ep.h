@@ -112,6 +112,8 @@ struct rdmx_ep {
 	uint64_t		rng;		/* backoff jitter */
 	uint64_t		now;		/* clock at the latest progress */
 	uint64_t		tick;		/* rdmx_clock_ticked's mark */
+	uint64_t		due_retried;	/* a past timer rdmx_ep_wait_arm
+						   had progressed once */
 	struct rdmx_hs_local	hs_local;	/* this endpoint in handshakes */
 	struct rdmx_hs_cfg	hs_cfg;
 	struct rdmx_dlist	conn_peers;	/* of rdmx_peer with a handshake */

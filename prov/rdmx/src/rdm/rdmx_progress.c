@@ -62,8 +62,16 @@ int rdmx_ep_wait_arm(struct rdmx_ep *ep, uint64_t *due_p)
 	 */
 	due = RDMX_MIN(rdmx_conn_due(ep), rdmx_rnr_due(ep));
 	if (due <= rdmx_clock_ns()) {
-		ep->now = rdmx_clock_ns();
-		return -FI_EAGAIN;
+		/*
+		 * Once per timer: one that a progress at the true clock left
+		 * due is polled a tick later rather than spun on.
+		 */
+		if (due != ep->due_retried) {
+			ep->due_retried = due;
+			ep->now = rdmx_clock_ns();
+			return -FI_EAGAIN;
+		}
+		due = rdmx_clock_ns() + RDMX_DEV_WAIT_TICK_NS;
 	}
 	*due_p = RDMX_MIN(*due_p, due);
 	return rdmx_lanes_wait_arm(&ep->lanes, due_p);

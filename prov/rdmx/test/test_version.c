@@ -30,8 +30,8 @@ Test(version, progress_models_by_version)
 {
 	cr_assert(rdmx_version_progress_ok(FI_VERSION(1, 17), FI_PROGRESS_UNSPEC));
 	cr_assert(rdmx_version_progress_ok(FI_VERSION(1, 17), FI_PROGRESS_MANUAL));
-	cr_assert_not(rdmx_version_progress_ok(FI_VERSION(1, 17), FI_PROGRESS_AUTO));
-	cr_assert_not(rdmx_version_progress_ok(FI_VERSION(2, 6), FI_PROGRESS_AUTO));
+	cr_assert(rdmx_version_progress_ok(FI_VERSION(1, 17), FI_PROGRESS_AUTO));
+	cr_assert(rdmx_version_progress_ok(FI_VERSION(2, 6), FI_PROGRESS_AUTO));
 	cr_assert_not(rdmx_version_progress_ok(FI_VERSION(1, 21),
 					       RDMX_PROGRESS_CONTROL_UNIFIED));
 	cr_assert(rdmx_version_progress_ok(FI_VERSION(2, 0),

@@ -32,6 +32,8 @@
  *   needs EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID.
  *   More completions than the CQ holds is an overrun (the device's async
  *   error), recorded.
+ * - Completion channels (ibv_create_comp_channel(3), ibv_req_notify_cq(3),
+ *   ibv_get_cq_event(3)): in fake_ibv_chan.c, which lists what it models.
  * - ibv_create_qp_ex(3): EINVAL past the device's max_qp_wr, max_sge
  *   (EFA: max_sq_wr, max_rq_wr, max_sq_sge, max_rq_sge, inline_buf_size).
  * - UD (IBTA, ibv_post_recv(3)): every receive starts with a 40-byte GRH,
@@ -430,6 +432,9 @@ static struct fake_cq *fake_cq_new(struct ibv_context *ctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	errno = fake_chan_check(ctx, attr);
+	if (errno)
+		return NULL;
 	cq = calloc(1, sizeof(*cq));
 	if (cq)
 		cq->wc = calloc(attr->cqe, sizeof(*cq->wc));
@@ -442,6 +447,7 @@ static struct fake_cq *fake_cq_new(struct ibv_context *ctx,
 	cq->wc_flags = attr->wc_flags;
 	cq->cq.context = ctx;
 	cq->cq.cqe = (int) attr->cqe;
+	fake_chan_attach(cq, attr);
 	g_fake.live++;
 	return cq;
 }
@@ -488,6 +494,7 @@ static int fake_destroy_cq(struct ibv_cq *ibv_cq)
 
 	if (cq->qps)
 		return EBUSY;
+	fake_chan_detach(cq);
 	free(cq->wc);
 	free(cq);
 	g_fake.live--;
@@ -503,6 +510,7 @@ void fake_cq_push(struct ibv_cq *ibv_cq, const struct fake_wc *wc)
 		return;
 	}
 	cq->wc[(cq->head + cq->cnt++) % cq->cap] = *wc;
+	fake_chan_raise(cq);
 }
 
 /* Makes the oldest completion the current one; ENOENT when none. */
@@ -893,6 +901,11 @@ static const struct rdmx_ibv_api fake_ibv_api = {
 	.wc_read_slid = fake_wc_read_slid,
 	.wc_read_wc_flags = fake_wc_read_wc_flags,
 	.wc_read_imm_data = fake_wc_read_imm_data,
+	.create_comp_channel = fake_create_comp_channel,
+	.destroy_comp_channel = fake_destroy_comp_channel,
+	.req_notify_cq = fake_req_notify_cq,
+	.get_cq_event = fake_get_cq_event,
+	.ack_cq_events = fake_ack_cq_events,
 	.create_qp_ex = fake_create_qp_ex,
 	.modify_qp = fake_modify_qp,
 	.destroy_qp = fake_destroy_qp,

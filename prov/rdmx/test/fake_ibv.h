@@ -34,6 +34,11 @@ struct fake_ibv_dev_cfg {
 	int			max_sge;	/* IB and RoCE: SGEs per WR */
 	int			max_ah;		/* address handles at most */
 	struct efadv_device_attr efa;		/* EFA only */
+	/*
+	 * EFA: the kernel driver reports no CQ notifications, so a CQ with a
+	 * completion channel is EOPNOTSUPP (libefa's create_cq).
+	 */
+	bool			no_cq_events;
 };
 
 /* A sensible EFA (RDMA read, RNR retry, source GIDs) or IB device. */
@@ -65,6 +70,8 @@ enum fake_ibv_call {
 	FAKE_IBV_CREATE_AH,
 	FAKE_IBV_POST_RECV,
 	FAKE_IBV_WR_COMPLETE,
+	FAKE_IBV_CREATE_COMP_CHANNEL,
+	FAKE_IBV_REQ_NOTIFY_CQ,
 	FAKE_IBV_CALLS
 };
 
@@ -142,5 +149,15 @@ int fake_ibv_qp_rnr_retry(uint32_t qpn);
 
 /* Whether any CQ had more completions than it can hold. */
 bool fake_ibv_cq_overrun(void);
+
+/* The completion events of every channel so far (fake_ibv_chan.c). */
+struct fake_ibv_events {
+	size_t	arms;		/* ibv_req_notify_cq calls that armed a CQ */
+	size_t	raised;		/* events an armed CQ queued on its channel */
+	size_t	got;		/* events ibv_get_cq_event returned */
+	size_t	acked;		/* events ibv_ack_cq_events acknowledged */
+};
+
+void fake_ibv_events(struct fake_ibv_events *out);
 
 #endif /* FAKE_IBV_H */

@@ -43,6 +43,8 @@ struct fake_wc {
 	uint32_t		sq_qpn;		/* a send's QP: frees its entry */
 };
 
+struct fake_chan;
+
 struct fake_cq {
 	struct ibv_cq_ex	cq;		/* first: the devices cast it */
 	struct efadv_cq		efa_cq;
@@ -52,6 +54,9 @@ struct fake_cq {
 	size_t			cap, head, cnt;
 	struct fake_wc		cur;
 	size_t			qps;
+	struct fake_chan	*chan;		/* its completion channel, or NULL */
+	bool			armed;		/* ibv_req_notify_cq, no event yet */
+	size_t			unacked;	/* events got, not acknowledged */
 };
 
 struct fake_recv {
@@ -132,6 +137,7 @@ struct fake_ibv_state {
 	size_t			live, ahs, ah_destroys;
 	uint32_t		next_qpn, next_key;
 	bool			overrun;
+	struct fake_ibv_events	events;
 };
 
 /* The whole fake: its devices, live objects and injected failures. */
@@ -171,5 +177,28 @@ int fake_wr_complete(struct ibv_qp_ex *qpx);
 
 /* Drops the sends of qp that fake_ibv_hold keeps (a queue pair destroyed). */
 void fake_held_drop(const struct fake_qp *qp);
+
+/* Completion channels, in fake_ibv_chan.c. */
+struct ibv_comp_channel *fake_create_comp_channel(struct ibv_context *ctx);
+int fake_destroy_comp_channel(struct ibv_comp_channel *ch);
+int fake_req_notify_cq(struct ibv_cq *ibv_cq, int solicited_only);
+int fake_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq_p,
+		      void **context_p);
+void fake_ack_cq_events(struct ibv_cq *ibv_cq, unsigned int n);
+
+/*
+ * Whether a CQ of ctx may be created with attr's channel; EOPNOTSUPP on
+ * an EFA device without CQ notifications.
+ */
+int fake_chan_check(struct ibv_context *ctx, const struct ibv_cq_init_attr_ex *attr);
+/* Binds a new CQ to attr's channel (if any). */
+void fake_chan_attach(struct fake_cq *cq, const struct ibv_cq_init_attr_ex *attr);
+/*
+ * Unbinds a CQ being destroyed: its events not taken go; one taken and
+ * not acknowledged is misuse (ibv_destroy_cq would wait for it forever).
+ */
+void fake_chan_detach(struct fake_cq *cq);
+/* A completion was queued on cq: an armed CQ raises its one event. */
+void fake_chan_raise(struct fake_cq *cq);
 
 #endif /* FAKE_IBV_INT_H */

@@ -3,10 +3,12 @@
  * The fake rdma-core itself (fake_ibv.c), held to what rdma-core's man
  * pages document, so that the device tests built on it mean something:
  * an empty CQ, queue pair state masks, full queues, Q_Key checks, UD
- * silent drops and GRH, and PDs that refuse to go while in use; and the
- * sends a test holds back to reorder them.
+ * silent drops and GRH, and PDs that refuse to go while in use; the
+ * sends a test holds back to reorder them; and completion channels.
  */
 #include <endian.h>
+#include <fcntl.h>
+#include <poll.h>
 
 #include "fake_ibv.h"
 #include "rdmx_test.h"
@@ -14,6 +16,7 @@
 struct fake_side {
 	struct ibv_context	*ctx;
 	struct ibv_pd		*pd;
+	struct ibv_comp_channel	*ch;	/* the CQ's, O_NONBLOCK */
 	struct ibv_cq_ex	*cq;
 	struct ibv_qp		*qp;
 	struct ibv_mr		*mr;
@@ -21,7 +24,10 @@ struct fake_side {
 	uint8_t			buf[256];
 };
 
-/* Opens a UD queue pair (of max_wr entries each way) on the one device. */
+/*
+ * Opens a UD queue pair (of max_wr entries each way) on the one device,
+ * its CQ on a completion channel.
+ */
 static void fake_side_open(struct fake_side *s, uint32_t max_wr)
 {
 	struct ibv_device **list = g_rdmx_ibv->get_device_list(NULL);
@@ -43,6 +49,10 @@ static void fake_side_open(struct fake_side *s, uint32_t max_wr)
 	s->ctx = g_rdmx_ibv->open_device(list[0]);
 	g_rdmx_ibv->free_device_list(list);
 	s->pd = g_rdmx_ibv->alloc_pd(s->ctx);
+	s->ch = g_rdmx_ibv->create_comp_channel(s->ctx);
+	cr_assert_not_null(s->ch);
+	cr_assert_eq(fcntl(s->ch->fd, F_SETFL, O_NONBLOCK), 0);
+	cq_attr.channel = s->ch;
 	s->cq = g_rdmx_ibv->create_cq_ex(s->ctx, &cq_attr);
 	qp_attr.pd = s->pd;
 	qp_attr.send_cq = qp_attr.recv_cq = ibv_cq_ex_to_cq(s->cq);
@@ -83,6 +93,7 @@ static void fake_side_close(struct fake_side *s)
 	cr_assert_eq(g_rdmx_ibv->dereg_mr(s->mr), 0);
 	cr_assert_eq(g_rdmx_ibv->destroy_qp(s->qp), 0);
 	cr_assert_eq(g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(s->cq)), 0);
+	cr_assert_eq(g_rdmx_ibv->destroy_comp_channel(s->ch), 0);
 	cr_assert_eq(g_rdmx_ibv->dealloc_pd(s->pd), 0);
 	cr_assert_eq(g_rdmx_ibv->close_device(s->ctx), 0);
 }
@@ -329,4 +340,138 @@ Test(fake_ibv, operation_not_asked_for_is_misuse, .exit_code = FAKE_IBV_MISUSE_E
 	g_rdmx_ibv->wr_start(qpx);
 	g_rdmx_ibv->wr_rdma_read(qpx, 1, 0);
 	cr_assert_fail("ibv_wr_rdma_read was allowed on a UD queue pair");
+}
+
+/* Whether a side's channel has an event to get. */
+static bool side_event_waits(const struct fake_side *s)
+{
+	struct pollfd pfd = { .fd = s->ch->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+/*
+ * ibv_req_notify_cq(3): the next completion of an armed CQ queues one
+ * event, which disarms it; ibv_get_cq_event then returns the CQ, and on
+ * a non-blocking channel with none left fails with EAGAIN.
+ */
+Test(fake_ibv, an_armed_cq_raises_one_event)
+{
+	struct fake_side a, b;
+	struct fake_ibv_events ev;
+	struct ibv_cq *cq;
+	void *context;
+
+	fake_pair_open(&a, &b, 4);
+	cr_assert_eq(side_post_recv(&b), 0);
+	cr_assert_eq(side_post_recv(&b), 0);
+	cr_assert_eq(g_rdmx_ibv->req_notify_cq(ibv_cq_ex_to_cq(b.cq), 0), 0);
+	cr_assert_not(side_event_waits(&b));
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert(side_event_waits(&b));
+	cr_assert_not(side_event_waits(&a), "a's CQ was not armed");
+	cr_assert_eq(g_rdmx_ibv->get_cq_event(b.ch, &cq, &context), 0);
+	cr_assert_eq(cq, ibv_cq_ex_to_cq(b.cq));
+	cr_assert_not(side_event_waits(&b), "two events for one arm");
+	errno = 0;
+	cr_assert_eq(g_rdmx_ibv->get_cq_event(b.ch, &cq, &context), -1);
+	cr_assert_eq(errno, EAGAIN);
+	g_rdmx_ibv->ack_cq_events(ibv_cq_ex_to_cq(b.cq), 1);
+	fake_ibv_events(&ev);
+	cr_assert_eq(ev.arms, 1);
+	cr_assert_eq(ev.raised, 1);
+	cr_assert_eq(ev.got, 1);
+	cr_assert_eq(ev.acked, 1);
+	fake_side_close(&a);
+	fake_side_close(&b);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/*
+ * A completion queued before the arm raises nothing: the least the man
+ * page promises, which makes a caller poll once more after arming.
+ */
+Test(fake_ibv, a_completion_before_the_arm_raises_nothing)
+{
+	struct fake_side a, b;
+
+	fake_pair_open(&a, &b, 4);
+	cr_assert_eq(side_post_recv(&b), 0);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert_eq(g_rdmx_ibv->req_notify_cq(ibv_cq_ex_to_cq(b.cq), 0), 0);
+	cr_assert_not(side_event_waits(&b));
+	fake_side_close(&a);
+	fake_side_close(&b);
+}
+
+/* A channel a CQ still uses is EBUSY; a CQ without one cannot be armed. */
+Test(fake_ibv, a_channel_is_needed_and_outlives_its_cqs)
+{
+	struct fake_side s;
+	struct ibv_cq_init_attr_ex attr = { .cqe = 4 };
+	struct ibv_cq_ex *cq;
+
+	fake_side_open(&s, 4);
+	cr_assert_eq(g_rdmx_ibv->destroy_comp_channel(s.ch), EBUSY);
+	cq = g_rdmx_ibv->create_cq_ex(s.ctx, &attr);
+	cr_assert_not_null(cq);
+	cr_assert_eq(g_rdmx_ibv->req_notify_cq(ibv_cq_ex_to_cq(cq), 0), EINVAL);
+	cr_assert_eq(g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	fake_side_close(&s);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/* libefa: a CQ channel needs CQ notifications; never solicited only. */
+Test(fake_ibv, efa_channels_as_libefa_has_them)
+{
+	struct ibv_cq_init_attr_ex attr = { .cqe = 4 };
+	struct efadv_cq_init_attr efa_attr = { 0 };
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	struct ibv_cq_ex *cq;
+
+	for (int notify = 0; notify < 2; notify++) {
+		fake_ibv_cfg(&cfg, FAKE_IBV_EFA, "rdmap0s6", 1);
+		cfg.no_cq_events = !notify;
+		fake_ibv_install(&cfg, 1);
+		list = g_rdmx_ibv->get_device_list(NULL);
+		ctx = g_rdmx_ibv->open_device(list[0]);
+		g_rdmx_ibv->free_device_list(list);
+		attr.channel = g_rdmx_ibv->create_comp_channel(ctx);
+		cr_assert_not_null(attr.channel);
+		errno = 0;
+		cq = g_rdmx_ibv->efadv_create_cq(ctx, &attr, &efa_attr, sizeof(efa_attr));
+		if (!notify) {
+			cr_assert_null(cq);
+			cr_assert_eq(errno, EOPNOTSUPP);
+		} else {
+			cr_assert_not_null(cq);
+			cr_assert_eq(g_rdmx_ibv->req_notify_cq(ibv_cq_ex_to_cq(cq), 1),
+				     EOPNOTSUPP);
+			cr_assert_eq(g_rdmx_ibv->req_notify_cq(ibv_cq_ex_to_cq(cq), 0), 0);
+			cr_assert_eq(g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+		}
+		cr_assert_eq(g_rdmx_ibv->destroy_comp_channel(attr.channel), 0);
+		cr_assert_eq(g_rdmx_ibv->close_device(ctx), 0);
+		cr_assert_eq(fake_ibv_live(), 0);
+	}
+}
+
+/* An event got and not acknowledged: ibv_destroy_cq would wait for ever. */
+Test(fake_ibv, destroying_a_cq_with_an_event_not_acknowledged_is_misuse,
+     .exit_code = FAKE_IBV_MISUSE_EXIT)
+{
+	struct fake_side a, b;
+	struct ibv_cq *cq;
+	void *context;
+
+	fake_pair_open(&a, &b, 4);
+	cr_assert_eq(side_post_recv(&b), 0);
+	cr_assert_eq(g_rdmx_ibv->req_notify_cq(ibv_cq_ex_to_cq(b.cq), 0), 0);
+	cr_assert_eq(side_send(&a, &b, 5), 0);
+	cr_assert_eq(g_rdmx_ibv->get_cq_event(b.ch, &cq, &context), 0);
+	cr_assert_eq(g_rdmx_ibv->destroy_qp(b.qp), 0);
+	(void) g_rdmx_ibv->destroy_cq(cq);
+	cr_assert_fail("the CQ went with an event not acknowledged");
 }

@@ -278,7 +278,10 @@ struct rdmx_dev_ops {
 	 * Optional, both or neither (NULL: a thread that sleeps polls the
 	 * device every RDMX_DEV_WAIT_TICK_NS). wait_fd: a descriptor that
 	 * turns readable when poll_cq may have something new, the same for
-	 * the device's life. wait_arm: called after a poll_cq, before the
+	 * the device's life; -1 when this device has none after all (the
+	 * caller polls it every tick, and still calls wait_arm, which then
+	 * asks for nothing but may still say -FI_EAGAIN or lower *due_p).
+	 * wait_arm: called after a poll_cq, before the
 	 * caller sleeps on that descriptor: -FI_EAGAIN when poll_cq has
 	 * something already (poll again, do not sleep); else 0, with *due_p
 	 * lowered to the clock (rdmx_clock_ns) at which poll_cq must run

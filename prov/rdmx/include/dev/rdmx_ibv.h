@@ -6,8 +6,9 @@
  * of the real calls (rdmx_ibv.c), in the unit tests a fake rdma-core
  * that behaves as the rdma-core man pages document (prov/rdmx/test/
  * fake_ibv.c). Several of these calls are inline functions in rdma-core's
- * headers (ibv_post_recv, ibv_wr_*, ibv_start_poll, ibv_wc_read_*), which
- * a linker --wrap could not catch; a table catches all of them alike.
+ * headers (ibv_post_recv, ibv_wr_*, ibv_start_poll, ibv_wc_read_*,
+ * ibv_req_notify_cq), which a linker --wrap could not catch; a table
+ * catches all of them alike.
  *
  * The fields rdma-core documents as plain struct members are read and
  * written directly: ibv_qp.qp_num, ibv_qp_ex.wr_id and wr_flags,
@@ -59,6 +60,19 @@ struct rdmx_ibv_api {
 	uint32_t		(*wc_read_slid)(struct ibv_cq_ex *cq);
 	unsigned int		(*wc_read_wc_flags)(struct ibv_cq_ex *cq);
 	__be32			(*wc_read_imm_data)(struct ibv_cq_ex *cq);
+
+	/*
+	 * Completion channels (ibv_create_comp_channel(3),
+	 * ibv_req_notify_cq(3), ibv_get_cq_event(3)): a CQ created with one
+	 * (ibv_cq_init_attr_ex.channel) and armed queues one event on it at
+	 * its next completion.
+	 */
+	struct ibv_comp_channel	*(*create_comp_channel)(struct ibv_context *context);
+	int			(*destroy_comp_channel)(struct ibv_comp_channel *channel);
+	int			(*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	int			(*get_cq_event)(struct ibv_comp_channel *channel,
+						struct ibv_cq **cq, void **cq_context);
+	void			(*ack_cq_events)(struct ibv_cq *cq, unsigned int nevents);
 
 	/* Queue pairs (ibv_create_qp_ex(3), ibv_modify_qp(3)). */
 	struct ibv_qp		*(*create_qp_ex)(struct ibv_context *context,

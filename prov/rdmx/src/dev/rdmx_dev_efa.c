@@ -18,6 +18,8 @@
  *   have no handle for, by the source GID the CQ reports
  *   (EFADV_WC_EX_WITH_SGID); either way plus the source QPN and the
  *   connection id; a receive without one is malformed and dropped;
+ * - a sleeping thread waits on the CQ's completion channel
+ *   (rdmx_dev_ibv_chan.h), where the device has CQ notifications;
  * - a failed completion is translated by its EFA status code
  *   (rdmx_dev_efa_status.c);
  * - RDMA read (EFADV_DEVICE_ATTR_CAPS_RDMA_READ) registers the memory a
@@ -31,6 +33,7 @@
 #include "rdmx.h"
 #include "rdmx_dev_efa.h"
 #include "rdmx_dev_ibv.h"
+#include "rdmx_dev_ibv_chan.h"
 #include "rdmx_hash.h"
 #include "rdmx_pool.h"
 
@@ -46,6 +49,7 @@ enum rdmx_efa_wr {
 	RDMX_EFA_WR_READ,
 };
 #define RDMX_EFA_WR_BITS	2
+#define RDMX_EFA_WR_MASK	((1u << RDMX_EFA_WR_BITS) - 1)
 
 /*
  * A remote queue: its address and the hardware handle of its GID. It
@@ -90,6 +94,7 @@ struct rdmx_efa_dev {
 	struct rdmx_ibv_core	core;
 	struct ibv_cq_ex	*cq;
 	struct efadv_cq		*efa_cq;	/* NULL: no source GIDs */
+	struct rdmx_ibv_chan	chan;		/* the CQ's completion channel */
 	struct ibv_qp		*qp;
 	struct ibv_qp_ex	*qpx;
 	struct rdmx_ibv_addr	addr;
@@ -365,39 +370,59 @@ static int rdmx_efa_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
 }
 
 /*
- * Names the sender (connection connid) of the current receive
- * completion: its handle when the rdm layer holds one, and its address
- * (written to *src) when the device says enough. False when it does not.
- * An idle handle is not handed out: a handle the rdm layer creates while
- * it goes through this poll's completions may evict it.
+ * Reads the CQ's current completion into wc: for a receive, its sender's
+ * GID from the AH number the device knows it by ("slid") or, for a
+ * sender we have no handle for, from the CQ (EFADV_WC_EX_WITH_SGID).
  */
-static bool rdmx_efa_rx_sender(struct rdmx_efa_dev *efa, uint32_t connid,
+static void rdmx_efa_wc_read(struct rdmx_ibv_chan *chan, struct rdmx_ibv_wc *wc)
+{
+	struct rdmx_efa_dev *efa = rdmx_container_of(chan, struct rdmx_efa_dev, chan);
+	struct ibv_cq_ex *cq = efa->cq;
+	struct rdmx_ibv_gid_ah *gah;
+
+	wc->wr_id = cq->wr_id;
+	wc->status = cq->status;
+	wc->vendor_err = wc->status == IBV_WC_SUCCESS ? 0 :
+			 g_rdmx_ibv->wc_read_vendor_err(cq);
+	wc->connid = 0;
+	wc->have_gid = false;
+	if ((wc->wr_id & RDMX_EFA_WR_MASK) != RDMX_EFA_WR_RECV ||
+	    wc->status != IBV_WC_SUCCESS || !rdmx_ibv_rx_connid(cq, &wc->connid))
+		return;
+	wc->byte_len = g_rdmx_ibv->wc_read_byte_len(cq);
+	wc->src_qp = g_rdmx_ibv->wc_read_src_qp(cq);
+	gah = rdmx_ibv_ahc_by_ahn(&efa->ahc, (uint16_t) g_rdmx_ibv->wc_read_slid(cq));
+	if (gah)
+		memcpy(wc->sgid.raw, gah->gid, sizeof(wc->sgid.raw));
+	wc->have_gid = gah || (efa->efa_cq &&
+			       !g_rdmx_ibv->efadv_wc_read_sgid(efa->efa_cq, &wc->sgid));
+}
+
+/*
+ * Names the sender of receive completion wc: its handle when the rdm
+ * layer holds one, and its address (written to *src) when the device
+ * said enough. False when it did not. An idle handle is not handed out:
+ * a handle the rdm layer creates while it goes through this poll's
+ * completions may evict it.
+ */
+static bool rdmx_efa_rx_sender(struct rdmx_efa_dev *efa, const struct rdmx_ibv_wc *wc,
 			       struct rdmx_ibv_addr *src, struct rdmx_efa_ah **ah_p)
 {
-	uint32_t qpn = g_rdmx_ibv->wc_read_src_qp(efa->cq);
-	struct rdmx_ibv_gid_ah *gah;
-	union ibv_gid gid;
-
-	gah = rdmx_ibv_ahc_by_ahn(&efa->ahc,
-				  (uint16_t) g_rdmx_ibv->wc_read_slid(efa->cq));
-	if (gah)
-		memcpy(gid.raw, gah->gid, sizeof(gid.raw));
-	else if (!efa->efa_cq || g_rdmx_ibv->efadv_wc_read_sgid(efa->efa_cq, &gid))
+	if (!wc->have_gid)
 		return false;
-	rdmx_ibv_addr_make(src, &gid, qpn, connid);
+	rdmx_ibv_addr_make(src, &wc->sgid, wc->src_qp, wc->connid);
 	*ah_p = rdmx_efa_ah_find(efa, src);
 	if (*ah_p && !(*ah_p)->refs)
 		*ah_p = NULL;
 	return true;
 }
 
-/* Fills cqe from the current receive completion, of this status. */
+/* Fills cqe from receive completion wc, of this status. */
 static void rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *recv,
-			       enum rdmx_dev_status status, struct rdmx_dev_cqe *cqe,
-			       struct rdmx_ibv_addr *src)
+			       const struct rdmx_ibv_wc *wc, enum rdmx_dev_status status,
+			       struct rdmx_dev_cqe *cqe, struct rdmx_ibv_addr *src)
 {
 	struct rdmx_efa_ah *ah = NULL;
-	uint32_t connid;
 
 	cqe->wr_id = recv->wr_id;
 	rdmx_pool_release(&efa->recv_pool, recv);
@@ -408,7 +433,7 @@ static void rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *r
 	cqe->src_addr = NULL;
 	if (cqe->status != RDMX_DEV_OK)
 		return;
-	if (!rdmx_ibv_rx_connid(efa->cq, &connid)) {
+	if (!wc->connid) {
 		/*
 		 * No rdmx queue pair sent it. A failed receive hands the
 		 * buffer back to the rdm layer, which reposts it unread.
@@ -417,8 +442,8 @@ static void rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *r
 		cqe->status = RDMX_DEV_IO;
 		return;
 	}
-	cqe->len = g_rdmx_ibv->wc_read_byte_len(efa->cq);
-	if (rdmx_efa_rx_sender(efa, connid, src, &ah)) {
+	cqe->len = wc->byte_len;
+	if (rdmx_efa_rx_sender(efa, wc, src, &ah)) {
 		cqe->src_addr = src;
 		cqe->src_ah = ah ? &ah->ah : NULL;
 	} else {
@@ -451,32 +476,28 @@ static bool rdmx_efa_poll_read(struct rdmx_efa_dev *efa, struct rdmx_efa_read *r
 }
 
 /*
- * The contract's status of the current completion, by its EFA code
+ * The contract's status of a completion, by its EFA code
  * (rdmx_dev_efa_status.c).
  */
-static enum rdmx_dev_status rdmx_efa_wc_status(struct rdmx_efa_dev *efa)
+static enum rdmx_dev_status rdmx_efa_wc_status(const struct rdmx_ibv_wc *wc)
 {
-	uint32_t vendor;
-
-	if (efa->cq->status == IBV_WC_SUCCESS)
+	if (wc->status == IBV_WC_SUCCESS)
 		return RDMX_DEV_OK;
-	vendor = g_rdmx_ibv->wc_read_vendor_err(efa->cq);
 	RDMX_DBG(FI_LOG_EP_DATA, "efa completion: status %d, efa status %u (%s)\n",
-		 (int) efa->cq->status, vendor, rdmx_efa_status_str(vendor));
-	return rdmx_efa_status(efa->cq->status, vendor);
+		 (int) wc->status, wc->vendor_err, rdmx_efa_status_str(wc->vendor_err));
+	return rdmx_efa_status(wc->status, wc->vendor_err);
 }
 
-/* Turns the current work completion into cqe; false when it makes none. */
-static bool rdmx_efa_poll_one(struct rdmx_efa_dev *efa, struct rdmx_dev_cqe *cqe,
-			      struct rdmx_ibv_addr *src)
+/* Turns work completion wc into cqe; false when it makes none. */
+static bool rdmx_efa_poll_one(struct rdmx_efa_dev *efa, const struct rdmx_ibv_wc *wc,
+			      struct rdmx_dev_cqe *cqe, struct rdmx_ibv_addr *src)
 {
-	enum rdmx_dev_status status = rdmx_efa_wc_status(efa);
-	uint64_t wr_id = efa->cq->wr_id;
-	uint64_t val = wr_id >> RDMX_EFA_WR_BITS;
+	enum rdmx_dev_status status = rdmx_efa_wc_status(wc);
+	uint64_t val = wc->wr_id >> RDMX_EFA_WR_BITS;
 
-	switch ((enum rdmx_efa_wr) (wr_id & ((1 << RDMX_EFA_WR_BITS) - 1))) {
+	switch ((enum rdmx_efa_wr) (wc->wr_id & RDMX_EFA_WR_MASK)) {
 	case RDMX_EFA_WR_RECV:
-		rdmx_efa_poll_recv(efa, (void *) (uintptr_t) val, status, cqe, src);
+		rdmx_efa_poll_recv(efa, (void *) (uintptr_t) val, wc, status, cqe, src);
 		return true;
 	case RDMX_EFA_WR_READ:
 		efa->sq_cnt--;
@@ -499,21 +520,46 @@ static int rdmx_efa_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 {
 	struct rdmx_efa_dev *efa = rdmx_efa_dev(dev);
 	struct ibv_poll_cq_attr attr = { 0 };
+	const struct rdmx_ibv_wc *kept;
+	struct rdmx_ibv_wc wc;
 	int done = 0, ret;
 
 	max = RDMX_MIN(max, RDMX_EFA_POLL_MAX);
+	if (max <= 0)
+		return 0;
+	rdmx_ibv_chan_wake(&efa->chan);
+	/* What wait_arm found comes first. */
+	kept = rdmx_ibv_chan_take(&efa->chan);
+	if (kept && rdmx_efa_poll_one(efa, kept, &cqe[done], &efa->rx_src[done]))
+		done++;
+	if (done == max)
+		return done;
 	ret = g_rdmx_ibv->start_poll(efa->cq, &attr);
 	if (ret) {
 		if (ret != ENOENT)
 			RDMX_WARN(FI_LOG_CQ, "efa: ibv_start_poll: %s\n", strerror(ret));
-		return 0;
+		return done;
 	}
 	do {
-		if (rdmx_efa_poll_one(efa, &cqe[done], &efa->rx_src[done]))
+		rdmx_efa_wc_read(&efa->chan, &wc);
+		if (rdmx_efa_poll_one(efa, &wc, &cqe[done], &efa->rx_src[done]))
 			done++;
 	} while (done < max && !g_rdmx_ibv->next_poll(efa->cq));
 	g_rdmx_ibv->end_poll(efa->cq);
 	return done;
+}
+
+static int rdmx_efa_wait_fd(struct rdmx_dev *dev)
+{
+	return rdmx_ibv_chan_fd(&rdmx_efa_dev(dev)->chan);
+}
+
+/* SRD needs no timers of ours: only the CQ can wake a sleeper. */
+static int rdmx_efa_wait_arm(struct rdmx_dev *dev, uint64_t *due_p)
+{
+	struct rdmx_efa_dev *efa = rdmx_efa_dev(dev);
+
+	return rdmx_ibv_chan_arm(&efa->chan, efa->cq, due_p);
 }
 
 static void rdmx_efa_read_revoke(struct rdmx_dev *dev, struct rdmx_dev_rkey *rkey)
@@ -616,12 +662,17 @@ static int rdmx_efa_post_read(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	return 0;
 }
 
-/* Creates the CQ, with source GIDs where the device reports them. */
+/*
+ * Creates the CQ with the device's completion channel (without, on a
+ * device that has no CQ notifications), with source GIDs where the
+ * device reports them.
+ */
 static int rdmx_efa_cq_open(struct rdmx_efa_dev *efa,
 			    const struct efadv_device_attr *eattr, size_t cqe)
 {
 	struct ibv_cq_init_attr_ex attr = {
 		.cqe = (uint32_t) cqe,
+		.channel = efa->chan.ch,
 		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP |
 			    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_IMM,
 	};
@@ -629,14 +680,15 @@ static int rdmx_efa_cq_open(struct rdmx_efa_dev *efa,
 		.wc_flags = EFADV_WC_EX_WITH_SGID,
 	};
 
-	if (eattr->device_caps & EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID) {
-		efa->cq = g_rdmx_ibv->efadv_create_cq(efa->core.ctx, &attr, &efa_attr,
-						      sizeof(efa_attr));
-		if (efa->cq)
-			efa->efa_cq = g_rdmx_ibv->efadv_cq_from_ibv_cq_ex(efa->cq);
-	} else {
-		efa->cq = g_rdmx_ibv->create_cq_ex(efa->core.ctx, &attr);
-	}
+	do {
+		if (eattr->device_caps & EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID)
+			efa->cq = g_rdmx_ibv->efadv_create_cq(efa->core.ctx, &attr,
+							      &efa_attr, sizeof(efa_attr));
+		else
+			efa->cq = g_rdmx_ibv->create_cq_ex(efa->core.ctx, &attr);
+	} while (!efa->cq && rdmx_ibv_chan_refused(&efa->chan, &attr));
+	if (efa->cq && (eattr->device_caps & EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID))
+		efa->efa_cq = g_rdmx_ibv->efadv_cq_from_ibv_cq_ex(efa->cq);
 	if (!efa->cq) {
 		RDMX_WARN(FI_LOG_EP_CTRL, "efa: creating a cq of %zu: %s\n", cqe,
 			  strerror(errno));
@@ -758,13 +810,14 @@ static int rdmx_efa_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	ret = rdmx_efa_setup(efa, attr, &eattr, &max_ah);
 	if (ret)
 		goto err_close_core;
+	rdmx_ibv_chan_open(&efa->chan, &efa->core, "efa", rdmx_efa_wc_read);
 	ret = rdmx_efa_cq_open(efa, &eattr,
 			       efa->dev.caps.sq_size + efa->dev.caps.rq_size);
 	if (ret)
-		goto err_close_core;
+		goto err_close_chan;
 	ret = rdmx_efa_qp_open(efa, &eattr);
 	if (ret)
-		goto err_destroy_cq;
+		goto err_close_chan;
 	ret = rdmx_ibv_slab_construct(&efa->tx_slab, efa->core.pd, efa->core.mtu,
 				      efa->dev.caps.sq_size);
 	if (ret)
@@ -791,8 +844,9 @@ err_destruct_slab:
 	rdmx_ibv_slab_destruct(&efa->tx_slab);
 err_destroy_qp:
 	g_rdmx_ibv->destroy_qp(efa->qp);
-err_destroy_cq:
-	g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(efa->cq));
+err_close_chan:
+	/* With the CQ, if it was made. */
+	rdmx_ibv_chan_close(&efa->chan, efa->cq);
 err_close_core:
 	rdmx_ibv_core_close(&efa->core);
 err_free:
@@ -807,7 +861,7 @@ static void rdmx_efa_close(struct rdmx_dev *dev)
 
 	/* Destroying the queue pair ends every work request still in it. */
 	g_rdmx_ibv->destroy_qp(efa->qp);
-	g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(efa->cq));
+	rdmx_ibv_chan_close(&efa->chan, efa->cq);
 	while ((it = rdmx_dlist_pop_front(&efa->reads)))
 		g_rdmx_ibv->dereg_mr(rdmx_container_of(it, struct rdmx_efa_read,
 						       link)->mr);
@@ -845,6 +899,8 @@ const struct rdmx_dev_ops rdmx_dev_efa_ops = {
 	.post_send = rdmx_efa_post_send,
 	.post_recv = rdmx_efa_post_recv,
 	.poll_cq = rdmx_efa_poll_cq,
+	.wait_fd = rdmx_efa_wait_fd,
+	.wait_arm = rdmx_efa_wait_arm,
 	.read_expose = rdmx_efa_read_expose,
 	.read_revoke = rdmx_efa_read_revoke,
 	.post_read = rdmx_efa_post_read,

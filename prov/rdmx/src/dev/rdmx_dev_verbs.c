@@ -14,6 +14,8 @@
  * and carry the sender's connection id as immediate data
  * (ibv_wr_send_imm), which with the GRH's source GID and the source QPN
  * names the sender; a receive without one is malformed and dropped.
+ * A sleeping thread waits on the CQ's completion channel
+ * (rdmx_dev_ibv_chan.h) and swsrd's next timer.
  * Every rdma-core call goes through g_rdmx_ibv (rdmx_ibv.h).
  */
 #include <endian.h>
@@ -24,6 +26,7 @@
 #include "rdmx.h"
 #include "rdmx_clock.h"
 #include "rdmx_dev_ibv.h"
+#include "rdmx_dev_ibv_chan.h"
 #include "rdmx_dgram.h"
 
 /* Bytes of the Global Routing Header at the start of every UD receive. */
@@ -42,6 +45,7 @@ struct rdmx_verbs_dev {
 	struct rdmx_dgram	dg;
 	struct rdmx_ibv_core	core;
 	struct ibv_cq_ex	*cq;
+	struct rdmx_ibv_chan	chan;		/* the CQ's completion channel */
 	struct ibv_qp		*qp;
 	struct ibv_qp_ex	*qpx;
 	struct rdmx_ibv_addr	addr;
@@ -181,31 +185,47 @@ static void rdmx_verbs_rx_gid(const struct rdmx_verbs_dev *verbs,
 	memcpy(gid->raw + 12, grh + RDMX_VERBS_GRH_IPV4_SRC, 4);
 }
 
+/* Reads the CQ's current completion into wc. */
+static void rdmx_verbs_wc_read(struct rdmx_ibv_chan *chan, struct rdmx_ibv_wc *wc)
+{
+	struct rdmx_verbs_dev *verbs = rdmx_container_of(chan, struct rdmx_verbs_dev, chan);
+	struct ibv_cq_ex *cq = verbs->cq;
+
+	wc->wr_id = cq->wr_id;
+	wc->status = cq->status;
+	wc->connid = 0;
+	if (!(wc->wr_id & RDMX_VERBS_WR_RECV) || wc->status != IBV_WC_SUCCESS)
+		return;
+	wc->byte_len = g_rdmx_ibv->wc_read_byte_len(cq);
+	wc->grh = g_rdmx_ibv->wc_read_wc_flags(cq) & IBV_WC_GRH;
+	(void) rdmx_ibv_rx_connid(cq, &wc->connid);	/* 0 stays: none */
+	wc->src_qp = g_rdmx_ibv->wc_read_src_qp(cq);
+}
+
 /*
- * Hands one received slot to swsrd, its payload copied into a buffer the
- * rdm layer posted (if any); true when it made a completion.
+ * Hands received slot idx (completion wc) to swsrd, its payload copied
+ * into a buffer the rdm layer posted (if any); true when it made a
+ * completion.
  */
-static bool rdmx_verbs_rx_one(struct rdmx_verbs_dev *verbs, uint32_t idx,
-			      uint64_t now, struct rdmx_dev_cqe *cqe)
+static bool rdmx_verbs_rx_one(struct rdmx_verbs_dev *verbs, const struct rdmx_ibv_wc *wc,
+			      uint32_t idx, uint64_t now, struct rdmx_dev_cqe *cqe)
 {
 	const size_t hdr = sizeof(struct rdmx_wire_srd);
 	uint8_t *pkt = rdmx_ibv_slab_buf(&verbs->rx_slab, idx) + RDMX_VERBS_GRH;
-	uint32_t len = g_rdmx_ibv->wc_read_byte_len(verbs->cq);
+	uint32_t len = wc->byte_len;
 	struct rdmx_dgram_buf buf;
 	struct rdmx_ibv_addr src;
 	bool have, cut = false;
 	union ibv_gid gid;
-	uint32_t connid;
 
-	if (verbs->cq->status != IBV_WC_SUCCESS || len < RDMX_VERBS_GRH ||
-	    !(g_rdmx_ibv->wc_read_wc_flags(verbs->cq) & IBV_WC_GRH) ||
-	    !rdmx_ibv_rx_connid(verbs->cq, &connid)) {
+	if (wc->status != IBV_WC_SUCCESS || len < RDMX_VERBS_GRH || !wc->grh ||
+	    !wc->connid) {
 		verbs->dg.dev.stats.rx_malformed++;
 		return false;
 	}
 	len -= RDMX_VERBS_GRH;
 	rdmx_verbs_rx_gid(verbs, pkt - RDMX_VERBS_GRH, &gid);
-	rdmx_ibv_addr_make(&src, &gid, g_rdmx_ibv->wc_read_src_qp(verbs->cq), connid);
+	rdmx_ibv_addr_make(&src, &gid, wc->src_qp, wc->connid);
 	have = rdmx_dgram_buf_take(&verbs->dg, &buf);
 	if (have && len > hdr) {
 		cut = len - hdr > buf.len;
@@ -219,6 +239,27 @@ static bool rdmx_verbs_rx_one(struct rdmx_verbs_dev *verbs, uint32_t idx,
 	return false;
 }
 
+/*
+ * Handles work completion wc: a send's slot goes back, a received slot
+ * to swsrd and then to the queue pair again. True when it made *cqe.
+ */
+static bool rdmx_verbs_wc_handle(struct rdmx_verbs_dev *verbs,
+				 const struct rdmx_ibv_wc *wc, uint64_t now,
+				 struct rdmx_dev_cqe *cqe)
+{
+	uint32_t idx = (uint32_t) (wc->wr_id >> 1);
+	bool made;
+
+	if (!(wc->wr_id & RDMX_VERBS_WR_RECV)) {
+		verbs->sq_cnt--;
+		rdmx_ibv_slab_release(&verbs->tx_slab, idx);
+		return false;
+	}
+	made = rdmx_verbs_rx_one(verbs, wc, idx, now, cqe);
+	(void) rdmx_verbs_rx_post(verbs, idx);
+	return made;
+}
+
 static int rdmx_verbs_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
 {
 	struct rdmx_verbs_dev *verbs = rdmx_verbs_dev(dev);
@@ -226,21 +267,20 @@ static int rdmx_verbs_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, in
 	uint64_t now = rdmx_clock_ns();
 	/* Receives first, leaving room for sends swsrd finished. */
 	int room = max - rdmx_dgram_done_keep(&verbs->dg, max);
+	const struct rdmx_ibv_wc *kept;
+	struct rdmx_ibv_wc wc;
 	int done = 0, polled = 0;
 
-	if (!g_rdmx_ibv->start_poll(verbs->cq, &attr)) {
+	rdmx_ibv_chan_wake(&verbs->chan);
+	/* What wait_arm found comes first. */
+	if (room > 0 && (kept = rdmx_ibv_chan_take(&verbs->chan)) &&
+	    rdmx_verbs_wc_handle(verbs, kept, now, &cqe[done]))
+		done++;
+	if (done < room && !g_rdmx_ibv->start_poll(verbs->cq, &attr)) {
 		do {
-			uint64_t wr_id = verbs->cq->wr_id;
-			uint32_t idx = (uint32_t) (wr_id >> 1);
-
-			if (!(wr_id & RDMX_VERBS_WR_RECV)) {
-				verbs->sq_cnt--;
-				rdmx_ibv_slab_release(&verbs->tx_slab, idx);
-				continue;
-			}
-			if (rdmx_verbs_rx_one(verbs, idx, now, &cqe[done]))
+			rdmx_verbs_wc_read(&verbs->chan, &wc);
+			if (rdmx_verbs_wc_handle(verbs, &wc, now, &cqe[done]))
 				done++;
-			(void) rdmx_verbs_rx_post(verbs, idx);
 		} while (++polled < RDMX_VERBS_POLL_MAX && done < room &&
 			 !g_rdmx_ibv->next_poll(verbs->cq));
 		g_rdmx_ibv->end_poll(verbs->cq);
@@ -249,7 +289,24 @@ static int rdmx_verbs_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, in
 	return done + rdmx_dgram_report(&verbs->dg, cqe + done, max - done);
 }
 
-/* Creates the CQ and the UD queue pair, and brings the QP to RTS. */
+static int rdmx_verbs_wait_fd(struct rdmx_dev *dev)
+{
+	return rdmx_ibv_chan_fd(&rdmx_verbs_dev(dev)->chan);
+}
+
+/* swsrd's part (its timers, sends to report), then the CQ's. */
+static int rdmx_verbs_wait_arm(struct rdmx_dev *dev, uint64_t *due_p)
+{
+	struct rdmx_verbs_dev *verbs = rdmx_verbs_dev(dev);
+	int ret = rdmx_dgram_wait_arm(&verbs->dg, due_p);
+
+	return ret ? ret : rdmx_ibv_chan_arm(&verbs->chan, verbs->cq, due_p);
+}
+
+/*
+ * Creates the completion channel, the CQ (with the channel where it takes
+ * one) and the UD queue pair, and brings the QP to RTS.
+ */
 static int rdmx_verbs_qp_open(struct rdmx_verbs_dev *verbs)
 {
 	struct ibv_cq_init_attr_ex cq_attr = {
@@ -271,12 +328,16 @@ static int rdmx_verbs_qp_open(struct rdmx_verbs_dev *verbs)
 	};
 	int ret;
 
-	verbs->cq = g_rdmx_ibv->create_cq_ex(verbs->core.ctx, &cq_attr);
+	rdmx_ibv_chan_open(&verbs->chan, &verbs->core, "verbs", rdmx_verbs_wc_read);
+	cq_attr.channel = verbs->chan.ch;
+	do
+		verbs->cq = g_rdmx_ibv->create_cq_ex(verbs->core.ctx, &cq_attr);
+	while (!verbs->cq && rdmx_ibv_chan_refused(&verbs->chan, &cq_attr));
 	if (!verbs->cq) {
 		ret = errno ? -errno : -FI_EIO;
 		RDMX_WARN(FI_LOG_EP_CTRL, "verbs: ibv_create_cq_ex: %s\n",
 			  fi_strerror(-ret));
-		return ret;
+		goto err_close_chan;
 	}
 	attr.send_cq = attr.recv_cq = ibv_cq_ex_to_cq(verbs->cq);
 	verbs->qp = g_rdmx_ibv->create_qp_ex(verbs->core.ctx, &attr);
@@ -284,7 +345,7 @@ static int rdmx_verbs_qp_open(struct rdmx_verbs_dev *verbs)
 		ret = errno ? -errno : -FI_EIO;
 		RDMX_WARN(FI_LOG_EP_CTRL, "verbs: ibv_create_qp_ex: %s\n",
 			  fi_strerror(-ret));
-		goto err_destroy_cq;
+		goto err_close_chan;
 	}
 	verbs->qpx = g_rdmx_ibv->qp_to_qp_ex(verbs->qp);
 	ret = rdmx_ibv_qp_ready(verbs->qp, -1);
@@ -294,15 +355,16 @@ static int rdmx_verbs_qp_open(struct rdmx_verbs_dev *verbs)
 
 err_destroy_qp:
 	g_rdmx_ibv->destroy_qp(verbs->qp);
-err_destroy_cq:
-	g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(verbs->cq));
+err_close_chan:
+	/* With the CQ, if it was made. */
+	rdmx_ibv_chan_close(&verbs->chan, verbs->cq);
 	return ret;
 }
 
 static void rdmx_verbs_qp_close(struct rdmx_verbs_dev *verbs)
 {
 	g_rdmx_ibv->destroy_qp(verbs->qp);
-	g_rdmx_ibv->destroy_cq(ibv_cq_ex_to_cq(verbs->cq));
+	rdmx_ibv_chan_close(&verbs->chan, verbs->cq);
 }
 
 /* Registers the send and receive slots and posts every receive slot. */
@@ -452,4 +514,6 @@ const struct rdmx_dev_ops rdmx_dev_verbs_ops = {
 	.post_send = rdmx_dgram_post_send,
 	.post_recv = rdmx_dgram_post_recv,
 	.poll_cq = rdmx_verbs_poll_cq,
+	.wait_fd = rdmx_verbs_wait_fd,
+	.wait_arm = rdmx_verbs_wait_arm,
 };

@@ -75,6 +75,11 @@ static __be32 rdmx_ibv_wc_read_imm_data(struct ibv_cq_ex *cq)
 	return ibv_wc_read_imm_data(cq);
 }
 
+static int rdmx_ibv_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	return ibv_req_notify_cq(cq, solicited_only);
+}
+
 static struct ibv_qp *rdmx_ibv_create_qp_ex(struct ibv_context *context,
 					    struct ibv_qp_init_attr_ex *attr)
 {
@@ -156,6 +161,11 @@ const struct rdmx_ibv_api rdmx_ibv_real = {
 	.wc_read_slid = rdmx_ibv_wc_read_slid,
 	.wc_read_wc_flags = rdmx_ibv_wc_read_wc_flags,
 	.wc_read_imm_data = rdmx_ibv_wc_read_imm_data,
+	.create_comp_channel = ibv_create_comp_channel,
+	.destroy_comp_channel = ibv_destroy_comp_channel,
+	.req_notify_cq = rdmx_ibv_req_notify_cq,
+	.get_cq_event = ibv_get_cq_event,
+	.ack_cq_events = ibv_ack_cq_events,
 	.create_qp_ex = rdmx_ibv_create_qp_ex,
 	.modify_qp = ibv_modify_qp,
 	.destroy_qp = ibv_destroy_qp,

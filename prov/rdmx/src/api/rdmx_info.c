@@ -73,6 +73,7 @@ struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,
 	info->domain_attr->mr_key_size = sizeof(uint64_t);
 	info->domain_attr->cq_data_size = sizeof(uint64_t);
 	info->domain_attr->cq_cnt = 1024;
+	info->domain_attr->cntr_cnt = 1024;
 	info->domain_attr->ep_cnt = 1024;
 	info->domain_attr->tx_ctx_cnt = 1024;
 	info->domain_attr->rx_ctx_cnt = 1024;

@@ -222,6 +222,24 @@ static void test_node_service_source(void)
 	fi_freeinfo(info);
 }
 
+/* Hints asking for automatic progress get it (a thread per domain). */
+static void test_progress_auto(void)
+{
+	struct fi_info *hints = rdm_hints(), *info = NULL;
+	int ret;
+
+	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (!ft_check(ret == 0 && info, "FI_PROGRESS_AUTO: an entry",
+		      "fi_getinfo: %d (%s)", ret, fi_strerror(-ret)))
+		return;
+	ft_check(info->domain_attr->data_progress == FI_PROGRESS_AUTO,
+		 "FI_PROGRESS_AUTO: data_progress granted", "data_progress %d",
+		 info->domain_attr->data_progress);
+	fi_freeinfo(info);
+}
+
 /* The hints Open MPI's ofi MTL passes (API 1.5). */
 static void test_ompi_hints(void)
 {
@@ -307,12 +325,6 @@ static void apply_ep_dgram(struct fi_info *h, const struct fi_info *b)
 	h->ep_attr->type = FI_EP_DGRAM;
 }
 
-static void apply_progress_auto(struct fi_info *h, const struct fi_info *b)
-{
-	(void) b;
-	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
-}
-
 static void apply_caps_rma(struct fi_info *h, const struct fi_info *b)
 {
 	(void) b;
@@ -366,7 +378,6 @@ static void apply_fabric_name(struct fi_info *h, const struct fi_info *b)
 static const struct nodata_case nodata_cases[] = {
 	{ "ep_type FI_EP_MSG", apply_ep_msg, true, NULL },
 	{ "ep_type FI_EP_DGRAM", apply_ep_dgram, true, NULL },
-	{ "data_progress FI_PROGRESS_AUTO", apply_progress_auto, false, NULL },
 	{ "caps FI_RMA", apply_caps_rma, false, NULL },
 	{ "cq_data_size 16", apply_cq_data_16, false, NULL },
 	{ "msg_order FI_ORDER_RAW (no RMA to order)", apply_order_raw, false, NULL },
@@ -421,6 +432,7 @@ int main(void)
 	test_no_layering_rdm();
 	test_node_service();
 	test_node_service_source();
+	test_progress_auto();
 	test_ompi_hints();
 	if (base) {
 		for (size_t i = 0; i < sizeof(nodata_cases) / sizeof(nodata_cases[0]); i++)

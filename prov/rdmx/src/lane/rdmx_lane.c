@@ -95,14 +95,23 @@ static int rdmx_lanes_dev_arm(struct rdmx_dev *dev, uint64_t *due_p)
 
 int rdmx_lanes_wait_arm(struct rdmx_lanes *lanes, uint64_t *due_p)
 {
-	/* The last poll passed the NIC by: poll it before anyone sleeps. */
-	if (lanes->nic_wait) {
+	uint64_t nic_due = UINT64_MAX;
+
+	if (lanes->shm && rdmx_lanes_dev_arm(lanes->shm, due_p))
+		return -FI_EAGAIN;
+	/*
+	 * The NIC has work, or its timers are due (a poll passed it by while
+	 * the shm lane was busy): the next poll visits it, and nobody sleeps.
+	 * Not whenever a poll passed it by: a poll that visits a quiet NIC
+	 * sets nic_wait again, so a caller whose every check progresses
+	 * first (fi_trywait after fi_cq_read) would never sleep.
+	 */
+	if (rdmx_lanes_dev_arm(lanes->nic, &nic_due) || nic_due <= rdmx_clock_ns()) {
 		lanes->nic_wait = 0;
 		return -FI_EAGAIN;
 	}
-	if (lanes->shm && rdmx_lanes_dev_arm(lanes->shm, due_p))
-		return -FI_EAGAIN;
-	return rdmx_lanes_dev_arm(lanes->nic, due_p);
+	*due_p = RDMX_MIN(*due_p, nic_due);
+	return 0;
 }
 
 void rdmx_lane_init(struct rdmx_lane *lane, const struct rdmx_lanes *lanes,

@@ -228,14 +228,17 @@ static int rdmx_cntr_control(struct fid *fid, int command, void *arg)
 static int rdmx_cntr_close(struct fid *fid)
 {
 	struct rdmx_cntr *cntr = rdmx_container_of(fid, struct rdmx_cntr, cntr_fid.fid);
+	struct rdmx_wait *wait;
 
 	if (rdmx_ref_read(&cntr->refs)) {
 		RDMX_WARN(FI_LOG_CNTR, "counter still bound to endpoints\n");
 		return -FI_EBUSY;
 	}
 	rdmx_epset_destruct(&cntr->eps);
+	/* Leaving clears waitable.wait: the wait is let go through a copy. */
+	wait = cntr->waitable.wait;
 	rdmx_wait_leave(&cntr->waitable);
-	rdmx_wait_put(cntr->waitable.wait);
+	rdmx_wait_put(wait);
 	rdmx_ref_put(&cntr->domain->refs);
 	free(cntr);
 	return 0;

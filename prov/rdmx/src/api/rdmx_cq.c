@@ -310,6 +310,7 @@ void rdmx_cq_detach(struct rdmx_cq *cq, struct rdmx_ep *ep)
 static int rdmx_cq_close(struct fid *fid)
 {
 	struct rdmx_cq *cq = rdmx_container_of(fid, struct rdmx_cq, cq_fid.fid);
+	struct rdmx_wait *wait;
 	struct rdmx_dlist *it;
 
 	if (rdmx_ref_read(&cq->refs)) {
@@ -321,8 +322,10 @@ static int rdmx_cq_close(struct fid *fid)
 	free(cq->last_err);
 	free(cq->ring);
 	rdmx_epset_destruct(&cq->eps);
+	/* Leaving clears waitable.wait: the wait is let go through a copy. */
+	wait = cq->waitable.wait;
 	rdmx_wait_leave(&cq->waitable);
-	rdmx_wait_put(cq->waitable.wait);
+	rdmx_wait_put(wait);
 	rdmx_ref_put(&cq->domain->refs);
 	free(cq);
 	return 0;

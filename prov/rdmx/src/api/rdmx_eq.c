@@ -189,13 +189,16 @@ static const char *rdmx_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 static int rdmx_eq_close(struct fid *fid)
 {
 	struct rdmx_eq *eq = rdmx_container_of(fid, struct rdmx_eq, eq_fid.fid);
+	struct rdmx_wait *wait;
 	struct rdmx_dlist *it;
 
 	while ((it = rdmx_dlist_pop_front(&eq->events)))
 		free(rdmx_container_of(it, struct rdmx_eq_event, link));
 	free(eq->last_err);
+	/* Leaving clears waitable.wait: the wait is let go through a copy. */
+	wait = eq->waitable.wait;
 	rdmx_wait_leave(&eq->waitable);
-	rdmx_wait_put(eq->waitable.wait);
+	rdmx_wait_put(wait);
 	pthread_mutex_destroy(&eq->mutex);
 	rdmx_ref_put(&eq->fabric->refs);
 	free(eq);

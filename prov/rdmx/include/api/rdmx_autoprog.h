@@ -30,4 +30,15 @@ int rdmx_autoprog_start(struct rdmx_autoprog *ap);
 /* Stops it and frees its wait; nothing when it never started. */
 void rdmx_autoprog_stop(struct rdmx_autoprog *ap);
 
+/*
+ * The application's call may have left the thread work that no packet
+ * or timer will announce (a read done at the post, whose completion
+ * waits in the device; packets the device holds for its next poll):
+ * wakes the thread if it sleeps. Nothing under manual progress.
+ */
+static inline void rdmx_autoprog_wake(struct rdmx_autoprog *ap)
+{
+	rdmx_wait_poke(ap->wait);
+}
+
 #endif /* RDMX_AUTOPROG_H */

@@ -18,12 +18,22 @@ static const struct rdmx_waitable_ops rdmx_autoprog_stop_ops = {
 	.check = rdmx_autoprog_stop_check,
 };
 
+/*
+ * The longest the thread sleeps before it looks again. The application's
+ * own calls progress the same endpoints: they may take the packet that
+ * was to wake the thread, end the wait a device armed for it (a shm
+ * ring's sleeping mark is one per ring), or open a lane after the thread
+ * chose how long to sleep. It then learns of them within this much.
+ */
+#define RDMX_AUTOPROG_RECHECK_MS	100
+
 /* The thread: every member progressed at each wake, until stopped. */
 static void *rdmx_autoprog_run(void *arg)
 {
 	struct rdmx_autoprog *ap = arg;
 
-	rdmx_wait_for(ap->wait, &ap->stop, -1);
+	while (rdmx_wait_for(ap->wait, &ap->stop, RDMX_AUTOPROG_RECHECK_MS))
+		;
 	return NULL;
 }
 

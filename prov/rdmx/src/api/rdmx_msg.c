@@ -45,6 +45,8 @@ static ssize_t rdmx_recv_common(struct fid_ep *ep_fid, const struct iovec *iov,
 		rdmx_ep_progress(ep);
 	ret = rdmx_recv(ep, &req);
 	rdmx_lock_release(&ep->domain->lock);
+	/* A receive that took an unexpected long message may have read it. */
+	rdmx_autoprog_wake(&ep->domain->autoprog);
 	return ret;
 }
 
@@ -75,6 +77,7 @@ static ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec *iov,
 		ep->stats.eagain += ret == -FI_EAGAIN;
 	}
 	rdmx_lock_release(&ep->domain->lock);
+	rdmx_autoprog_wake(&ep->domain->autoprog);
 	return ret;
 }
 

@@ -844,7 +844,14 @@ static int wt_stream_receiver(struct wt *w)
 		printf(WT_NAME ": receiver: fi_trywait let it sleep %" PRIu64 " times, poll() "
 		       "found the fd readable %" PRIu64 " times (trywaits=%" PRIu64 ")\n",
 		       w->trywaits, w->polls, w->trywaits);
-	if (!ret && cs1 == cs0)
+	/*
+	 * sread and fd wait for each completion as the sender's window lets
+	 * it come, so they sleep thousands of times. A counted receiver waits
+	 * once per batch, for messages that may all be there already when
+	 * the sender runs ahead (unexpected): whether it sleeps depends on
+	 * the machine's load, not on rdmx (test_counters sees it wake).
+	 */
+	if (!ret && cs1 == cs0 && !w->cntr)
 		ret = ft_fail("the receiver never slept");
 	free(s.buf);
 	return ret;

@@ -48,6 +48,13 @@ set -eu
 ATTACK_NET=10.213.13
 ATTACK_CAP_S=600
 ATTACK_STREAM_N=10000		# messages of each stream under attack
+# An attack must end while its stream still runs, so each stream takes
+# its length from a pace (rdmx_stream --rate), not from the machine: left
+# alone, 10000 messages take 0.1 s here and 60000 take 0.5 s, less than
+# an attack of 15000 datagrams (0.3 s) or the start of the flood (0.5 s
+# after its stream's). At 5000 a second a stream of 10000 takes 2 s,
+# six times its attack; an attack that slows it only lengthens it.
+ATTACK_STREAM_RATE=5000
 ATTACK_COUNT=15000		# datagrams of each attack
 ATTACK_RATE=50000		# datagrams per second
 ATTACK_ANON=10000
@@ -64,11 +71,13 @@ ATTACK_FLOOD=1000000
 # read, the kernel drops the stream's packets with the flood's, as for
 # any UDP service: that measures the machine, not the protocol.
 ATTACK_FLOOD_RATE=50000
+# 20 s, twice the flood (and ten times the medium messages held).
 ATTACK_FLOOD_STREAM_N=60000
+ATTACK_FLOOD_STREAM_RATE=3000
 ATTACK_HOLD=100000		# medium packets of messages never completed
 ATTACK_LOG_MAX=100
 ATTACK_SEED=20261125
-# A stream of 10000 messages takes about 2 s here; none waits 30 s.
+# No wait of a stream for a completion lasts 30 s, under any attack.
 ATTACK_WAIT_S=30
 : "${FI_RDMX_RX_BUDGET:=67108864}"
 ATTACK_BUDGET_KB=$((FI_RDMX_RX_BUDGET / 1024))
@@ -122,15 +131,17 @@ a_wait_port() {
 	[ -n "$SPORT" ] || t_fail "the sender's UDP socket never appeared in $ns_s"
 }
 
-# a_stream_start name count [receiver env]: a receiver and a sender of
-# count messages; sets RPID, SPID (the timeouts' pids), RPORT, SPORT.
+# a_stream_start name count rate [receiver env]: a receiver and a sender
+# of count messages, rate a second; sets RPID, SPID (the timeouts' pids),
+# RPORT, SPORT.
 a_stream_start() {
-	t_start_server "$1-r" "ip netns exec $ns_r ${3:-}" \
+	t_start_server "$1-r" "ip netns exec $ns_r ${4:-}" \
 		"$ST" -r -b "$addr_r" -p 0 -t "$ATTACK_WAIT_S"
 	RPID=$T_SERVER_PID
 	RPORT=$T_SERVER_PORT
 	t_spawn_with "$1-s" "ip netns exec $ns_s" \
-		"$ST" -p "$RPORT" -n "$2" --sizes mixed -t "$ATTACK_WAIT_S" "$addr_r"
+		"$ST" -p "$RPORT" -n "$2" --rate "$3" --sizes mixed -t "$ATTACK_WAIT_S" \
+		"$addr_r"
 	SPID=$T_LAST_PID
 	a_wait_port
 }
@@ -196,7 +207,7 @@ a_phase() {
 
 echo "== receiver in $ns_r ($addr_r), sender in $ns_s ($addr_s)"
 a_phase "baseline: a stream of $ATTACK_STREAM_N messages, no attack; its tags recorded"
-a_stream_start base "$ATTACK_STREAM_N"
+a_stream_start base "$ATTACK_STREAM_N" "$ATTACK_STREAM_RATE"
 ip netns exec "$ns_r" timeout 30 "$FORGE" --observe "$TAGS" --secs 3 "$addr_r" "$RPORT" \
 	>"$T_DIR/observe.out" 2>"$T_DIR/observe.err" || t_fail "rdmx_forge --observe failed"
 a_stream_end base
@@ -215,7 +226,7 @@ done
 a_attack() {
 	local name=$1 dir=$2 victim peer during
 	shift 2
-	a_stream_start "$name" "$ATTACK_STREAM_N"
+	a_stream_start "$name" "$ATTACK_STREAM_N" "$ATTACK_STREAM_RATE"
 	if [ "$dir" = r ]; then
 		victim=$name-r peer=$name-s
 		a_forge "$name-forge" "$ns_s" --from "$addr_s:$SPORT" "$@" \
@@ -315,7 +326,7 @@ fi
 # a_mem_start name stream_n: a stream whose receiver logs warnings, and
 # its memory now (rss0, data0; hwm, data_max follow the forgers).
 a_mem_start() {
-	a_stream_start "$1" "$2" "env FI_LOG_LEVEL=warn"
+	a_stream_start "$1" "$2" "$ATTACK_FLOOD_STREAM_RATE" "env FI_LOG_LEVEL=warn"
 	RCHILD=$(a_child "$RPID")
 	sleep 0.5
 	rss0=$(t_proc_kb "$RCHILD" VmRSS)

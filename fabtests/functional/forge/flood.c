@@ -46,6 +46,7 @@ void fg_report(const struct fg *fg)
 		if (fg->per_tag[m])
 			printf(" tag_%s=%" PRIu64, fg_tag_names[m], fg->per_tag[m]);
 	if (fg->auth)
-		printf(" rewinds=%" PRIu64 " answers=%" PRIu64, fg->s.rewinds, fg->s.answers);
+		printf(" hellos=%d resets=%d rewinds=%" PRIu64 " answers=%" PRIu64,
+		       fg->s.hellos, fg->s.resets, fg->s.rewinds, fg->s.answers);
 	printf("\n");
 }

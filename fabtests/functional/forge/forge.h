@@ -25,7 +25,8 @@
 #define FG_PAYLOAD_MAX	1024	/* bytes after an rdm header, at most */
 #define FG_STALE_MAX	256	/* tags read from --tag-file */
 #define FG_WINDOW	64	/* the swsrd window (RDMX_SRD_WINDOW) */
-#define FG_ANSWER_MS	200	/* wait for a CHALLENGE */
+#define FG_ANSWER_MS	200	/* wait for a CHALLENGE or an answer */
+#define FG_TRIES	10	/* --auth: hellos, then RESETs, at most */
 #define FG_RX_MAX	(FG_DGRAM_MAX - sizeof(struct rdmx_wire_srd))
 #define FG_MIN(a, b)	((a) < (b) ? (a) : (b))
 
@@ -68,6 +69,7 @@ struct fg_session {
 	uint64_t	peer_incarnation;
 	uint64_t	rewinds;	/* times the window stalled */
 	uint64_t	answers;	/* probes and pings answered */
+	int		hellos, resets;	/* sent to open it (FG_TRIES at most) */
 };
 
 struct fg {

@@ -31,7 +31,8 @@
  * --auth: an attacker at its own address (plain socket) that answers the
  * CHALLENGE with the cookie it carried, then opens an rdm session
  * (RESET, answering probes and pings, acknowledging what it receives,
- * resending from the hole when its window stalls), and sends its -n
+ * resending from the hole when its window stalls; its first packet and
+ * its RESET go again while unanswered, as a real peer's do), and sends its -n
  * datagrams inside that session: valid, near or random rdm packets
  * behind valid swsrd headers, so they reach the rdm layer. Its messages
  * are untagged (a tagged one would match the victim's wildcard receives,

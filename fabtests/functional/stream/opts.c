@@ -52,7 +52,9 @@ static void st_usage(void)
 		"  --dead K        receiver K (0-based in -p) dies mid-run\n"
 		"  --expect-rnr    fail unless the RNR counters moved\n"
 		"  --expect-eagain fail unless a post returned -FI_EAGAIN\n"
-		"  --linger-ms N   keep progressing N ms after the end (default %d)\n",
+		"  --linger-ms N   keep progressing N ms after the end (default %d)\n"
+		"  --rate R        post at most R messages a second to each receiver\n"
+		"                  (default: as fast as the window takes them)\n",
 		ST_DEFAULT_TIMEOUT, ST_DEFAULT_RX_WINDOW, ST_DEFAULT_TX_WINDOW,
 		ST_SIZE_CAP, ST_DEFAULT_COUNT, ST_DEFAULT_LINGER_MS);
 }
@@ -89,7 +91,7 @@ static int st_parse_name(const char *opt, const char *s,
 enum {
 	ST_OPT_HOLD = 256, ST_OPT_SIZES, ST_OPT_WINDOW, ST_OPT_SEED, ST_OPT_RNR,
 	ST_OPT_EAGAIN, ST_OPT_DEAD, ST_OPT_LINGER, ST_OPT_COMPLETION, ST_OPT_ORDERED,
-	ST_OPT_MAX_SIZE, ST_OPT_UNTAGGED, ST_OPT_CTRL_COMPLETION,
+	ST_OPT_MAX_SIZE, ST_OPT_UNTAGGED, ST_OPT_CTRL_COMPLETION, ST_OPT_RATE,
 };
 
 static const struct option st_long_opts[] = {
@@ -101,6 +103,7 @@ static const struct option st_long_opts[] = {
 	{ "expect-eagain", no_argument, NULL, ST_OPT_EAGAIN },
 	{ "dead", required_argument, NULL, ST_OPT_DEAD },
 	{ "linger-ms", required_argument, NULL, ST_OPT_LINGER },
+	{ "rate", required_argument, NULL, ST_OPT_RATE },
 	{ "completion", required_argument, NULL, ST_OPT_COMPLETION },
 	{ "ordered", no_argument, NULL, ST_OPT_ORDERED },
 	{ "max-size", required_argument, NULL, ST_OPT_MAX_SIZE },
@@ -213,6 +216,10 @@ int st_parse_opts(int argc, char **argv, struct st_opts *o)
 			break;
 		case ST_OPT_LINGER:
 			ret = ft_parse_num(optarg, 0, 60000, &o->linger_ms);
+			sender_only = true;
+			break;
+		case ST_OPT_RATE:
+			ret = ft_parse_num(optarg, 1, 100000000, &o->rate);
 			sender_only = true;
 			break;
 		case ST_OPT_RNR:

@@ -62,9 +62,13 @@ int st_sender_connect(struct st *st)
 	return 0;
 }
 
-static bool st_tx_can_post(const struct st_peer *p)
+/* Whether p's next message may go now: a free slot, and due under --rate. */
+static bool st_tx_can_post(const struct st *st, const struct st_peer *p,
+			   uint64_t now)
 {
-	return !p->dead && p->next < p->count && p->nfree;
+	return !p->dead && p->next < p->count && p->nfree &&
+	       (!st->opts.rate ||
+		st->start_ns + p->next * 1000000000ULL / st->opts.rate <= now);
 }
 
 /* Posts the next message to p once; -FI_EAGAIN leaves it for later. */
@@ -103,6 +107,7 @@ static ssize_t st_tx_post(struct st *st, struct st_peer *p)
 /* Posts round-robin, one message per receiver in turn, while any can take one. */
 static int st_tx_post_all(struct st *st, uint32_t *rr)
 {
+	uint64_t now = ft_now_ns();
 	uint32_t idle = 0;
 
 	while (idle < st->npeers) {
@@ -110,7 +115,7 @@ static int st_tx_post_all(struct st *st, uint32_t *rr)
 		ssize_t ret;
 
 		*rr = (*rr + 1) % st->npeers;
-		if (!st_tx_can_post(p)) {
+		if (!st_tx_can_post(st, p, now)) {
 			idle++;
 			continue;
 		}

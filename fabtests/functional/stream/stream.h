@@ -116,6 +116,7 @@ struct st_opts {
 	uint64_t	seed;
 	uint64_t	hold_ms;
 	uint64_t	linger_ms;
+	uint64_t	rate;		/* sender: messages a second; 0: no pace */
 	bool		expect_rnr;
 	bool		expect_eagain;
 	int		dead;		/* -1: no receiver is expected to die */

@@ -338,6 +338,7 @@ Test(budget, out_of_order_packets_beyond_the_budget_are_refused_not_stored)
 	pkt = eager(7, 100, 7);
 	cr_assert_not(rdmx_order_recv(&ep, &peer, &pkt, 7));
 	cr_assert_eq(ep.stats.rx_dropped, 1, "half the buffers are kept at most");
+	cr_assert_eq(peer.ooo_kept, 4, "the peer's count of them too");
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * slot);
 	cr_assert_eq(rdmx_budget_peak(&ep.budget), 2 * slot, "never past the budget");
 	cr_assert_eq(rdmx_budget_refusals(&ep.budget), 1);
@@ -355,6 +356,7 @@ Test(budget, out_of_order_packets_beyond_the_budget_are_refused_not_stored)
 	cr_assert_eq(rdmx_test_cq_drain(t.cq), 0, "message 7 was dropped");
 	cr_assert_eq(reposted, 4, "the kept buffers went back to the device");
 	cr_assert_eq(ep.ooo_kept, 0);
+	cr_assert_eq(peer.ooo_kept, 0);
 	cr_assert_eq(rdmx_budget_used(&ep.budget), 2 * slot,
 		     "the two blocks are kept for reuse, still charged");
 	rdmx_order_destruct(&ep);
@@ -647,5 +649,36 @@ Test(budget, device_refuses_what_only_the_spent_budget_could_keep)
 	post_recv(in, sizeof(in), 7);
 	cr_assert(rdmx_order_admit(&ep, &peer, &big), "its receive waits: state only");
 	ep.budget.used = 0;
+	ep.ooo_kept = 0;
+}
+
+/*
+ * With the budget spent, a peer that keeps a quarter of the buffers order
+ * may keep (a hostile one holding packets of messages that never come)
+ * is refused another, and another peer is still admitted one, until
+ * order keeps all it may.
+ */
+Test(budget, one_peer_keeps_at_most_its_share_of_the_buffers)
+{
+	struct rdmx_peer other = { .rx_msg_id = 0 };
+	struct rdmx_pkt later = eager(3, 100, 1);
+	size_t cnt = ep.rxb.cnt, share;
+
+	/* Admission reads the count only; enough buffers to share out. */
+	ep.rxb.cnt = 512;
+	share = ep.rxb.cnt / 2 / 4;
+	ep.budget.limit = 0;
+	peer.ooo_kept = (uint32_t) share - 1;
+	ep.ooo_kept = share - 1;
+	cr_assert(rdmx_order_admit(&ep, &peer, &later), "below its share");
+	peer.ooo_kept++;
+	ep.ooo_kept++;
+	cr_assert_not(rdmx_order_admit(&ep, &peer, &later), "at its share");
+	cr_assert(rdmx_order_admit(&ep, &other, &later), "another peer keeps its own");
+	ep.ooo_kept = ep.rxb.cnt / 2 - RDMX_RX_BATCH;
+	cr_assert_not(rdmx_order_admit(&ep, &other, &later), "order keeps half at most");
+	ep.rxb.cnt = cnt;
+	ep.budget.limit = 1 << 20;
+	peer.ooo_kept = 0;
 	ep.ooo_kept = 0;
 }

@@ -8,7 +8,7 @@
  * Only a peer made for a sender outside the AV may go earlier, when it
  * holds nothing and room is needed for another (rdmx_peer_anon).
  *
- * Memory per peer: this structure (272 bytes on x86_64); packets of
+ * Memory per peer: this structure (456 bytes on x86_64); packets of
  * later messages held for ordering and medium messages being reassembled
  * only while they exist. The device's handle adds its own
  * (docs/protocol.md, order and matching).
@@ -45,6 +45,7 @@ struct rdmx_peer {
 	uint32_t		rx_msg_id;	/* msg_id of the next message matched */
 	struct rdmx_dlist	ooo;		/* of rdmx_ooo: later messages' first
 						   packets, by msg_id */
+	uint32_t		ooo_kept;	/* of those, left in receive buffers */
 	struct rdmx_dlist	rx_msgs;	/* of rdmx_rxm: messages in pieces */
 	/* RNR: packets the receiver refused, resent in order after backoff. */
 	struct rdmx_dlist	retry_q;	/* of rdmx_pke */

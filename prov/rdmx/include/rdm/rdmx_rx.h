@@ -219,7 +219,8 @@ ssize_t rdmx_probe(struct rdmx_ep *ep, const struct rdmx_recv_req *req, fi_addr_
  * device that asks before it acknowledges (struct rdmx_dev_admit): false
  * for a message packet that order or matching could keep only past the
  * receive budget, with room for a poll's batch of packets handed up
- * before this one is handled. The device then refuses it (RNR).
+ * before this one is handled, or only in a buffer past peer's share of
+ * those order keeps. The device then refuses it (RNR).
  */
 bool rdmx_order_admit(struct rdmx_ep *ep, const struct rdmx_peer *peer,
 		      const struct rdmx_pkt *pkt);

@@ -27,8 +27,13 @@
  * packet with RNR before that point, so the sender sends it again; only
  * on efa, which acknowledges in hardware, is a packet past it dropped
  * and counted (its message and those after it from that peer then wait
- * until the session ends).
- * Per-peer state: two msg_ids and a list head (24 bytes).
+ * until the session ends). Such a device also refuses a peer more than
+ * a quarter of what order keeps: one that fills the budget and then
+ * sends packets of messages that never come (a msg_id far ahead) would
+ * otherwise take every kept buffer until its session ends, and the other
+ * peers' packets that overtook one another would be refused with it.
+ * Per-peer state: two msg_ids, a list head and its kept buffers (28
+ * bytes).
  */
 #include <stdlib.h>
 
@@ -41,6 +46,8 @@
 #define RDMX_ORDER_SMALL	256
 /* Free blocks kept for reuse, per size. */
 #define RDMX_ORDER_SPARE	32
+/* Of the receive buffers order may keep, one peer is admitted this share. */
+#define RDMX_ORDER_PEER_SHARE	4
 
 /* A packet waiting for its message's turn. */
 struct rdmx_ooo {
@@ -95,10 +102,15 @@ bool rdmx_order_admit(struct rdmx_ep *ep, const struct rdmx_peer *peer,
 	/* A further segment of a message under way: its room is taken. */
 	if (ahead < 0)
 		return true;
-	/* A later message: a copy within the budget, else a buffer kept. */
+	/*
+	 * A later message: a copy within the budget, else a buffer kept.
+	 * A peer's share is checked here only, where a refusal is an RNR:
+	 * one poll may hand up a batch of its packets past it.
+	 */
 	if (ahead > 0)
 		return rdmx_budget_fits_bulk(&ep->budget, margin + ep->rxb.size) ||
-		       ep->ooo_kept + RDMX_RX_BATCH < ep->rxb.cnt / 2;
+		       (ep->ooo_kept + RDMX_RX_BATCH < ep->rxb.cnt / 2 &&
+			peer->ooo_kept < ep->rxb.cnt / 2 / RDMX_ORDER_PEER_SHARE);
 	/* The next message: an eager one waits in its buffer if need be. */
 	if (pkt->type == RDMX_PKT_EAGER)
 		return true;
@@ -130,9 +142,9 @@ static struct rdmx_ooo *rdmx_order_copy(struct rdmx_ep *ep, const struct rdmx_pk
 	return ooo;
 }
 
-/* pkt left in its receive buffer rx_buf; NULL when order keeps enough. */
-static struct rdmx_ooo *rdmx_order_keep(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
-					size_t rx_buf)
+/* pkt of peer left in its receive buffer rx_buf; NULL when order keeps enough. */
+static struct rdmx_ooo *rdmx_order_keep(struct rdmx_ep *ep, struct rdmx_peer *peer,
+					const struct rdmx_pkt *pkt, size_t rx_buf)
 {
 	struct rdmx_ooo *ooo;
 
@@ -147,6 +159,7 @@ static struct rdmx_ooo *rdmx_order_keep(struct rdmx_ep *ep, const struct rdmx_pk
 	ooo->cache = NULL;
 	ooo->rx_buf = rx_buf;
 	ep->ooo_kept++;
+	peer->ooo_kept++;
 	return ooo;
 }
 
@@ -154,12 +167,15 @@ static struct rdmx_ooo *rdmx_order_keep(struct rdmx_ep *ep, const struct rdmx_pk
  * Stops counting ooo (its block's charge, or its buffer among those
  * kept) before its packet is handed on.
  */
-static void rdmx_order_uncount(struct rdmx_ep *ep, struct rdmx_ooo *ooo)
+static void rdmx_order_uncount(struct rdmx_ep *ep, struct rdmx_peer *peer,
+				struct rdmx_ooo *ooo)
 {
-	if (ooo->cache)
+	if (ooo->cache) {
 		rdmx_cache_uncharge(ooo->cache, ooo);
-	else
+	} else {
 		ep->ooo_kept--;
+		peer->ooo_kept--;
+	}
 }
 
 /*
@@ -185,7 +201,7 @@ static bool rdmx_order_hold(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	struct rdmx_dlist *pos = peer->ooo.prev;
 	struct rdmx_ooo *ooo = rdmx_order_copy(ep, pkt);
 	if (!ooo)
-		ooo = rdmx_order_keep(ep, pkt, rx_buf);
+		ooo = rdmx_order_keep(ep, peer, pkt, rx_buf);
 	if (!ooo) {
 		ep->stats.rx_dropped++;
 		rdmx_budget_refused(&ep->budget, "packet of a later message", pkt->payload_len);
@@ -244,7 +260,7 @@ static void rdmx_order_take(struct rdmx_ep *ep, struct rdmx_peer *peer,
 {
 	bool keep = false;
 
-	rdmx_order_uncount(ep, ooo);
+	rdmx_order_uncount(ep, peer, ooo);
 	if (start)
 		keep = rdmx_order_start(ep, peer, &ooo->pkt,
 					ooo->cache ? RDMX_RX_BUF_NONE : ooo->rx_buf);
@@ -294,7 +310,7 @@ void rdmx_order_drain(struct rdmx_peer *peer)
 	while ((it = rdmx_dlist_pop_front(&peer->ooo))) {
 		struct rdmx_ooo *ooo = rdmx_container_of(it, struct rdmx_ooo, link);
 
-		rdmx_order_uncount(ep, ooo);
+		rdmx_order_uncount(ep, peer, ooo);
 		rdmx_order_put(ep, ooo, false);
 	}
 }

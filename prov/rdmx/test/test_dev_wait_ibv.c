@@ -149,6 +149,19 @@ static void wait_meet(struct wait_pair *p)
 	}
 }
 
+/*
+ * A pair of kind k that met, b with a receive posted: the start of the
+ * tests of one sleep. Returns b's descriptor.
+ */
+static int wait_pair_ready(struct wait_pair *p, const struct wait_kind *k)
+{
+	wait_install(k, NULL);
+	wait_pair_open(p, k);
+	wait_meet(p);
+	wait_post_recv(p);
+	return p->b->ops->wait_fd(p->b);
+}
+
 /* Whether fd is readable now. */
 static bool wait_readable(int fd)
 {
@@ -204,11 +217,7 @@ Test(ibv_wait, a_completion_after_the_arm_wakes_the_sleeper)
 		uint64_t due, wr_id = 0;
 		int fd;
 
-		wait_install(&wait_kinds[k], NULL);
-		wait_pair_open(&p, &wait_kinds[k]);
-		fd = p.b->ops->wait_fd(p.b);
-		wait_meet(&p);
-		wait_post_recv(&p);
+		fd = wait_pair_ready(&p, &wait_kinds[k]);
 		cr_assert_eq(wait_arm(p.b, &due), 0, "%s", p.b->ops->name);
 		cr_assert_not(wait_readable(fd), "%s: readable with nothing queued",
 			      p.b->ops->name);
@@ -245,11 +254,7 @@ Test(ibv_wait, a_completion_before_the_arm_is_kept_for_the_poll)
 		uint64_t due = UINT64_MAX, wr_id = 0;
 		int fd;
 
-		wait_install(&wait_kinds[k], NULL);
-		wait_pair_open(&p, &wait_kinds[k]);
-		fd = p.b->ops->wait_fd(p.b);
-		wait_meet(&p);
-		wait_post_recv(&p);
+		fd = wait_pair_ready(&p, &wait_kinds[k]);
 		cr_assert_eq(wait_recvs(p.b, &wr_id), 0);
 		wait_send(&p, 9);
 		cr_assert_eq(p.b->ops->wait_arm(p.b, &due), -FI_EAGAIN,
@@ -278,10 +283,7 @@ Test(ibv_wait, closing_an_armed_device_leaves_nothing)
 		struct wait_pair p;
 		uint64_t due;
 
-		wait_install(&wait_kinds[k], NULL);
-		wait_pair_open(&p, &wait_kinds[k]);
-		wait_meet(&p);
-		wait_post_recv(&p);
+		(void) wait_pair_ready(&p, &wait_kinds[k]);
 		cr_assert_eq(wait_arm(p.b, &due), 0);
 		wait_send(&p, 3);
 		cr_assert(wait_readable(p.b->ops->wait_fd(p.b)));

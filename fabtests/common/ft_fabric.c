@@ -128,11 +128,9 @@ void ft_rdm_close(struct ft_rdm *rdm, int *status)
 		     status);
 }
 
-struct fi_info *ft_rdm_getinfo(uint32_t version, const char *bind_addr,
-			       const char *host, const char *port, uint64_t op_flags)
+struct fi_info *ft_rdm_hints(uint64_t op_flags)
 {
-	struct fi_info *hints = fi_allocinfo(), *info = NULL;
-	int ret;
+	struct fi_info *hints = fi_allocinfo();
 
 	if (!hints)
 		return NULL;
@@ -142,12 +140,32 @@ struct fi_info *ft_rdm_getinfo(uint32_t version, const char *bind_addr,
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
 				      FI_MR_VIRT_ADDR;
 	hints->tx_attr->op_flags = op_flags;
-	ret = host ? fi_getinfo(version, host, port, 0, hints, &info) :
-	      fi_getinfo(version, bind_addr, port, FI_SOURCE, hints, &info);
-	fi_freeinfo(hints);
+	return hints;
+}
+
+struct fi_info *ft_rdm_getinfo_hints(uint32_t version, const char *bind_addr,
+				     const char *host, const char *port,
+				     const struct fi_info *hints)
+{
+	struct fi_info *info = NULL;
+	int ret = host ? fi_getinfo(version, host, port, 0, hints, &info) :
+		  fi_getinfo(version, bind_addr, port, FI_SOURCE, hints, &info);
+
 	if (ret)
 		ft_err("fi_getinfo", ret);
 	return ret ? NULL : info;
+}
+
+struct fi_info *ft_rdm_getinfo(uint32_t version, const char *bind_addr,
+			       const char *host, const char *port, uint64_t op_flags)
+{
+	struct fi_info *hints = ft_rdm_hints(op_flags), *info;
+
+	if (!hints)
+		return NULL;
+	info = ft_rdm_getinfo_hints(version, bind_addr, host, port, hints);
+	fi_freeinfo(hints);
+	return info;
 }
 
 int ft_rdm_insert(struct ft_rdm *rdm, const void *addr, fi_addr_t *fi_addr,

@@ -58,6 +58,16 @@ void ft_close_fid(struct fid *fid, const char *what, int *status);
 struct fi_info *ft_rdm_getinfo(uint32_t version, const char *bind_addr,
 			       const char *host, const char *port, uint64_t op_flags);
 /*
+ * The two halves of ft_rdm_getinfo, for a program that asks more of the
+ * provider: ft_rdm_hints returns its hints (NULL when out of memory; the
+ * caller frees them with fi_freeinfo), ft_rdm_getinfo_hints asks with
+ * hints the same way (the list, or NULL with the error printed).
+ */
+struct fi_info *ft_rdm_hints(uint64_t op_flags);
+struct fi_info *ft_rdm_getinfo_hints(uint32_t version, const char *bind_addr,
+				     const char *host, const char *port,
+				     const struct fi_info *hints);
+/*
  * Opens the fabric, domain, a tagged-format CQ of cq_size entries (0: the
  * provider's default) without wait object, and an FI_AV_TABLE AV of info;
  * 0, or an error already printed (what was opened stays for ft_rdm_close).

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # wait.sh: blocking waits between two processes on loopback (issue 19,
-# "Waiting and counting"), with rdmx_wait (see its header for each mode):
+# "Waiting and counting"), with rdmx_wait (functional/wait/main.c says
+# what each mode does):
 #
 # 1. idle: a receiver with a connected, idle peer blocks in fi_cq_sread
 #    (FI_WAIT_UNSPEC) for WAIT_IDLE_MS with nothing arriving: it returns
@@ -120,7 +121,7 @@ for mode in sread fd cntr; do
 		t_fail "$mode: the receiver did not check $WAIT_COUNT messages"
 	t_out_has "$mode-s" "^rdmx_wait: sender: $WAIT_COUNT sends completed without error" ||
 		t_fail "$mode: the sender's sends did not all complete"
-	# A counted receiver may find every batch there already (rdmx_wait.c).
+	# A counted receiver may find every batch there already (wait/stream.c).
 	[ "$mode" = cntr ] || [ "$(wt_need "$mode-r" sleeps)" -gt 0 ] ||
 		t_fail "$mode: the receiver never slept"
 done

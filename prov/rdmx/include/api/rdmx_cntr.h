@@ -36,10 +36,6 @@ struct rdmx_cntr {
 int rdmx_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr_p, void *context);
 
-/* Binds an endpoint for progress (once per binding); domain lock held. */
-int rdmx_cntr_attach(struct rdmx_cntr *cntr, struct rdmx_ep *ep);
-void rdmx_cntr_detach(struct rdmx_cntr *cntr, struct rdmx_ep *ep);
-
 /* One more operation completed, or failed; wakes a waiter. */
 void rdmx_cntr_inc(struct rdmx_cntr *cntr);
 void rdmx_cntr_inc_err(struct rdmx_cntr *cntr);

@@ -53,10 +53,6 @@ int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry);
 int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
 		      int err, size_t olen, const char *text);
 
-/* Binds an endpoint for progress (once, however many directions). */
-int rdmx_cq_attach(struct rdmx_cq *cq, struct rdmx_ep *ep);
-void rdmx_cq_detach(struct rdmx_cq *cq, struct rdmx_ep *ep);
-
 /* The CQ's part in waits (fi_trywait), from its fid. */
 struct rdmx_waitable *rdmx_cq_waitable(struct fid *fid);
 

@@ -24,10 +24,13 @@ struct rdmx_epset {
 	size_t			cnt;
 };
 
-/* One more binding of ep. 0 or -FI_ENOMEM. */
-int rdmx_epset_add(struct rdmx_epset *set, struct rdmx_ep *ep);
-/* One binding of ep less. */
-void rdmx_epset_del(struct rdmx_epset *set, struct rdmx_ep *ep);
+/*
+ * One more binding of ep, counted in *refs, the owner's count of what
+ * holds it (so that it refuses to close). 0 or -FI_ENOMEM.
+ */
+int rdmx_epset_add(struct rdmx_epset *set, int *refs, struct rdmx_ep *ep);
+/* One binding of ep less, and one less in *refs. */
+void rdmx_epset_del(struct rdmx_epset *set, int *refs, struct rdmx_ep *ep);
 void rdmx_epset_destruct(struct rdmx_epset *set);
 
 /* Progresses every endpoint; the domain lock held. */

@@ -197,21 +197,6 @@ static int rdmx_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold, int tim
 	return rdmx_cntr_load(&cntr->value) >= threshold ? 0 : -FI_EAVAIL;
 }
 
-int rdmx_cntr_attach(struct rdmx_cntr *cntr, struct rdmx_ep *ep)
-{
-	int ret = rdmx_epset_add(&cntr->eps, ep);
-
-	if (!ret)
-		rdmx_ref_get(&cntr->refs);
-	return ret;
-}
-
-void rdmx_cntr_detach(struct rdmx_cntr *cntr, struct rdmx_ep *ep)
-{
-	rdmx_epset_del(&cntr->eps, ep);
-	rdmx_ref_put(&cntr->refs);
-}
-
 static int rdmx_cntr_control(struct fid *fid, int command, void *arg)
 {
 	struct rdmx_cntr *cntr = rdmx_container_of(fid, struct rdmx_cntr, cntr_fid.fid);

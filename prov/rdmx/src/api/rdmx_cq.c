@@ -292,21 +292,6 @@ static const char *rdmx_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 	return str;
 }
 
-int rdmx_cq_attach(struct rdmx_cq *cq, struct rdmx_ep *ep)
-{
-	int ret = rdmx_epset_add(&cq->eps, ep);
-
-	if (!ret)
-		rdmx_ref_get(&cq->refs);
-	return ret;
-}
-
-void rdmx_cq_detach(struct rdmx_cq *cq, struct rdmx_ep *ep)
-{
-	rdmx_epset_del(&cq->eps, ep);
-	rdmx_ref_put(&cq->refs);
-}
-
 static int rdmx_cq_close(struct fid *fid)
 {
 	struct rdmx_cq *cq = rdmx_container_of(fid, struct rdmx_cq, cq_fid.fid);

@@ -36,7 +36,7 @@ static int rdmx_ep_bind_cq(struct rdmx_ep *ep, void *obj, uint64_t flags)
 	for (uint64_t dir = FI_TRANSMIT; dir; dir = dir == FI_TRANSMIT ? FI_RECV : 0) {
 		if (!(flags & dir))
 			continue;
-		ret = rdmx_cq_attach(cq, ep);
+		ret = rdmx_epset_add(&cq->eps, &cq->refs, ep);
 		if (ret)
 			return ret;
 		if (dir == FI_TRANSMIT) {
@@ -91,7 +91,7 @@ static int rdmx_ep_bind_cntr(struct rdmx_ep *ep, void *obj, uint64_t flags)
 		}
 	}
 	for (uint64_t f = flags; f; f &= f - 1) {
-		ret = rdmx_cntr_attach(cntr, ep);
+		ret = rdmx_epset_add(&cntr->eps, &cntr->refs, ep);
 		if (ret)
 			return ret;
 		*rdmx_ep_cntr_slot(ep, f & -f) = cntr;
@@ -514,14 +514,14 @@ static int rdmx_ep_close(struct fid *fid)
 	rdmx_recv_drain(ep);
 	rdmx_ep_watch(ep, false);
 	if (ep->tx_cq)
-		rdmx_cq_detach(ep->tx_cq, ep);
+		rdmx_epset_del(&ep->tx_cq->eps, &ep->tx_cq->refs, ep);
 	if (ep->rx_cq)
-		rdmx_cq_detach(ep->rx_cq, ep);
+		rdmx_epset_del(&ep->rx_cq->eps, &ep->rx_cq->refs, ep);
 	for (int k = 0; k < RDMX_SINK_KINDS; k++) {
 		if (ep->tx_sink.cntrs[k])
-			rdmx_cntr_detach(ep->tx_sink.cntrs[k], ep);
+			rdmx_epset_del(&ep->tx_sink.cntrs[k]->eps, &ep->tx_sink.cntrs[k]->refs, ep);
 		if (ep->rx_sink.cntrs[k])
-			rdmx_cntr_detach(ep->rx_sink.cntrs[k], ep);
+			rdmx_epset_del(&ep->rx_sink.cntrs[k]->eps, &ep->rx_sink.cntrs[k]->refs, ep);
 	}
 	rdmx_lock_release(&ep->domain->lock);
 	if (ep->av)

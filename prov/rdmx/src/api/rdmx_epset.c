@@ -16,26 +16,28 @@ static struct rdmx_epset_entry *rdmx_epset_find(const struct rdmx_epset *set,
 	return NULL;
 }
 
-int rdmx_epset_add(struct rdmx_epset *set, struct rdmx_ep *ep)
+int rdmx_epset_add(struct rdmx_epset *set, int *refs, struct rdmx_ep *ep)
 {
 	struct rdmx_epset_entry *e = rdmx_epset_find(set, ep);
 
 	if (e) {
 		e->refs++;
-		return 0;
+	} else {
+		e = realloc(set->eps, (set->cnt + 1) * sizeof(*e));
+		if (!e)
+			return -FI_ENOMEM;
+		set->eps = e;
+		set->eps[set->cnt++] = (struct rdmx_epset_entry) { .ep = ep, .refs = 1 };
 	}
-	e = realloc(set->eps, (set->cnt + 1) * sizeof(*e));
-	if (!e)
-		return -FI_ENOMEM;
-	set->eps = e;
-	set->eps[set->cnt++] = (struct rdmx_epset_entry) { .ep = ep, .refs = 1 };
+	rdmx_ref_get(refs);
 	return 0;
 }
 
-void rdmx_epset_del(struct rdmx_epset *set, struct rdmx_ep *ep)
+void rdmx_epset_del(struct rdmx_epset *set, int *refs, struct rdmx_ep *ep)
 {
 	struct rdmx_epset_entry *e = rdmx_epset_find(set, ep);
 
+	rdmx_ref_put(refs);
 	if (!e || --e->refs)
 		return;
 	*e = set->eps[--set->cnt];

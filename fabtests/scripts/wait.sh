@@ -11,8 +11,10 @@
 #    WAIT_IDLE_CPU_PCT% of the wall time (printed: cpu_ms, wall_ms).
 # 2. sread: WAIT_COUNT tagged messages of 1 B to 256 KiB (eager, medium
 #    and long), every completion taken through fi_cq_sread: every payload
-#    checked, every send completed without error, the receiver slept
-#    (sread and fd; a counted receiver may find each batch arrived).
+#    checked, every send completed without error. The sender pauses 5 ms
+#    after each burst of 1,000 that the receiver said it took, so the
+#    receiver must sleep there and wake for the next burst (sread and fd;
+#    a counted receiver, in one burst, may find each batch arrived).
 # 3. fd: the same through FI_WAIT_FD: fi_cq_read, fi_trywait, poll().
 # 4. cntr: the same counted (FI_SELECTIVE_COMPLETION, fi_cntr_wait): each
 #    counter holds exactly WAIT_COUNT + 1 (the stream and HELLO), no

@@ -29,7 +29,7 @@ static uint64_t wt_compute_msgs(const struct wt_opts *o)
 }
 
 /* Sleeps until the clock is at until, or spins there with busy. */
-static void wt_compute_until(uint64_t until, bool busy)
+void wt_compute_until(uint64_t until, bool busy)
 {
 	struct timespec ts = {
 		.tv_sec = (time_t) (until / 1000000000ULL),

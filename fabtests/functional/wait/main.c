@@ -23,12 +23,15 @@
  *           wall_ms, cpu_ms and wakeups (voluntary context switches).
  *           The sender waits for DONE in fi_cq_sread meanwhile.
  *   sread   the sender streams -n tagged messages of 1 B to 256 KiB
- *           (eager, medium and long), at most 64 in flight; the receiver
- *           takes every completion through fi_cq_sread, and checks every
- *           payload, its length, tag and the guard bytes after it.
+ *           (eager, medium and long), at most 64 in flight, in bursts of
+ *           1,000: after each burst but the last the receiver sends
+ *           CAUGHT, and the sender pauses 5 ms once it has it. The
+ *           receiver takes every completion through fi_cq_sread, and
+ *           checks every payload, its length, tag and the guard bytes
+ *           after it; it must have slept (voluntary context switches).
  *   fd      the same, the receiver's CQ FI_WAIT_FD: fi_cq_read, and when
  *           it is empty fi_trywait, then poll() on FI_GETWAIT's fd.
- *   cntr    the same counted: both CQs bound with FI_SELECTIVE_COMPLETION
+ *   cntr    the same counted, in one burst: both CQs bound with FI_SELECTIVE_COMPLETION
  *           and a counter (FI_WAIT_UNSPEC) bound FI_SEND on the sender,
  *           FI_RECV on the receiver, waited on with fi_cntr_wait; at the
  *           end each counter holds exactly the operations of its side

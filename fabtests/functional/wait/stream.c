@@ -2,7 +2,11 @@
 /*
  * rdmx_wait: the stream modes (sread, fd, cntr): the sender keeps a
  * window of sends in flight, the receiver takes and checks every
- * message by fi_cq_sread, fi_trywait and poll(), or a counter.
+ * message by fi_cq_sread, fi_trywait and poll(), or a counter. In sread
+ * and fd modes the stream comes in bursts of WT_BURST messages: once the
+ * receiver has taken a burst it says so (CAUGHT), and the sender pauses
+ * WT_GAP_MS before the next, so the receiver's wait finds nothing and
+ * must sleep, then wake for the next burst, whatever the machine's load.
  */
 #include "wait.h"
 
@@ -48,8 +52,29 @@ static int wt_stream_sent(struct wt *w, uint64_t posted, uint64_t *done, uint64_
 }
 
 /*
- * Streams the -n messages, a window in flight, until each send
- * completed; 0 or an error printed.
+ * The stream's burst: WT_BURST messages in sread and fd modes, else all
+ * of them.
+ */
+static uint64_t wt_burst(const struct wt *w)
+{
+	return w->o->mode == WT_CNTR ? w->o->count : WT_BURST;
+}
+
+/* Between two bursts: the receiver's CAUGHT, then a pause; 0 or an error printed. */
+static int wt_stream_gap(struct wt *w, uint64_t deadline)
+{
+	int ret = wt_ctl_post_recv(w, WT_CAUGHT);
+
+	if (!ret)
+		ret = wt_ctl_wait_recv(w, WT_CAUGHT, deadline, "CAUGHT");
+	if (!ret)
+		wt_compute_until(ft_now_ns() + WT_GAP_MS * 1000000ULL, false);
+	return ret;
+}
+
+/*
+ * Streams the -n messages by bursts, a window in flight, until each
+ * send completed; 0 or an error printed.
  */
 int wt_stream_sender(struct wt *w)
 {
@@ -58,22 +83,28 @@ int wt_stream_sender(struct wt *w)
 	uint64_t deadline = ft_now_ns() + stall;
 	int ret = 0;
 
-	while (!ret && done < n) {
-		while (!ret && posted < n && posted - done < WT_WINDOW) {
-			size_t len = wt_len(posted);
+	for (uint64_t first = 0; !ret && first < n; first += wt_burst(w)) {
+		uint64_t last = WT_MIN(first + wt_burst(w), n);
 
-			w->tx_ops++;
-			ret = wt_tsend(w, wt_payload(w, posted, len), len,
-				       WT_TAG_DATA | posted, &w->ctx[posted % WT_WINDOW], 0,
-				       deadline);
-			posted++;
-		}
-		if (!ret) {
-			uint64_t before = done;
+		if (first)
+			ret = wt_stream_gap(w, deadline);
+		while (!ret && done < last) {
+			while (!ret && posted < last && posted - done < WT_WINDOW) {
+				size_t len = wt_len(posted);
 
-			ret = wt_stream_sent(w, posted, &done, deadline);
-			if (done > before)
-				deadline = ft_now_ns() + stall;
+				w->tx_ops++;
+				ret = wt_tsend(w, wt_payload(w, posted, len), len,
+					       WT_TAG_DATA | posted,
+					       &w->ctx[posted % WT_WINDOW], 0, deadline);
+				posted++;
+			}
+			if (!ret) {
+				uint64_t before = done;
+
+				ret = wt_stream_sent(w, posted, &done, deadline);
+				if (done > before)
+					deadline = ft_now_ns() + stall;
+			}
 		}
 	}
 	if (!ret)
@@ -130,7 +161,12 @@ static int wt_check_rx(struct wt *w, struct wt_slots *s, const struct fi_cq_tagg
 	return wt_check_payload(w, i, wt_slot(s, *k), e->len);
 }
 
-/* Takes the stream through the CQ (sread or fd mode), reposting as it goes. */
+/*
+ * Takes the stream through the CQ (sread or fd mode), reposting as it
+ * goes, and sends CAUGHT at the end of each burst but the last: nothing
+ * of the next burst comes before it, so the CQ then holds no entry but
+ * the CAUGHT send's.
+ */
 static int wt_stream_by_cq(struct wt *w, struct wt_slots *s, uint64_t deadline_step)
 {
 	struct fi_cq_tagged_entry e[WT_BATCH];
@@ -152,9 +188,10 @@ static int wt_stream_by_cq(struct wt *w, struct wt_slots *s, uint64_t deadline_s
 
 			if (!r && s->index[k] + WT_WINDOW < n)
 				r = wt_post_data(w, s, s->index[k] + WT_WINDOW);
+			if (!r && ++got % WT_BURST == 0 && got < n)
+				r = wt_ctl_send(w, WT_CAUGHT, 0, deadline, "CAUGHT");
 			if (r)
 				return r;
-			got++;
 		}
 		if (ret > 0) {
 			ret = 0;
@@ -238,11 +275,11 @@ int wt_stream_receiver(struct wt *w)
 		       "found the fd readable %" PRIu64 " times (trywaits=%" PRIu64 ")\n",
 		       w->trywaits, w->polls, w->trywaits);
 	/*
-	 * sread and fd wait for each completion as the sender's window lets
-	 * it come, so they sleep thousands of times. A counted receiver waits
-	 * once per batch, for messages that may all be there already when
-	 * the sender runs ahead (unexpected): whether it sleeps depends on
-	 * the machine's load, not on rdmx (test_counters sees it wake).
+	 * sread and fd find nothing in each of the sender's gaps, so they
+	 * must sleep there. A counted receiver waits once per batch, for
+	 * messages that may all be there already when the sender runs ahead
+	 * (unexpected): whether it sleeps depends on the machine's load, not
+	 * on rdmx (test_counters sees it wake).
 	 */
 	if (!ret && cs1 == cs0 && !w->cntr)
 		ret = ft_fail("the receiver never slept");

@@ -36,6 +36,8 @@
 #define WT_BATCH	16			/* completions one read takes */
 #define WT_ADDR_MAX	256
 #define WT_TAIL_MS	1000			/* auto: no send in the last second */
+#define WT_BURST	1000			/* sread, fd: messages between gaps */
+#define WT_GAP_MS	5			/* sread, fd: the sender's pause */
 /* Tags: control messages by type; data messages by index. */
 #define WT_TAG_CTL	(1ULL << 62)
 #define WT_TAG_DATA	(1ULL << 61)
@@ -66,7 +68,7 @@ struct wt_opts {
 	int		timeout_s;
 };
 
-enum wt_ctl_type { WT_HELLO = 1, WT_GO, WT_DONE, WT_AGAIN };
+enum wt_ctl_type { WT_HELLO = 1, WT_GO, WT_DONE, WT_AGAIN, WT_CAUGHT };
 
 /* A control message; the HELLO carries the sender's options and address. */
 struct wt_ctl {
@@ -143,6 +145,7 @@ int wt_stream_receiver(struct wt *w);
 int wt_cntr_exact(struct wt *w, const char *side);
 
 /* compute.c */
+void wt_compute_until(uint64_t until, bool busy);
 int wt_compute_receiver(struct wt *w);
 int wt_compute_sender(struct wt *w);
 int wt_again(struct wt *w);

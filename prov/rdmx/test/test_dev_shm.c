@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The shm device between two queues of this process: what a sender
- * enqueues the owner takes in order, a full ring pushes back, and what
+ * enqueues the owner takes in order, a full ring holds sends back, and what
  * the owner cannot trust (a wrong token, an unknown sender, a length
  * past its buffer) is refused or dropped and counted.
  */
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rdmx_test.h"
+#include "rdmx_clock.h"
 #include "rdmx_dev_shm.h"
 
 static struct rdmx_dev *a, *b;
@@ -91,26 +92,65 @@ Test(dev_shm, packets_arrive_in_order_from_their_sender)
 	b->ops->ah_destroy(b, to_a);
 }
 
-Test(dev_shm, a_full_ring_pushes_back_until_the_owner_takes)
+/*
+ * a sends to the ring at to until it is full, polling each completion;
+ * the last send, the one that found it full, waits. Returns the sends
+ * that completed.
+ */
+static int fill_ring(struct rdmx_ah *to, char *buf)
+{
+	struct rdmx_dev_cqe cqe[64];
+	int sent = 0;
+
+	for (;;) {
+		int n;
+
+		cr_assert_eq(a->ops->post_send(a, to, &(struct iovec) { buf, 8 }, 1, sent, 0), 0);
+		n = a->ops->poll_cq(a, cqe, 64);
+		if (!n)
+			return sent;
+		cr_assert_eq(n, 1);
+		cr_assert_eq(cqe[0].wr_id, (uint64_t) sent++);
+	}
+}
+
+/*
+ * A send to a full ring waits in the device, in order, and completes once
+ * the owner made room; past sq_size outstanding sends, -FI_EAGAIN.
+ */
+Test(dev_shm, a_full_ring_holds_sends_until_the_owner_takes)
 {
 	struct rdmx_ah *to_b, *to_a;
-	struct rdmx_dev_cqe cqe[64];
+	struct rdmx_dev_cqe cqe;
+	uint64_t due = UINT64_MAX, waiting;
 	char buf[64];
-	int sent = 0, ret;
+	int sent;
 
 	handles(&to_b, &to_a);
-	while ((ret = a->ops->post_send(a, to_b, &(struct iovec) { buf, 8 }, 1, 0, 0)) == 0) {
-		sent++;
-		while (a->ops->poll_cq(a, cqe, 64))
-			;
-	}
-	cr_assert_eq(ret, -FI_EAGAIN);
+	sent = fill_ring(to_b, buf);
 	cr_assert_gt(sent, 0);
+	for (waiting = 1; waiting < 256; waiting++)
+		cr_assert_eq(a->ops->post_send(a, to_b, &(struct iovec) { buf, 8 }, 1,
+					       sent + waiting, 0), 0);
+	cr_assert_eq(a->ops->post_send(a, to_b, &(struct iovec) { buf, 8 }, 1, 0, 0), -FI_EAGAIN,
+		     "sq_size sends outstanding");
+	cr_assert_eq(a->ops->poll_cq(a, &cqe, 1), 0, "no room, no completion");
+	cr_assert_eq(a->ops->wait_arm(a, &due), 0, "a sender may sleep while the ring is full");
+	cr_assert_leq(due, rdmx_clock_ns() + RDMX_DEV_WAIT_TICK_NS, "for a tick at most");
 	cr_assert_eq(b->ops->post_recv(b, buf, sizeof(buf), 1), 0);
-	cr_assert_eq(poll_one(b, cqe), 1, "the owner takes one");
-	cr_assert_eq(a->ops->post_send(a, to_b, &(struct iovec) { buf, 8 }, 1, 0, 0), 0,
-		     "and a slot is free again");
+	cr_assert_eq(poll_one(b, &cqe), 1, "the owner takes one");
+	due = UINT64_MAX;
+	cr_assert_eq(a->ops->wait_arm(a, &due), -FI_EAGAIN, "room: the sender must not sleep");
+	cr_assert_eq(poll_one(a, &cqe), 1);
+	cr_assert_eq(cqe.status, RDMX_DEV_OK);
+	cr_assert_eq(cqe.wr_id, (uint64_t) sent, "the oldest waiting send went first");
+	cr_assert_eq(a->ops->poll_cq(a, &cqe, 1), 0, "one slot, one send");
 	a->ops->ah_destroy(a, to_b);
+	for (uint64_t i = 1; i < waiting; i++) {
+		cr_assert_eq(poll_one(a, &cqe), 1);
+		cr_assert_eq(cqe.wr_id, sent + i);
+		cr_assert_eq(cqe.status, RDMX_DEV_FLUSHED, "the handle's end flushes what waits");
+	}
 	b->ops->ah_destroy(b, to_a);
 }
 
@@ -181,8 +221,8 @@ Test(dev_shm, sends_to_a_ring_whose_owner_exited_fail_unreachable)
 	struct rdmx_shm_addr child_addr;
 	struct rdmx_dev_cqe cqe;
 	struct rdmx_ah *to_child;
-	int up[2], down[2];
-	char go = 0;
+	int up[2], down[2], waiting;
+	char go = 0, buf[8] = { 0 };
 	pid_t pid;
 
 	cr_assert_eq(pipe(up), 0);
@@ -202,11 +242,14 @@ Test(dev_shm, sends_to_a_ring_whose_owner_exited_fail_unreachable)
 	}
 	cr_assert_eq(read(up[0], &child_addr, sizeof(child_addr)), sizeof(child_addr));
 	cr_assert_eq(a->ops->ah_create(a, &child_addr, &to_child), 0, "the child's ring maps");
+	waiting = fill_ring(to_child, buf);
 	cr_assert_eq(write(down[1], &go, 1), 1);
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
-	for (int i = 0; i < 4096; i++)
-		a->ops->poll_cq(a, &cqe, 1);
+	for (int i = 0; i < 4096 && a->ops->poll_cq(a, &cqe, 1) == 0; i++)
+		;
 	cr_assert_eq(a->stats.unreachable, 1, "a poll found the owner gone");
+	cr_assert_eq(cqe.wr_id, (uint64_t) waiting);
+	cr_assert_eq(cqe.status, RDMX_DEV_UNREACH, "the send waiting for room fails");
 	cr_assert_eq(a->ops->post_send(a, to_child, &(struct iovec) { &go, 1 }, 1, 9, 0), 0);
 	cr_assert_eq(poll_one(a, &cqe), 1);
 	cr_assert_eq(cqe.wr_id, 9);

@@ -19,6 +19,17 @@
  * sleep is cut to RDMX_DEV_WAIT_TICK_NS, past which every sender sees it.
  * A wake that cannot be sent (another network namespace) is noted in
  * the header (wake_lost), and the owner then polls every tick.
+ *
+ * A send that finds its peer's ring full waits in the device, on its
+ * handle's queue (in order, like a NIC's send queue: caps.sq_size sends
+ * are outstanding at most, so an application told -FI_EAGAIN has a send
+ * whose completion will come), and completes once a poll put it in the
+ * ring. Its sender marks the ring (room_wanted); the owner, when a poll
+ * took slots from a marked ring, clears the mark and wakes every peer
+ * of its own that sleeps; the sender, arming, looks again for room in
+ * each ring it waits on. The owner reads the mark without a fence (it
+ * would cost every message), so a mark set just as the owner looked may
+ * be missed: a waiting sender sleeps a tick at most.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +52,7 @@
 #include "rdmx_dev_shm.h"
 #include "rdmx_list.h"
 
-#define RDMX_SHM_MAGIC		0x324d4853584d4452ULL	/* "RDMXSHM2" */
+#define RDMX_SHM_MAGIC		0x334d4853584d4452ULL	/* "RDMXSHM3" */
 #define RDMX_SHM_SLOTS		64u
 #define RDMX_SHM_SLOT_HDR	64u
 #define RDMX_SHM_MTU		(65536u - RDMX_SHM_SLOT_HDR)
@@ -67,7 +78,8 @@ struct rdmx_shm_ring {
 	_Atomic uint32_t	waits_seen;	/* the owner has slept: senders
 						   check sleeping (never reset) */
 	_Atomic uint32_t	wake_lost;	/* a sender could not wake it */
-	uint8_t			pad[24];
+	_Atomic uint32_t	room_wanted;	/* a sender found it full */
+	uint8_t			pad[20];
 	_Alignas(64) _Atomic uint64_t tail;	/* next ticket */
 	uint8_t			pad2[56];
 };
@@ -96,6 +108,18 @@ struct rdmx_shm_ah {
 	socklen_t		wake_len;
 	unsigned		refs;
 	bool			gone;		/* the owner exited */
+	struct rdmx_dlist	pend;		/* sends waiting for room, a FIFO
+						   of rdmx_shm_pend.link */
+	struct rdmx_dlist	blocked_link;	/* on the device's blocked list
+						   while pend is not empty */
+};
+
+/* A send waiting for room in its peer's ring. */
+struct rdmx_shm_pend {
+	struct rdmx_dlist	link;		/* on its ah's pend, or free */
+	struct iovec		iov[RDMX_DEV_SGE_MAX];
+	size_t			iov_cnt;
+	uint64_t		wr_id;
 };
 
 struct rdmx_shm_rx {
@@ -118,6 +142,11 @@ struct rdmx_shm_dev {
 	size_t			rq_head, rq_cnt;
 	struct rdmx_dev_cqe	*done;		/* send completions, a FIFO */
 	size_t			done_head, done_cnt;
+	struct rdmx_shm_pend	*pends;		/* sq_size of them */
+	struct rdmx_dlist	pend_free;	/* rdmx_shm_pend.link */
+	size_t			pend_cnt;	/* waiting: done_cnt + pend_cnt
+						   are at most sq_size */
+	struct rdmx_dlist	blocked;	/* rdmx_shm_ah.blocked_link */
 	struct rdmx_dlist	ahs;
 	struct rdmx_shm_ah	*last;		/* the last sender found */
 	uint32_t		polls;
@@ -253,8 +282,13 @@ static int rdmx_shm_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 		return -FI_ENOMEM;
 	shm->rq = calloc(attr->rq_size, sizeof(*shm->rq));
 	shm->done = calloc(attr->sq_size, sizeof(*shm->done));
-	if (!shm->rq || !shm->done)
+	shm->pends = calloc(attr->sq_size, sizeof(*shm->pends));
+	if (!shm->rq || !shm->done || !shm->pends)
 		goto err_free;
+	rdmx_dlist_init(&shm->pend_free);
+	for (size_t i = 0; i < attr->sq_size; i++)
+		rdmx_dlist_insert_tail(&shm->pend_free, &shm->pends[i].link);
+	rdmx_dlist_init(&shm->blocked);
 	ret = -FI_ENODEV;
 	shm->fd = memfd_create("rdmx-shm", MFD_CLOEXEC);
 	if (shm->fd < 0)
@@ -302,6 +336,7 @@ err_close:
 err_free:
 	free(shm->rq);
 	free(shm->done);
+	free(shm->pends);
 	free(shm);
 	return ret;
 }
@@ -329,6 +364,7 @@ static void rdmx_shm_close(struct rdmx_dev *dev)
 	close(shm->fd);
 	free(shm->rq);
 	free(shm->done);
+	free(shm->pends);
 	free(shm);
 }
 
@@ -406,11 +442,42 @@ static int rdmx_shm_ah_create(struct rdmx_dev *dev, const void *canon,
 	}
 	ah->addr = addr;
 	ah->refs = 1;
+	rdmx_dlist_init(&ah->pend);
+	rdmx_dlist_init(&ah->blocked_link);
 	ah->pidfd = (int) syscall(SYS_pidfd_open, (pid_t) addr.pid, 0);
 	ah->wake_len = rdmx_shm_wake_name(&addr, &ah->wake);
 	rdmx_dlist_insert_tail(&shm->ahs, &ah->link);
 	*ah_p = &ah->ah;
 	return 0;
+}
+
+/* A send's completion, in the FIFO the next polls hand out. */
+static void rdmx_shm_done(struct rdmx_shm_dev *shm, uint64_t wr_id,
+			  enum rdmx_dev_status status)
+{
+	size_t cap = shm->dev.caps.sq_size;
+
+	shm->done[(shm->done_head + shm->done_cnt++) % cap] = (struct rdmx_dev_cqe) {
+		.wr_id = wr_id,
+		.op = RDMX_DEV_OP_SEND,
+		.status = status,
+	};
+}
+
+/* The oldest send waiting on ah leaves its queue, completed with status. */
+static void rdmx_shm_pend_end(struct rdmx_shm_dev *shm, struct rdmx_shm_ah *ah,
+			      enum rdmx_dev_status status)
+{
+	struct rdmx_shm_pend *p = rdmx_container_of(rdmx_dlist_pop_front(&ah->pend),
+						    struct rdmx_shm_pend, link);
+
+	rdmx_dlist_insert_tail(&shm->pend_free, &p->link);
+	shm->pend_cnt--;
+	rdmx_shm_done(shm, p->wr_id, status);
+	if (rdmx_dlist_empty(&ah->pend)) {
+		rdmx_dlist_remove(&ah->blocked_link);
+		rdmx_dlist_init(&ah->blocked_link);
+	}
 }
 
 static void rdmx_shm_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *handle)
@@ -422,6 +489,8 @@ static void rdmx_shm_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *handle)
 		return;
 	if (shm->last == ah)
 		shm->last = NULL;
+	while (!rdmx_dlist_empty(&ah->pend))
+		rdmx_shm_pend_end(shm, ah, RDMX_DEV_FLUSHED);
 	rdmx_shm_ah_free(ah);
 }
 
@@ -433,6 +502,14 @@ static bool rdmx_shm_owner_gone(struct rdmx_shm_ah *ah)
 	if (ah->pidfd >= 0)
 		return poll(&pfd, 1, 0) == 1;
 	return kill((pid_t) ah->addr.pid, 0) && errno == ESRCH;
+}
+
+/* Whether the next ticket of ring finds its slot free. */
+static bool rdmx_shm_has_room(struct rdmx_shm_ring *ring)
+{
+	uint64_t pos = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+
+	return atomic_load_explicit(&rdmx_shm_slot(ring, pos)->seq, memory_order_acquire) == pos;
 }
 
 /* A ticket for a free slot of ring, or false when it is full. */
@@ -457,18 +534,6 @@ static bool rdmx_shm_claim(struct rdmx_shm_ring *ring, uint64_t *ticket)
 	return false;
 }
 
-static void rdmx_shm_done(struct rdmx_shm_dev *shm, uint64_t wr_id,
-			  enum rdmx_dev_status status)
-{
-	size_t cap = shm->dev.caps.sq_size;
-
-	shm->done[(shm->done_head + shm->done_cnt++) % cap] = (struct rdmx_dev_cqe) {
-		.wr_id = wr_id,
-		.op = RDMX_DEV_OP_SEND,
-		.status = status,
-	};
-}
-
 /* A slot was published in ah's ring: wakes its owner if it sleeps. */
 static void rdmx_shm_wake(struct rdmx_shm_dev *shm, struct rdmx_shm_ah *ah)
 {
@@ -487,27 +552,18 @@ static void rdmx_shm_wake(struct rdmx_shm_dev *shm, struct rdmx_shm_ah *ah)
 		atomic_store_explicit(&ring->wake_lost, 1, memory_order_relaxed);
 }
 
-static int rdmx_shm_post_send(struct rdmx_dev *dev, struct rdmx_ah *handle,
-			      const struct iovec *iov, size_t iov_cnt,
-			      uint64_t wr_id, unsigned flags)
+/*
+ * Copies the datagram of len bytes gathered from iov into a slot of ah's
+ * ring and publishes it; false when the ring is full.
+ */
+static bool rdmx_shm_put(struct rdmx_shm_dev *shm, struct rdmx_shm_ah *ah,
+			 const struct iovec *iov, size_t iov_cnt, size_t len)
 {
-	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
-	struct rdmx_shm_ah *ah = rdmx_container_of(handle, struct rdmx_shm_ah, ah);
 	struct rdmx_shm_slot *slot;
 	uint64_t ticket;
-	size_t len = 0;
 
-	(void) flags;
-	if (shm->done_cnt == dev->caps.sq_size)
-		return -FI_EAGAIN;
-	for (size_t i = 0; i < iov_cnt; i++)
-		len += iov[i].iov_len;
-	if (len > dev->caps.mtu || ah->gone) {
-		rdmx_shm_done(shm, wr_id, ah->gone ? RDMX_DEV_UNREACH : RDMX_DEV_MSGSIZE);
-		return 0;
-	}
 	if (!rdmx_shm_claim(ah->ring, &ticket))
-		return -FI_EAGAIN;
+		return false;
 	slot = rdmx_shm_slot(ah->ring, ticket);
 	slot->len = (uint32_t) len;
 	slot->src = shm->addr;
@@ -518,7 +574,71 @@ static int rdmx_shm_post_send(struct rdmx_dev *dev, struct rdmx_ah *handle,
 	}
 	atomic_store_explicit(&slot->seq, ticket + 1, memory_order_release);
 	rdmx_shm_wake(shm, ah);
-	rdmx_shm_done(shm, wr_id, RDMX_DEV_OK);
+	return true;
+}
+
+/* A send joins ah's queue; the first one marks the ring (see the top). */
+static void rdmx_shm_pend_add(struct rdmx_shm_dev *shm, struct rdmx_shm_ah *ah,
+			      const struct iovec *iov, size_t iov_cnt, uint64_t wr_id)
+{
+	struct rdmx_shm_pend *p = rdmx_container_of(rdmx_dlist_pop_front(&shm->pend_free),
+						    struct rdmx_shm_pend, link);
+
+	memcpy(p->iov, iov, iov_cnt * sizeof(*iov));
+	p->iov_cnt = iov_cnt;
+	p->wr_id = wr_id;
+	if (rdmx_dlist_empty(&ah->pend)) {
+		rdmx_dlist_insert_tail(&shm->blocked, &ah->blocked_link);
+		atomic_store_explicit(&ah->ring->room_wanted, 1, memory_order_relaxed);
+	}
+	rdmx_dlist_insert_tail(&ah->pend, &p->link);
+	shm->pend_cnt++;
+}
+
+/*
+ * Puts the sends waiting on each ring with room into it, in order; a
+ * ring still full is marked again. Sends to an owner gone fail.
+ */
+static void rdmx_shm_pend_flush(struct rdmx_shm_dev *shm)
+{
+	struct rdmx_dlist *it, *next;
+
+	for (it = shm->blocked.next; it != &shm->blocked; it = next) {
+		struct rdmx_shm_ah *ah = rdmx_container_of(it, struct rdmx_shm_ah, blocked_link);
+
+		next = it->next;
+		while (!rdmx_dlist_empty(&ah->pend)) {
+			struct rdmx_shm_pend *p = rdmx_container_of(ah->pend.next,
+								    struct rdmx_shm_pend, link);
+
+			if (!ah->gone && !rdmx_shm_put(shm, ah, p->iov, p->iov_cnt,
+						       rdmx_iov_len(p->iov, p->iov_cnt))) {
+				atomic_store_explicit(&ah->ring->room_wanted, 1,
+						      memory_order_relaxed);
+				break;
+			}
+			rdmx_shm_pend_end(shm, ah, ah->gone ? RDMX_DEV_UNREACH : RDMX_DEV_OK);
+		}
+	}
+}
+
+static int rdmx_shm_post_send(struct rdmx_dev *dev, struct rdmx_ah *handle,
+			      const struct iovec *iov, size_t iov_cnt,
+			      uint64_t wr_id, unsigned flags)
+{
+	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
+	struct rdmx_shm_ah *ah = rdmx_container_of(handle, struct rdmx_shm_ah, ah);
+	size_t len = rdmx_iov_len(iov, iov_cnt);
+
+	(void) flags;
+	if (shm->done_cnt + shm->pend_cnt == dev->caps.sq_size)
+		return -FI_EAGAIN;
+	if (len > dev->caps.mtu || ah->gone)
+		rdmx_shm_done(shm, wr_id, ah->gone ? RDMX_DEV_UNREACH : RDMX_DEV_MSGSIZE);
+	else if (rdmx_dlist_empty(&ah->pend) && rdmx_shm_put(shm, ah, iov, iov_cnt, len))
+		rdmx_shm_done(shm, wr_id, RDMX_DEV_OK);
+	else
+		rdmx_shm_pend_add(shm, ah, iov, iov_cnt, wr_id);
 	return 0;
 }
 
@@ -601,6 +721,36 @@ static void rdmx_shm_check_owners(struct rdmx_shm_dev *shm)
 	}
 }
 
+/* Slots were taken from our ring, which a sender found full: wakes our peers. */
+static void rdmx_shm_wake_senders(struct rdmx_shm_dev *shm)
+{
+	struct rdmx_dlist *it;
+
+	atomic_store_explicit(&shm->ring->room_wanted, 0, memory_order_relaxed);
+	rdmx_dlist_foreach(&shm->ahs, it)
+		rdmx_shm_wake(shm, rdmx_container_of(it, struct rdmx_shm_ah, link));
+}
+
+/*
+ * Arming: whether a ring that sends wait on has room now (then the
+ * caller must not sleep); else a tick at most, for a mark the owner
+ * missed.
+ */
+static bool rdmx_shm_blocked_room(struct rdmx_shm_dev *shm, uint64_t *due_p)
+{
+	struct rdmx_dlist *it;
+
+	rdmx_dlist_foreach(&shm->blocked, it) {
+		struct rdmx_shm_ah *ah = rdmx_container_of(it, struct rdmx_shm_ah, blocked_link);
+
+		if (ah->gone || rdmx_shm_has_room(ah->ring))
+			return true;
+	}
+	if (!rdmx_dlist_empty(&shm->blocked))
+		*due_p = RDMX_MIN(*due_p, rdmx_clock_ns() + RDMX_DEV_WAIT_TICK_NS);
+	return false;
+}
+
 /* The end of a wait (wait_arm): the owner is awake, its wakes drained. */
 static void rdmx_shm_wait_end(struct rdmx_shm_dev *shm)
 {
@@ -615,7 +765,7 @@ static void rdmx_shm_wait_end(struct rdmx_shm_dev *shm)
 static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
 {
 	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
-	int done = rdmx_cma_poll(&shm->cma, cqe, max);
+	int done = rdmx_cma_poll(&shm->cma, cqe, max), taken_from;
 
 	/* Back from a sleep: the owners' check too, which polls count. */
 	if (shm->armed) {
@@ -625,14 +775,20 @@ static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 
 	if (++shm->polls % RDMX_SHM_CHECK_POLLS == 0)
 		rdmx_shm_check_owners(shm);
+	if (!rdmx_dlist_empty(&shm->blocked))
+		rdmx_shm_pend_flush(shm);
 
 	while (done < max && shm->done_cnt) {
 		cqe[done++] = shm->done[shm->done_head];
 		shm->done_head = (shm->done_head + 1) % dev->caps.sq_size;
 		shm->done_cnt--;
 	}
+	taken_from = done;
 	while (done < max && rdmx_shm_take(shm, &cqe[done]))
 		done++;
+	if (done > taken_from && atomic_load_explicit(&shm->ring->room_wanted,
+						      memory_order_relaxed))
+		rdmx_shm_wake_senders(shm);
 	return done;
 }
 
@@ -654,7 +810,7 @@ static int rdmx_shm_wait_arm(struct rdmx_dev *dev, uint64_t *due_p)
 	shm->armed = true;
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&rdmx_shm_slot(ring, shm->head)->seq, memory_order_acquire) ==
-	    shm->head + 1) {
+	    shm->head + 1 || rdmx_shm_blocked_room(shm, due_p)) {
 		rdmx_shm_wait_end(shm);
 		return -FI_EAGAIN;
 	}

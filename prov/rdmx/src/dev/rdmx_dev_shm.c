@@ -54,9 +54,8 @@
 
 #define RDMX_SHM_MAGIC		0x334d4853584d4452ULL	/* "RDMXSHM3" */
 #define RDMX_SHM_SLOTS		64u
-#define RDMX_SHM_SLOT_HDR	64u
-#define RDMX_SHM_MTU		(65536u - RDMX_SHM_SLOT_HDR)
-#define RDMX_SHM_SLOT_SIZE	(RDMX_SHM_SLOT_HDR + RDMX_SHM_MTU)
+#define RDMX_SHM_SLOT_SIZE	65536u
+#define RDMX_SHM_MTU		(RDMX_SHM_SLOT_SIZE - 64u)
 /* Tickets a sender tries before it calls the ring full. */
 #define RDMX_SHM_TRIES		64
 /*
@@ -85,15 +84,22 @@ struct rdmx_shm_ring {
 };
 _Static_assert(sizeof(struct rdmx_shm_ring) == 128, "shm ring header size");
 
+/*
+ * A slot: its header and the packet's first 40 bytes share one cache
+ * line, so a small packet (an 8-byte eager message: 32 bytes of header
+ * and its data) moves between the processes in one line, the one whose
+ * seq the owner polls, not two.
+ */
 struct rdmx_shm_slot {
 	_Atomic uint64_t	seq;
 	uint32_t		len;
 	uint32_t		reserved;
-	struct rdmx_shm_addr	src;
-	uint8_t			pad[RDMX_SHM_SLOT_HDR - 32];
+	uint64_t		token;		/* the sender's queue's token */
 	uint8_t			data[];
 };
-_Static_assert(sizeof(struct rdmx_shm_slot) == RDMX_SHM_SLOT_HDR, "shm slot header size");
+_Static_assert(sizeof(struct rdmx_shm_slot) == 24, "shm slot header size");
+_Static_assert(sizeof(struct rdmx_shm_slot) + RDMX_SHM_MTU <= RDMX_SHM_SLOT_SIZE,
+	       "shm slot size");
 
 #define RDMX_SHM_MAP_LEN \
 	(sizeof(struct rdmx_shm_ring) + (size_t) RDMX_SHM_SLOTS * RDMX_SHM_SLOT_SIZE)
@@ -163,11 +169,6 @@ static struct rdmx_shm_slot *rdmx_shm_slot(struct rdmx_shm_ring *ring, uint64_t 
 {
 	return (struct rdmx_shm_slot *) ((uint8_t *) (ring + 1) +
 		(size_t) (ticket % RDMX_SHM_SLOTS) * RDMX_SHM_SLOT_SIZE);
-}
-
-static bool rdmx_shm_addr_eq(const struct rdmx_shm_addr *a, const struct rdmx_shm_addr *b)
-{
-	return a->pid == b->pid && a->fd == b->fd && a->token == b->token;
 }
 
 static uint32_t rdmx_shm_addr_format(const void *canon)
@@ -402,17 +403,20 @@ static struct rdmx_shm_ring *rdmx_shm_map(const struct rdmx_shm_addr *addr)
 	return ring;
 }
 
-static struct rdmx_shm_ah *rdmx_shm_ah_find(struct rdmx_shm_dev *shm,
-					    const struct rdmx_shm_addr *addr)
+/*
+ * The handle of the queue with token (random per queue, and checked
+ * against the queue's header when it was mapped: it names the queue).
+ */
+static struct rdmx_shm_ah *rdmx_shm_ah_find(struct rdmx_shm_dev *shm, uint64_t token)
 {
 	struct rdmx_dlist *it;
 
-	if (shm->last && rdmx_shm_addr_eq(&shm->last->addr, addr))
+	if (shm->last && shm->last->addr.token == token)
 		return shm->last;
 	rdmx_dlist_foreach(&shm->ahs, it) {
 		struct rdmx_shm_ah *ah = rdmx_container_of(it, struct rdmx_shm_ah, link);
 
-		if (rdmx_shm_addr_eq(&ah->addr, addr))
+		if (ah->addr.token == token)
 			return shm->last = ah;
 	}
 	return NULL;
@@ -426,7 +430,7 @@ static int rdmx_shm_ah_create(struct rdmx_dev *dev, const void *canon,
 	struct rdmx_shm_ah *ah;
 
 	memcpy(&addr, canon, sizeof(addr));
-	ah = rdmx_shm_ah_find(shm, &addr);
+	ah = rdmx_shm_ah_find(shm, addr.token);
 	if (ah) {
 		ah->refs++;
 		*ah_p = &ah->ah;
@@ -566,7 +570,7 @@ static bool rdmx_shm_put(struct rdmx_shm_dev *shm, struct rdmx_shm_ah *ah,
 		return false;
 	slot = rdmx_shm_slot(ah->ring, ticket);
 	slot->len = (uint32_t) len;
-	slot->src = shm->addr;
+	slot->token = shm->addr.token;
 	len = 0;
 	for (size_t i = 0; i < iov_cnt; i++) {
 		memcpy(slot->data + len, iov[i].iov_base, iov[i].iov_len);
@@ -665,7 +669,6 @@ static bool rdmx_shm_take(struct rdmx_shm_dev *shm, struct rdmx_dev_cqe *cqe)
 	while (shm->rq_cnt) {
 		struct rdmx_shm_slot *slot = rdmx_shm_slot(shm->ring, shm->head);
 		struct rdmx_shm_rx *rx = &shm->rq[shm->rq_head];
-		struct rdmx_shm_addr from;
 		struct rdmx_shm_ah *src;
 		uint32_t len;
 		bool ok;
@@ -674,8 +677,7 @@ static bool rdmx_shm_take(struct rdmx_shm_dev *shm, struct rdmx_dev_cqe *cqe)
 			return false;
 		/* Read once: the sender may still scribble on its slot. */
 		len = slot->len;
-		from = slot->src;
-		src = rdmx_shm_ah_find(shm, &from);
+		src = rdmx_shm_ah_find(shm, slot->token);
 		ok = src && len <= rx->len;
 		if (ok)
 			memcpy(rx->buf, slot->data, len);

@@ -6,8 +6,16 @@
 #include "rdmx_clock.h"
 #include "rdmx_lane.h"
 
-/* Shm polls between two NIC polls, at most, while the NIC is quiet. */
-#define RDMX_LANES_NIC_WAIT_MAX	64u
+/*
+ * Shm polls between two NIC polls, at most, while the NIC is quiet. The
+ * gap grows by one poll per empty NIC poll, so the NIC is polled this
+ * seldom only after about RDMX_LANES_NIC_WAIT_MAX^2 / 2 polls without a
+ * packet (a millisecond or more); a NIC packet then waits that many shm
+ * polls at most (10-25 us here). A udp NIC poll is a system call, which
+ * costs 1-3 us on the VMs measured: at 64, the 8 B ping-pong by shm
+ * paid one every few messages (RESULTS.md).
+ */
+#define RDMX_LANES_NIC_WAIT_MAX	256u
 
 void rdmx_lanes_open(struct rdmx_lanes *lanes, const struct rdmx_dev_attr *attr, bool want)
 {

@@ -93,6 +93,33 @@ Test(dev_shm, packets_arrive_in_order_from_their_sender)
 }
 
 /*
+ * A packet longer than RDMX_DEV_RX_PREFIX: its first bytes are copied
+ * into the posted buffer, the whole is read in place until the owner's
+ * next poll, and its slot is free only then.
+ */
+Test(dev_shm, a_long_packet_is_read_in_place_until_the_next_poll)
+{
+	struct rdmx_ah *to_b, *to_a;
+	struct rdmx_dev_cqe cqe;
+	static char out[4096], in[4096];
+
+	handles(&to_b, &to_a);
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (char) (i * 7);
+	memset(in, 0x5a, sizeof(in));
+	cr_assert_eq(b->ops->post_recv(b, in, sizeof(in), 3), 0);
+	cr_assert_eq(a->ops->post_send(a, to_b, &(struct iovec) { out, sizeof(out) }, 1, 4, 0), 0);
+	cr_assert_eq(poll_one(b, &cqe), 1);
+	cr_assert_eq(cqe.len, sizeof(out));
+	cr_assert_not_null(cqe.data, "read in place");
+	cr_assert_eq(memcmp(cqe.data, out, sizeof(out)), 0);
+	cr_assert_eq(memcmp(in, out, RDMX_DEV_RX_PREFIX), 0, "the prefix is copied");
+	cr_assert_eq(in[RDMX_DEV_RX_PREFIX], 0x5a, "and nothing after it");
+	a->ops->ah_destroy(a, to_b);
+	b->ops->ah_destroy(b, to_a);
+}
+
+/*
  * a sends to the ring at to until it is full, polling each completion;
  * the last send, the one that found it full, waits. Returns the sends
  * that completed.
@@ -139,6 +166,9 @@ Test(dev_shm, a_full_ring_holds_sends_until_the_owner_takes)
 	cr_assert_leq(due, rdmx_clock_ns() + RDMX_DEV_WAIT_TICK_NS, "for a tick at most");
 	cr_assert_eq(b->ops->post_recv(b, buf, sizeof(buf), 1), 0);
 	cr_assert_eq(poll_one(b, &cqe), 1, "the owner takes one");
+	due = UINT64_MAX;
+	cr_assert_eq(a->ops->wait_arm(a, &due), 0, "read in place, the slot is not free yet");
+	cr_assert_eq(b->ops->poll_cq(b, &cqe, 1), 0, "the owner's next poll frees it");
 	due = UINT64_MAX;
 	cr_assert_eq(a->ops->wait_arm(a, &due), -FI_EAGAIN, "room: the sender must not sleep");
 	cr_assert_eq(poll_one(a, &cqe), 1);

@@ -132,6 +132,14 @@ struct rdmx_dev_rkey {
 
 struct rdmx_ah;
 
+/*
+ * A receive completion's packet may stay in the device's memory (data):
+ * the posted buffer then holds its first RDMX_DEV_RX_PREFIX bytes, which
+ * the device copied once (every header fits), and the caller copies the
+ * rest only if it needs the packet whole.
+ */
+#define RDMX_DEV_RX_PREFIX	64
+
 struct rdmx_dev_cqe {
 	uint64_t		wr_id;
 	enum rdmx_dev_op	op;
@@ -139,6 +147,15 @@ struct rdmx_dev_cqe {
 	uint32_t		len;		/* received bytes */
 	struct rdmx_ah		*src_ah;	/* sender's handle, if one exists */
 	const void		*src_addr;	/* sender's raw address, or NULL */
+	/*
+	 * Receives: NULL, the packet is whole in the posted buffer; else all
+	 * len bytes of it, valid until the device's next poll_cq or
+	 * wait_arm, and the posted buffer holds the first
+	 * RDMX_MIN(len, RDMX_DEV_RX_PREFIX). The device's memory may be
+	 * written by the sender meanwhile: read what must stay consistent
+	 * from the posted buffer.
+	 */
+	const uint8_t		*data;
 };
 
 /* An address handle: the device's reference to one remote queue. */
@@ -269,7 +286,8 @@ struct rdmx_dev_ops {
 			     uint64_t wr_id);
 	/*
 	 * Makes progress and returns up to max completions (0 when none).
-	 * A receive completion's src_addr stays valid until the next poll.
+	 * A receive completion's src_addr and data stay valid until the next
+	 * poll (data also until the next wait_arm).
 	 */
 	int	(*poll_cq)(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe,
 			   int max);

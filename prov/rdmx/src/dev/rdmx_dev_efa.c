@@ -431,6 +431,7 @@ static void rdmx_efa_poll_recv(struct rdmx_efa_dev *efa, struct rdmx_efa_recv *r
 	cqe->len = 0;
 	cqe->src_ah = NULL;
 	cqe->src_addr = NULL;
+	cqe->data = NULL;
 	if (cqe->status != RDMX_DEV_OK)
 		return;
 	if (!wc->connid) {

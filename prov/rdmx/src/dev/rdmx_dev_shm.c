@@ -144,6 +144,10 @@ struct rdmx_shm_dev {
 	bool			slept;		/* armed once before */
 	struct rdmx_shm_ring	*ring;
 	uint64_t		head;		/* next ticket to take */
+	uint64_t		freed;		/* tickets before it are free; the
+						   rest up to head were taken and
+						   are read in place until the
+						   next poll (rdmx_dev_cqe.data) */
 	struct rdmx_shm_rx	*rq;		/* posted buffers, a FIFO */
 	size_t			rq_head, rq_cnt;
 	struct rdmx_dev_cqe	*done;		/* send completions, a FIFO */
@@ -660,9 +664,10 @@ static int rdmx_shm_post_recv(struct rdmx_dev *dev, void *buf, size_t len, uint6
 }
 
 /*
- * The next packet of the ring into the oldest posted buffer, as cqe;
- * false when there is none (or no buffer). A packet too long, or from a
- * sender without a handle, is dropped and counted.
+ * The next packet of the ring, as cqe: its first bytes copied into the
+ * oldest posted buffer, the packet read in place (cqe.data) until
+ * rdmx_shm_free_taken; false when there is none (or no buffer). A packet
+ * too long, or from a sender without a handle, is dropped and counted.
  */
 static bool rdmx_shm_take(struct rdmx_shm_dev *shm, struct rdmx_dev_cqe *cqe)
 {
@@ -680,13 +685,11 @@ static bool rdmx_shm_take(struct rdmx_shm_dev *shm, struct rdmx_dev_cqe *cqe)
 		src = rdmx_shm_ah_find(shm, slot->token);
 		ok = src && len <= rx->len;
 		if (ok)
-			memcpy(rx->buf, slot->data, len);
+			memcpy(rx->buf, slot->data, RDMX_MIN(len, RDMX_DEV_RX_PREFIX));
 		else if (src)
 			shm->dev.stats.rx_malformed++;
 		else
 			shm->dev.stats.rx_dropped++;
-		atomic_store_explicit(&slot->seq, shm->head + RDMX_SHM_SLOTS,
-				      memory_order_release);
 		shm->head++;
 		if (!ok)
 			continue;
@@ -696,6 +699,7 @@ static bool rdmx_shm_take(struct rdmx_shm_dev *shm, struct rdmx_dev_cqe *cqe)
 			.status = RDMX_DEV_OK,
 			.len = len,
 			.src_ah = &src->ah,
+			.data = slot->data,
 		};
 		shm->rq_head = (shm->rq_head + 1) % shm->dev.caps.rq_size;
 		shm->rq_cnt--;
@@ -723,11 +727,22 @@ static void rdmx_shm_check_owners(struct rdmx_shm_dev *shm)
 	}
 }
 
-/* Slots were taken from our ring, which a sender found full: wakes our peers. */
-static void rdmx_shm_wake_senders(struct rdmx_shm_dev *shm)
+/*
+ * The slots taken since the last call are done with: free for senders
+ * again. If a sender found the ring full (see the top), our peers that
+ * sleep are woken.
+ */
+static void rdmx_shm_free_taken(struct rdmx_shm_dev *shm)
 {
 	struct rdmx_dlist *it;
 
+	if (shm->freed == shm->head)
+		return;
+	for (; shm->freed != shm->head; shm->freed++)
+		atomic_store_explicit(&rdmx_shm_slot(shm->ring, shm->freed)->seq,
+				      shm->freed + RDMX_SHM_SLOTS, memory_order_release);
+	if (!atomic_load_explicit(&shm->ring->room_wanted, memory_order_relaxed))
+		return;
 	atomic_store_explicit(&shm->ring->room_wanted, 0, memory_order_relaxed);
 	rdmx_dlist_foreach(&shm->ahs, it)
 		rdmx_shm_wake(shm, rdmx_container_of(it, struct rdmx_shm_ah, link));
@@ -767,7 +782,7 @@ static void rdmx_shm_wait_end(struct rdmx_shm_dev *shm)
 static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int max)
 {
 	struct rdmx_shm_dev *shm = rdmx_shm_dev(dev);
-	int done = rdmx_cma_poll(&shm->cma, cqe, max), taken_from;
+	int done = rdmx_cma_poll(&shm->cma, cqe, max);
 
 	/* Back from a sleep: the owners' check too, which polls count. */
 	if (shm->armed) {
@@ -775,6 +790,7 @@ static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 		rdmx_shm_check_owners(shm);
 	}
 
+	rdmx_shm_free_taken(shm);
 	if (++shm->polls % RDMX_SHM_CHECK_POLLS == 0)
 		rdmx_shm_check_owners(shm);
 	if (!rdmx_dlist_empty(&shm->blocked))
@@ -785,12 +801,8 @@ static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 		shm->done_head = (shm->done_head + 1) % dev->caps.sq_size;
 		shm->done_cnt--;
 	}
-	taken_from = done;
 	while (done < max && rdmx_shm_take(shm, &cqe[done]))
 		done++;
-	if (done > taken_from && atomic_load_explicit(&shm->ring->room_wanted,
-						      memory_order_relaxed))
-		rdmx_shm_wake_senders(shm);
 	return done;
 }
 
@@ -805,6 +817,7 @@ static int rdmx_shm_wait_arm(struct rdmx_dev *dev, uint64_t *due_p)
 	struct rdmx_shm_ring *ring = shm->ring;
 	uint64_t now = rdmx_clock_ns();
 
+	rdmx_shm_free_taken(shm);
 	if (shm->done_cnt || shm->cma.ndone)
 		return -FI_EAGAIN;
 	atomic_store_explicit(&ring->waits_seen, 1, memory_order_relaxed);

@@ -285,6 +285,7 @@ bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
 	cqe->len = (uint32_t) (len - sizeof(*hdr));
 	cqe->src_ah = &ah->ah;
 	cqe->src_addr = ah->addr;
+	cqe->data = NULL;
 	return true;
 }
 

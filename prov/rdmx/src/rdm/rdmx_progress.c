@@ -132,12 +132,42 @@ static bool rdmx_progress_pkt(struct rdmx_ep *ep, const struct rdmx_pkt *pkt,
 	return false;
 }
 
+/*
+ * Decodes a received packet. One the device left in its memory
+ * (cqe->data) is made whole in the posted buffer first, as the handlers
+ * that keep a packet keep that buffer, unless it is DATA: never kept, it
+ * is decoded from the prefix in the buffer and its payload read in
+ * place, one copy less for the bulk of a long message.
+ */
+_Static_assert(sizeof(struct rdmx_wire_data) <= RDMX_DEV_RX_PREFIX,
+	       "a DATA header is in the prefix a device copies");
+
+static int rdmx_progress_decode(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe,
+				struct rdmx_pkt *pkt)
+{
+	uint8_t *buf = rdmx_rxbufs_at(&ep->rxb, cqe->wr_id);
+	const struct rdmx_wire_base *base = (const void *) buf;
+	bool in_place;
+	int ret;
+
+	if (!cqe->data || cqe->len <= RDMX_DEV_RX_PREFIX)
+		return rdmx_wire_decode(buf, cqe->len, pkt);
+	in_place = base->type == RDMX_PKT_DATA;
+	if (!in_place)
+		memcpy(buf + RDMX_DEV_RX_PREFIX, cqe->data + RDMX_DEV_RX_PREFIX,
+		       cqe->len - RDMX_DEV_RX_PREFIX);
+	ret = rdmx_wire_decode(buf, cqe->len, pkt);
+	if (!ret && in_place)
+		pkt->payload = cqe->data + (pkt->payload - buf);
+	return ret;
+}
+
 static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe)
 {
 	struct rdmx_pkt pkt;
 
 	if (cqe->status == RDMX_DEV_OK) {
-		if (rdmx_wire_decode(rdmx_rxbufs_at(&ep->rxb, cqe->wr_id), cqe->len, &pkt)) {
+		if (rdmx_progress_decode(ep, cqe, &pkt)) {
 			ep->stats.rx_malformed++;
 			RDMX_DBG(FI_LOG_EP_DATA, "malformed packet of %u bytes\n",
 				 cqe->len);

@@ -149,6 +149,27 @@ static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cq
 	rdmx_rxbufs_repost(&ep->rxb, &ep->lanes, cqe->wr_id);
 }
 
+/*
+ * What a round ends with: reclaiming peers, owed DACKs, RNR resends,
+ * handshake timers, packets and segments that wait for the device. Most
+ * rounds have none of it to do, and an application spinning on its CQ
+ * pays every empty round: a look at each one's list or deadline spares
+ * the calls.
+ */
+static void rdmx_progress_chores(struct rdmx_ep *ep)
+{
+	if (ep->ctrl_short)
+		rdmx_peer_reclaim(ep);
+	if (!rdmx_dlist_empty(&ep->dack_peers))
+		rdmx_dack_flush(ep);
+	if (!rdmx_dlist_empty(&ep->retry_peers))
+		rdmx_rnr_progress(ep);
+	if (ep->now >= ep->conn_next)
+		rdmx_conn_progress(ep);
+	if (!rdmx_dlist_empty(&ep->ctrl_pending) || !rdmx_dlist_empty(&ep->tx_pending))
+		rdmx_tx_progress(ep);
+}
+
 void rdmx_ep_progress(struct rdmx_ep *ep)
 {
 	struct rdmx_dev_cqe cqe[RDMX_PROGRESS_BATCH];
@@ -177,10 +198,5 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 	/* The timers below may be late by a coarse tick when nothing came. */
 	if (!fresh && rdmx_clock_ticked(&ep->tick))
 		ep->now = rdmx_clock_ns();
-	if (ep->ctrl_short)
-		rdmx_peer_reclaim(ep);
-	rdmx_dack_flush(ep);
-	rdmx_rnr_progress(ep);
-	rdmx_conn_progress(ep);
-	rdmx_tx_progress(ep);
+	rdmx_progress_chores(ep);
 }

@@ -70,20 +70,22 @@ void rdmx_peer_anon_end(struct rdmx_ep *ep, struct rdmx_peer *peer)
 
 int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 {
-	const void *canon = rdmx_addrs_lookup(ep->addrs, addr);
-	struct rdmx_peer *peer;
+	const void *canon;
+	struct rdmx_peer *peer = rdmx_peer_find(ep, addr);
 	struct rdmx_ah *ah;
 	bool heard;
 	int ret;
 
+	/* The AV's remove forgets the peer (rdmx_peer_forget): one found is in it. */
+	if (peer) {
+		*peer_p = peer;
+		return 0;
+	}
+	canon = rdmx_addrs_lookup(ep->addrs, addr);
 	if (!canon)
 		return -FI_EINVAL;
 	if (!rdmx_peer_index_fit(ep, addr))
 		return -FI_ENOMEM;
-	if (ep->peers[addr]) {
-		*peer_p = ep->peers[addr];
-		return 0;
-	}
 	ret = ep->lanes.nic->ops->ah_create(ep->lanes.nic, canon, &ah);
 	if (ret)
 		return ret;

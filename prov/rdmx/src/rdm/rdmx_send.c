@@ -260,7 +260,10 @@ static enum rdmx_tx_level rdmx_send_level(const struct rdmx_ep *ep,
 	       RDMX_TX_INJECT : RDMX_TX_TRANSMIT;
 }
 
-/* Fills a new send entry from req. */
+/*
+ * Fills a new send entry from req. Its protocol is planned when it starts
+ * (rdmx_tx_start), which is at once unless it waits for a handshake.
+ */
 static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 			   const struct rdmx_send_req *req, struct rdmx_peer *peer,
 			   size_t len, enum rdmx_tx_level level, bool copy)
@@ -284,9 +287,7 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 			 (level == RDMX_TX_DELIVERY_ASKED ? RDMX_PKT_DACK_REQ : 0);
 	txe->addr = req->dest;
 	txe->peer = peer;
-	txe->next = 0;
 	txe->end = len;
-	rdmx_send_plan(ep, txe);
 	txe->pkts_out = 1;
 	if (copy && len) {
 		rdmx_copy_from_iov(txe->inject, req->iov, req->iov_cnt);
@@ -294,9 +295,9 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 		txe->iov[0].iov_len = len;
 		txe->iov_cnt = 1;
 	} else {
-		/* iov may be NULL when iov_cnt is 0. */
-		if (req->iov_cnt)
-			memcpy(txe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
+		/* Entry by entry: a memcpy call costs more for the one or two. */
+		for (size_t i = 0; i < req->iov_cnt; i++)
+			txe->iov[i] = req->iov[i];
 		txe->iov_cnt = req->iov_cnt;
 	}
 	rdmx_tx_pke_init(&txe->pke, txe, peer, false);

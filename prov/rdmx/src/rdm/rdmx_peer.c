@@ -68,20 +68,15 @@ void rdmx_peer_anon_end(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	rdmx_budget_credit(&ep->budget, sizeof(*peer));
 }
 
-int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
+/* rdmx_peer_get of an address without a peer yet. */
+static RDMX_COLD int rdmx_peer_make(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 {
-	const void *canon;
-	struct rdmx_peer *peer = rdmx_peer_find(ep, addr);
+	const void *canon = rdmx_addrs_lookup(ep->addrs, addr);
+	struct rdmx_peer *peer;
 	struct rdmx_ah *ah;
 	bool heard;
 	int ret;
 
-	/* The AV's remove forgets the peer (rdmx_peer_forget): one found is in it. */
-	if (peer) {
-		*peer_p = peer;
-		return 0;
-	}
-	canon = rdmx_addrs_lookup(ep->addrs, addr);
 	if (!canon)
 		return -FI_EINVAL;
 	if (!rdmx_peer_index_fit(ep, addr))
@@ -102,6 +97,17 @@ int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 	if (peer->anon)
 		rdmx_peer_anon_end(ep, peer);	/* the sender joined the AV */
 	ep->peers[addr] = peer;
+	*peer_p = peer;
+	return 0;
+}
+
+int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
+{
+	struct rdmx_peer *peer = rdmx_peer_find(ep, addr);
+
+	/* The AV's remove forgets the peer (rdmx_peer_forget): one found is in it. */
+	if (!peer)
+		return rdmx_peer_make(ep, addr, peer_p);
 	*peer_p = peer;
 	return 0;
 }

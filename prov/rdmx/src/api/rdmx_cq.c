@@ -78,13 +78,21 @@ static int rdmx_cq_grow(struct rdmx_cq *cq)
 	return 0;
 }
 
-int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry)
+/* rdmx_cq_write to a full ring: it doubles first. */
+static RDMX_COLD int rdmx_cq_write_full(struct rdmx_cq *cq,
+					const struct rdmx_cq_entry *entry)
 {
-
-	if (cq->tail - cq->head == cq->cap && rdmx_cq_grow(cq)) {
+	if (rdmx_cq_grow(cq)) {
 		RDMX_WARN(FI_LOG_CQ, "completion queue overrun\n");
 		return -FI_ENOMEM;
 	}
+	return rdmx_cq_write(cq, entry);
+}
+
+int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry)
+{
+	if (cq->tail - cq->head == cq->cap)
+		return rdmx_cq_write_full(cq, entry);
 	cq->ring[cq->tail++ & (cq->cap - 1)] = *entry;
 	rdmx_wait_poke(cq->waitable.wait);
 	return 0;

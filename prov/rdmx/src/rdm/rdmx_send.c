@@ -68,8 +68,9 @@ static void rdmx_tx_dack_unreachable(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	}
 }
 
-void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
-		  enum rdmx_dev_status status)
+/* rdmx_tx_done of a packet that failed, or whose peer was let go. */
+static RDMX_COLD void rdmx_tx_done_else(struct rdmx_ep *ep, struct rdmx_pke *pke,
+					enum rdmx_dev_status status)
 {
 	if (!pke->peer) {
 		/* Its peer was let go (rdmx_tx_peer_forget): nothing waits for it. */
@@ -83,9 +84,14 @@ void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 	if (status == RDMX_DEV_UNREACH)
 		rdmx_tx_dack_unreachable(ep, pke->peer, rdmx_dev_status_errno(status),
 					 rdmx_dev_status_str(status));
-	if (status != RDMX_DEV_OK) {
-		rdmx_tx_fail(ep, pke, rdmx_dev_status_errno(status),
-			     rdmx_dev_status_str(status));
+	rdmx_tx_fail(ep, pke, rdmx_dev_status_errno(status), rdmx_dev_status_str(status));
+}
+
+void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
+		  enum rdmx_dev_status status)
+{
+	if (status != RDMX_DEV_OK || !pke->peer) {
+		rdmx_tx_done_else(ep, pke, status);
 		return;
 	}
 	rdmx_rnr_delivered(pke->peer);

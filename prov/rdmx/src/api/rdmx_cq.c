@@ -124,12 +124,32 @@ int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
 	return 0;
 }
 
+/* Copies out up to count queued entries; the caller holds the domain lock. */
+static size_t rdmx_cq_copy_out(struct rdmx_cq *cq, void *buf, size_t count,
+			       fi_addr_t *src_addr)
+{
+	/* In locals: a write through buf could alias the CQ for all the compiler knows. */
+	const struct rdmx_cq_entry *ring = cq->ring;
+	enum fi_cq_format format = cq->format;
+	size_t size = rdmx_cq_entry_size[format], n = 0;
+	uint64_t head = cq->head, tail = cq->tail, mask = cq->cap - 1;
+
+	for (; n < count && head != tail; n++, head++) {
+		const struct rdmx_cq_entry *e = &ring[head & mask];
+
+		rdmx_cq_format(format, e, (char *) buf + n * size);
+		if (src_addr)
+			src_addr[n] = e->src;
+	}
+	cq->head = head;
+	return n;
+}
+
 /* Reads up to count entries; the caller holds the domain lock. */
 static ssize_t rdmx_cq_take(struct rdmx_cq *cq, void *buf, size_t count,
 			    fi_addr_t *src_addr)
 {
-	size_t size = rdmx_cq_entry_size[cq->format];
-	size_t n = 0;
+	size_t n;
 
 	/*
 	 * Progress when nothing is ready or nothing is asked for (a read of
@@ -141,13 +161,7 @@ static ssize_t rdmx_cq_take(struct rdmx_cq *cq, void *buf, size_t count,
 		rdmx_epset_progress(&cq->eps);
 	if (!rdmx_dlist_empty(&cq->errs))
 		return -FI_EAVAIL;
-	for (; n < count && cq->head != cq->tail; n++) {
-		const struct rdmx_cq_entry *e = &cq->ring[cq->head++ & (cq->cap - 1)];
-
-		rdmx_cq_format(cq->format, e, (char *) buf + n * size);
-		if (src_addr)
-			src_addr[n] = e->src;
-	}
+	n = rdmx_cq_copy_out(cq, buf, count, src_addr);
 	return n ? (ssize_t) n : -FI_EAGAIN;
 }
 

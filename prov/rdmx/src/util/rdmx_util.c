@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: small helpers shared by all layers. */
+#include <sched.h>
 #include <unistd.h>
 #include <sys/random.h>
 #include <sys/uio.h>
@@ -7,6 +8,7 @@
 #include "rdmx.h"
 #include "rdmx_clock.h"
 #include "rdmx_dev.h"
+#include "rdmx_lock.h"
 
 uint64_t rdmx_random64(void)
 {
@@ -31,6 +33,22 @@ bool rdmx_log_limit_pass(struct rdmx_log_limit *limit, uint64_t *skipped)
 	*skipped = limit->skipped;
 	limit->skipped = 0;
 	return true;
+}
+
+void rdmx_lock_wait(struct rdmx_lock *lock, uint32_t ticket)
+{
+	unsigned spins = 0;
+
+	while (__atomic_load_n(&lock->turn, __ATOMIC_ACQUIRE) != ticket) {
+		if (++spins < RDMX_LOCK_SPINS) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		} else {
+			spins = 0;
+			sched_yield();
+		}
+	}
 }
 
 size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,

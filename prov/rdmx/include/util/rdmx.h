@@ -38,6 +38,8 @@
  * so a slow path inlined into a function makes each of its calls pay.
  */
 #define RDMX_COLD		__attribute__((cold, noinline))
+/* The same for a path that is not rare but not the common one either. */
+#define RDMX_NOINLINE		__attribute__((noinline))
 
 extern struct fi_provider rdmx_prov;
 

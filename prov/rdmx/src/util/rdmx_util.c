@@ -51,8 +51,9 @@ void rdmx_lock_wait(struct rdmx_lock *lock, uint32_t ticket)
 	}
 }
 
-size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
-			const void *buf, size_t len)
+/* rdmx_copy_to_iov into several entries. */
+static RDMX_NOINLINE size_t rdmx_copy_to_iovs(const struct iovec *iov, size_t count,
+					       const void *buf, size_t len)
 {
 	const char *src = buf;
 	size_t done = 0;
@@ -66,6 +67,21 @@ size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
 		done += n;
 	}
 	return done;
+}
+
+size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
+			const void *buf, size_t len)
+{
+	size_t n;
+
+	/* One entry, as most receives have: no loop to set up. */
+	if (count != 1)
+		return rdmx_copy_to_iovs(iov, count, buf, len);
+	n = RDMX_MIN(iov->iov_len, len);
+	/* A zero-length entry may carry a NULL base. */
+	if (n)
+		memcpy(iov->iov_base, buf, n);
+	return n;
 }
 
 size_t rdmx_copy_from_iov(void *buf, const struct iovec *iov, size_t count)

@@ -40,7 +40,7 @@ static struct rdmx_dlist *rdmx_match_bucket(const struct rdmx_match_index *idx,
  * Doubles the buckets. Moving each old bucket's entries in order keeps
  * the entries of one key in order. Without memory the chains grow longer.
  */
-static void rdmx_match_index_grow(struct rdmx_match_index *idx)
+static RDMX_COLD void rdmx_match_index_grow(struct rdmx_match_index *idx)
 {
 	size_t old_cnt = idx->mask + 1, cnt = 2 * old_cnt, i;
 	struct rdmx_dlist *old = idx->buckets, *it;
@@ -286,7 +286,12 @@ struct rdmx_unexp *rdmx_match_unexp(struct rdmx_match_queue *q,
 				    fi_addr_t addr, uint64_t tag,
 				    uint64_t ignore)
 {
-	struct rdmx_unexp *ux = rdmx_match_unexp_find(q, addr, tag, ignore);
+	struct rdmx_unexp *ux;
+
+	/* Nothing waits, as when receives are posted ahead: no search. */
+	if (rdmx_dlist_empty(&q->unexp))
+		return NULL;
+	ux = rdmx_match_unexp_find(q, addr, tag, ignore);
 
 	if (ux)
 		rdmx_match_unexp_remove(q, ux);

@@ -128,10 +128,8 @@ bool rdmx_peer_on_host(const struct rdmx_ep *ep, struct rdmx_peer *peer)
 	return peer->where == RDMX_PEER_WHERE_HERE;
 }
 
-void rdmx_peer_heard(struct rdmx_ep *ep, struct rdmx_peer *peer)
+void rdmx_peer_anon_heard(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
-	if (!peer->anon)
-		return;
 	rdmx_dlist_remove(&peer->anon_link);
 	rdmx_dlist_insert_tail(&ep->anon_lru, &peer->anon_link);
 }

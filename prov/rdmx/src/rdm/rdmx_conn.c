@@ -239,7 +239,7 @@ bool rdmx_conn_current(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	case RDMX_HS_CLOSED:	/* late packets of the session it closed */
 		return false;
 	default:
-		(void) rdmx_conn_ready(ep, peer);
+		rdmx_conn_start(ep, peer);
 		return false;
 	}
 }

@@ -356,7 +356,8 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 	struct rdmx_peer *peer = txe->peer;
 	int ret;
 
-	if (rdmx_tx_level_refused(txe)) {
+	/* The peer's features are read only for the level that needs them. */
+	if (txe->level == RDMX_TX_DELIVERY_ASKED && rdmx_tx_level_refused(txe)) {
 		RDMX_WARN(FI_LOG_EP_DATA, "FI_DELIVERY_COMPLETE send to fi_addr %lu: "
 			  "the peer cannot acknowledge delivery\n",
 			  (unsigned long) txe->addr);

@@ -112,6 +112,16 @@ size_t rdmx_iov_slice(struct iovec *dst, const struct iovec *src, size_t count,
 {
 	size_t n = 0;
 
+	/* One entry, as most sends have: no loop. */
+	if (count == 1) {
+		if (!len || off >= src->iov_len)
+			return 0;
+		/* In integers, as below. */
+		dst->iov_base = (void *) ((uintptr_t) src->iov_base + off);
+		dst->iov_len = RDMX_MIN(src->iov_len - off, len);
+		return 1;
+	}
+
 	for (size_t i = 0; i < count && len; i++) {
 		size_t take;
 

@@ -197,8 +197,16 @@ struct rdmx_cq_entry rdmx_recv_err_entry(const struct rdmx_rxe *rxe);
 /* The share of buf (posted on q) for a message of len bytes, built in kid. */
 struct rdmx_rxe *rdmx_multi_carve(struct rdmx_match_queue *q, struct rdmx_rxe *buf,
 				  size_t len, struct rdmx_rxe *kid);
-/* FI_MULTI_RECV when rxe's completion is the last of a released buffer. */
-uint64_t rdmx_multi_flags(const struct rdmx_rxe *rxe);
+/*
+ * FI_MULTI_RECV when rxe's completion is the last of a released buffer.
+ * Inline: every receive's completion asks, most of no buffer.
+ */
+static inline uint64_t rdmx_multi_flags(const struct rdmx_rxe *rxe)
+{
+	const struct rdmx_rxe *buf = rxe->parent;
+
+	return buf && buf->released && buf->children == 1 ? FI_MULTI_RECV : 0;
+}
 /* A message's share completed (its buffer goes once released and empty). */
 void rdmx_multi_done(struct rdmx_ep *ep, struct rdmx_rxe *kid);
 /* fi_cancel took buf off its queue; entry is its FI_ECANCELED entry. */

@@ -74,7 +74,8 @@ static void rdmx_match_index_add(struct rdmx_match_index *idx,
 	rdmx_dlist_insert_tail(rdmx_match_bucket(idx, item->addr, item->tag),
 			       &item->link);
 	idx->count++;
-	idx->directed += item->addr != FI_ADDR_UNSPEC;
+	if (item->addr != FI_ADDR_UNSPEC)
+		idx->directed++;
 }
 
 static void rdmx_match_index_remove(struct rdmx_match_index *idx,
@@ -84,7 +85,8 @@ static void rdmx_match_index_remove(struct rdmx_match_index *idx,
 		return;		/* not indexed: removed already */
 	rdmx_dlist_remove(&item->link);
 	idx->count--;
-	idx->directed -= item->addr != FI_ADDR_UNSPEC;
+	if (item->addr != FI_ADDR_UNSPEC)
+		idx->directed--;
 }
 
 /* The oldest entry of key (addr, tag), or NULL. */

@@ -113,14 +113,6 @@ void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const cha
 	rdmx_recv_release(ep, rxe);
 }
 
-void rdmx_recv_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
-		       const void *payload, size_t len, fi_addr_t src,
-		       uint64_t tag, uint64_t data, uint32_t pkt_flags)
-{
-	rdmx_copy_to_iov(rxe->iov, rxe->iov_cnt, payload, len);
-	rdmx_recv_complete(ep, rxe, len, src, tag, data, pkt_flags);
-}
-
 struct rdmx_unexp *rdmx_recv_ux_new(struct rdmx_ep *ep, size_t extra)
 {
 	/* The entry counts too: empty messages must not be free to queue. */

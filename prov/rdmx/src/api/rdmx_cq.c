@@ -161,6 +161,8 @@ static ssize_t rdmx_cq_take(struct rdmx_cq *cq, void *buf, size_t count,
 		rdmx_epset_progress(&cq->eps);
 	if (!rdmx_dlist_empty(&cq->errs))
 		return -FI_EAVAIL;
+	if (cq->head == cq->tail)
+		return -FI_EAGAIN;
 	n = rdmx_cq_copy_out(cq, buf, count, src_addr);
 	return n ? (ssize_t) n : -FI_EAGAIN;
 }

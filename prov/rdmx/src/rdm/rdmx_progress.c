@@ -195,17 +195,16 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 		/* The timers below may be late by a coarse tick when nothing came. */
 		if (rdmx_clock_ticked(&ep->tick))
 			ep->now = rdmx_clock_ns();
-		rdmx_progress_chores(ep);
-		return;
-	}
-	ep->now = rdmx_clock_ns();
-	for (;;) {
-		for (int i = 0; i < n; i++)
-			rdmx_progress_cqe(ep, &cqe[i]);
-		/* A full poll may leave more; a flood cannot hold the caller. */
-		if (n < RDMX_PROGRESS_BATCH || rounds++ == RDMX_PROGRESS_ROUNDS)
-			break;
-		n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
+	} else {
+		ep->now = rdmx_clock_ns();
+		for (;;) {
+			for (int i = 0; i < n; i++)
+				rdmx_progress_cqe(ep, &cqe[i]);
+			/* A full poll may leave more; a flood cannot hold the caller. */
+			if (n < RDMX_PROGRESS_BATCH || rounds++ == RDMX_PROGRESS_ROUNDS)
+				break;
+			n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
+		}
 	}
 	rdmx_progress_chores(ep);
 }

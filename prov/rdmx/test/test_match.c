@@ -239,6 +239,27 @@ Test(match, posted_any_source_exact_before_directed)
 	cr_assert_eq(rdmx_match_posted(&q, SRC_B, 7), &rxe[1]);
 }
 
+/*
+ * The index skips the lookup of keys it holds none of (directed ones, or
+ * any-source ones): through receives that come and go, each is still found.
+ */
+Test(match, directed_and_any_source_found_as_they_come_and_go)
+{
+	post(0, SRC_A, 7, 0);
+	cr_assert_eq(rdmx_match_cancel(&q, &ctx[0]), &rxe[0]);
+	post(1, FI_ADDR_UNSPEC, 7, 0);
+	cr_assert_eq(rdmx_match_posted(&q, SRC_A, 7), &rxe[1]);
+
+	post(2, SRC_A, 7, 0);
+	post(3, SRC_B, 7, 0);
+	cr_assert_eq(rdmx_match_posted(&q, SRC_B, 7), &rxe[3]);
+	post(4, FI_ADDR_UNSPEC, 7, 0);
+	cr_assert_eq(rdmx_match_posted(&q, SRC_B, 7), &rxe[4]);
+	cr_assert_null(rdmx_match_posted(&q, SRC_B, 7));
+	cr_assert_eq(rdmx_match_posted(&q, SRC_A, 7), &rxe[2]);
+	cr_assert(posted_empty());
+}
+
 Test(match, posted_find_leaves_the_receive_queued)
 {
 	post(0, SRC_A, 7, 0);

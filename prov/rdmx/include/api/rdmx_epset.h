@@ -33,8 +33,18 @@ int rdmx_epset_add(struct rdmx_epset *set, int *refs, struct rdmx_ep *ep);
 void rdmx_epset_del(struct rdmx_epset *set, int *refs, struct rdmx_ep *ep);
 void rdmx_epset_destruct(struct rdmx_epset *set);
 
-/* Progresses every endpoint; the domain lock held. */
-void rdmx_epset_progress(const struct rdmx_epset *set);
+/* The top of the rdm layer (rdmx_ep.h, which includes this file). */
+void rdmx_ep_progress(struct rdmx_ep *ep);
+
+/*
+ * Progresses every endpoint; the domain lock held. Inline: a CQ or
+ * counter read pays it on every poll of a spinning application.
+ */
+static inline void rdmx_epset_progress(const struct rdmx_epset *set)
+{
+	for (size_t i = 0; i < set->cnt; i++)
+		rdmx_ep_progress(set->eps[i].ep);
+}
 /* rdmx_ep_wait_arm of every endpoint: 0 or -FI_EAGAIN; domain lock held. */
 int rdmx_epset_arm(const struct rdmx_epset *set, uint64_t *due_p);
 

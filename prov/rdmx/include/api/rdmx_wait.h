@@ -106,12 +106,20 @@ void rdmx_wait_leave(struct rdmx_waitable *m);
 int rdmx_wait_add_fds(struct rdmx_wait *wait, const int *fds, int n);
 void rdmx_wait_del_fds(struct rdmx_wait *wait, const int *fds, int n);
 
+/* rdmx_wait_poke of a wait that is there. */
+void rdmx_wait_wake(struct rdmx_wait *wait);
+
 /*
  * Something a sleeper may be waiting for happened (a completion, a
  * signal, an event): wakes the threads asleep on wait, a system call
- * only when one may be. wait may be NULL.
+ * only when one may be. wait may be NULL. Inline: every completion
+ * pokes, and most CQs and endpoints have no wait.
  */
-void rdmx_wait_poke(struct rdmx_wait *wait);
+static inline void rdmx_wait_poke(struct rdmx_wait *wait)
+{
+	if (wait)
+		rdmx_wait_wake(wait);
+}
 
 /*
  * Sleeps until m has something (m NULL: any member of wait), progressing

@@ -26,6 +26,7 @@
 
 #include "rdmx_dev.h"
 #include "rdmx_hs.h"
+#include "rdmx_peer.h"
 
 struct rdmx_ep;
 struct rdmx_peer;
@@ -40,9 +41,21 @@ void rdmx_conn_peer_init(struct rdmx_ep *ep, struct rdmx_peer *peer);
 /* Puts peer among those whose timers progress looks at. */
 void rdmx_conn_watch(struct rdmx_ep *ep, struct rdmx_peer *peer);
 
-/* Whether a send to peer may go out now; else it must wait (and the
- * handshake is started). */
-bool rdmx_conn_ready(struct rdmx_ep *ep, struct rdmx_peer *peer);
+/* A send to peer must wait: starts its handshake if none is under way. */
+void rdmx_conn_start(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
+/*
+ * Whether a send to peer may go out now; else it must wait (and the
+ * handshake is started). Inline: every send asks, and almost every
+ * time of a connected peer with nothing waiting.
+ */
+static inline bool rdmx_conn_ready(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	if (peer->hs.state == RDMX_HS_CONNECTED && rdmx_dlist_empty(&peer->pending))
+		return true;
+	rdmx_conn_start(ep, peer);
+	return false;
+}
 
 /* Keeps a filled send to a stub; 0 or -FI_EAGAIN when the queue is full. */
 int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe *txe);

@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "rdmx_wire.h"
+
 struct rdmx_ep;
 struct rdmx_peer;
 struct rdmx_pkt;
@@ -26,13 +28,22 @@ struct rdmx_pkt;
 void rdmx_dack_send(struct rdmx_ep *ep, struct rdmx_peer *peer, uint32_t pkt_flags,
 		    uint32_t msg_id, uint32_t tx_id, int err);
 
+/* rdmx_dack_batch of a message that asks for a DACK, from a peer. */
+void rdmx_dack_queue(struct rdmx_ep *ep, struct rdmx_peer *peer, uint32_t msg_id,
+		     uint32_t tx_id);
+
 /*
- * The same for a message delivered in its progress pass (an eager one):
- * consecutive messages of a peer are acknowledged by one DACK at the end
- * of the pass (rdmx_dack_flush), so a burst does not draw a DACK each.
+ * rdmx_dack_send for a message delivered in its progress pass (an eager
+ * one), err 0: consecutive messages of a peer are acknowledged by one
+ * DACK at the end of the pass (rdmx_dack_flush), so a burst does not draw
+ * a DACK each. Inline: every eager message asks, few want one.
  */
-void rdmx_dack_batch(struct rdmx_ep *ep, struct rdmx_peer *peer, uint32_t pkt_flags,
-		     uint32_t msg_id, uint32_t tx_id);
+static inline void rdmx_dack_batch(struct rdmx_ep *ep, struct rdmx_peer *peer,
+				   uint32_t pkt_flags, uint32_t msg_id, uint32_t tx_id)
+{
+	if ((pkt_flags & RDMX_PKT_DACK_REQ) && peer)
+		rdmx_dack_queue(ep, peer, msg_id, tx_id);
+}
 
 /* Sends the DACKs owed by the pass; at the end of every progress pass. */
 void rdmx_dack_flush(struct rdmx_ep *ep);

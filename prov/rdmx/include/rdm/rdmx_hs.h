@@ -198,8 +198,16 @@ void rdmx_hs_connect(struct rdmx_hs *hs, uint64_t now);
 /* Takes a handshake message from the peer. */
 void rdmx_hs_recv(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t now);
 
-/* Any packet from the peer: it is alive (no ping needed). */
-void rdmx_hs_heard(struct rdmx_hs *hs, uint64_t now);
+/* Any packet from the peer: it is alive (no ping needed). Inline: every packet tells. */
+static inline void rdmx_hs_heard(struct rdmx_hs *hs, uint64_t now)
+{
+	if (hs->state != RDMX_HS_CONNECTED)
+		return;
+	hs->last_heard = now;
+	hs->ping_out = false;
+	hs->tries = 0;
+	hs->deadline = now + hs->cfg->ping_interval_ns;
+}
 
 /*
  * Our endpoint is closing: sends the peer a CLOSE of the current session

@@ -42,6 +42,8 @@ struct rdmx_match_index {
 	struct rdmx_dlist	*buckets;	/* small, or a larger allocation */
 	size_t			mask;		/* bucket count - 1 */
 	size_t			count;
+	size_t			directed;	/* of count, those of one source
+						   (not FI_ADDR_UNSPEC) */
 	struct rdmx_dlist	small[RDMX_MATCH_BUCKETS0];
 };
 

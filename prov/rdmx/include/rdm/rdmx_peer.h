@@ -144,8 +144,15 @@ void rdmx_peer_reclaim(struct rdmx_ep *ep);
  */
 bool rdmx_peer_on_host(const struct rdmx_ep *ep, struct rdmx_peer *peer);
 
-/* A packet came from peer: an anonymous one becomes the most recent. */
-void rdmx_peer_heard(struct rdmx_ep *ep, struct rdmx_peer *peer);
+/* A packet came from an anonymous peer: it becomes the most recent. */
+void rdmx_peer_anon_heard(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
+/* A packet came from peer. Inline: every packet asks, few peers are anonymous. */
+static inline void rdmx_peer_heard(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	if (peer->anon)
+		rdmx_peer_anon_heard(ep, peer);
+}
 
 /* The peer of addr if one was made, else NULL. */
 struct rdmx_peer *rdmx_peer_find(const struct rdmx_ep *ep, fi_addr_t addr);

@@ -39,8 +39,13 @@ static inline void rdmx_rnr_peer_construct(struct rdmx_peer *peer)
 void rdmx_rnr_refused(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		      struct rdmx_pke *pke);
 
-/* Ends a peer's backoff after a successful send. */
-void rdmx_rnr_delivered(struct rdmx_peer *peer);
+/* Ends a peer's backoff after a successful send: inline, as every send pays it. */
+static inline void rdmx_rnr_delivered(struct rdmx_peer *peer)
+{
+	peer->backoff_exp = 0;
+	if (rdmx_dlist_empty(&peer->retry_q))
+		peer->backoff_until = 0;
+}
 
 /* Whether new sends to the peer must wait (-FI_EAGAIN). */
 static inline bool rdmx_rnr_blocked(const struct rdmx_peer *peer)

@@ -151,10 +151,17 @@ void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len
 /* Completes rxe with error err (positive FI_E*), why in err_data; releases it. */
 void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const char *why);
 
-/* Copies a whole message into rxe and completes it. */
-void rdmx_recv_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
-		       const void *payload, size_t len, fi_addr_t src,
-		       uint64_t tag, uint64_t data, uint32_t pkt_flags);
+/*
+ * Copies a whole message into rxe and completes it. Inline: a frame of
+ * its own, and eight arguments passed twice, for two calls.
+ */
+static inline void rdmx_recv_deliver(struct rdmx_ep *ep, struct rdmx_rxe *rxe,
+				     const void *payload, size_t len, fi_addr_t src,
+				     uint64_t tag, uint64_t data, uint32_t pkt_flags)
+{
+	rdmx_copy_to_iov(rxe->iov, rxe->iov_cnt, payload, len);
+	rdmx_recv_complete(ep, rxe, len, src, tag, data, pkt_flags);
+}
 
 /*
  * Queues a whole (eager) message no receive took: copied while under
@@ -197,8 +204,16 @@ struct rdmx_cq_entry rdmx_recv_err_entry(const struct rdmx_rxe *rxe);
 /* The share of buf (posted on q) for a message of len bytes, built in kid. */
 struct rdmx_rxe *rdmx_multi_carve(struct rdmx_match_queue *q, struct rdmx_rxe *buf,
 				  size_t len, struct rdmx_rxe *kid);
-/* FI_MULTI_RECV when rxe's completion is the last of a released buffer. */
-uint64_t rdmx_multi_flags(const struct rdmx_rxe *rxe);
+/*
+ * FI_MULTI_RECV when rxe's completion is the last of a released buffer.
+ * Inline: every receive's completion asks, most of no buffer.
+ */
+static inline uint64_t rdmx_multi_flags(const struct rdmx_rxe *rxe)
+{
+	const struct rdmx_rxe *buf = rxe->parent;
+
+	return buf && buf->released && buf->children == 1 ? FI_MULTI_RECV : 0;
+}
 /* A message's share completed (its buffer goes once released and empty). */
 void rdmx_multi_done(struct rdmx_ep *ep, struct rdmx_rxe *kid);
 /* fi_cancel took buf off its queue; entry is its FI_ECANCELED entry. */

@@ -238,13 +238,28 @@ void rdmx_tx_drain(struct rdmx_ep *ep);
 
 /* Packet entries (rdmx_pke.c), the bottom of the send side. */
 
-/* Prepares a packet of txe (NULL: a control packet) to peer. */
-void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
-		      struct rdmx_peer *peer, bool pooled);
+/* Prepares a packet of txe (NULL: a control packet) to peer. Inline: a few stores. */
+static inline void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
+				    struct rdmx_peer *peer, bool pooled)
+{
+	pke->txe = txe;
+	pke->rxm = NULL;
+	pke->peer = peer;
+	pke->rnr = 0;
+	pke->pooled = pooled;
+	pke->busy = false;
+	pke->heap = false;
+}
 
-/* Points pke at its header (hdr_len bytes) then len bytes at off of iov. */
-void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len, const struct iovec *iov,
-		     size_t iov_cnt, size_t off, size_t len);
+/* Points pke at its header (hdr_len bytes) then len bytes at off of iov. Inline: three stores. */
+static inline void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len,
+				   const struct iovec *iov, size_t iov_cnt, size_t off,
+				   size_t len)
+{
+	pke->iov[0].iov_base = &pke->hdr;
+	pke->iov[0].iov_len = hdr_len;
+	pke->iov_cnt = 1 + rdmx_iov_slice(&pke->iov[1], iov, iov_cnt, off, len);
+}
 
 /* Hands a packet to the device; 0 or -FI_EAGAIN. Lock held. */
 int rdmx_tx_post(struct rdmx_pke *pke, bool more);

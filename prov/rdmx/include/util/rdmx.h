@@ -32,6 +32,15 @@
 
 #define RDMX_EXPORT		__attribute__((visibility("default")))
 
+/*
+ * The rare path of a hot function, kept out of it: the compiler saves
+ * the registers a function uses on its entry, whichever path then runs,
+ * so a slow path inlined into a function makes each of its calls pay.
+ */
+#define RDMX_COLD		__attribute__((cold, noinline))
+/* The same for a path that is not rare but not the common one either. */
+#define RDMX_NOINLINE		__attribute__((noinline))
+
 extern struct fi_provider rdmx_prov;
 
 #define RDMX_WARN(subsys, ...)	FI_WARN(&rdmx_prov, subsys, __VA_ARGS__)

@@ -15,7 +15,6 @@
 #ifndef RDMX_LOCK_H
 #define RDMX_LOCK_H
 
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -34,24 +33,21 @@ static inline void rdmx_lock_construct(struct rdmx_lock *lock, bool enabled)
 	lock->enabled = enabled;
 }
 
+/*
+ * Waits for the turn of ticket (rdmx_util.c). Out of line: a caller that
+ * finds the lock free, or disabled, then keeps no registers for the wait.
+ */
+void rdmx_lock_wait(struct rdmx_lock *lock, uint32_t ticket);
+
 static inline void rdmx_lock_acquire(struct rdmx_lock *lock)
 {
 	uint32_t ticket;
-	unsigned spins = 0;
 
 	if (!lock->enabled)
 		return;
 	ticket = __atomic_fetch_add(&lock->next, 1, __ATOMIC_RELAXED);
-	while (__atomic_load_n(&lock->turn, __ATOMIC_ACQUIRE) != ticket) {
-		if (++spins < RDMX_LOCK_SPINS) {
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
-		} else {
-			spins = 0;
-			sched_yield();
-		}
-	}
+	if (__atomic_load_n(&lock->turn, __ATOMIC_ACQUIRE) != ticket)
+		rdmx_lock_wait(lock, ticket);
 }
 
 static inline void rdmx_lock_release(struct rdmx_lock *lock)

@@ -50,12 +50,6 @@ void rdmx_epset_destruct(struct rdmx_epset *set)
 	set->cnt = 0;
 }
 
-void rdmx_epset_progress(const struct rdmx_epset *set)
-{
-	for (size_t i = 0; i < set->cnt; i++)
-		rdmx_ep_progress(set->eps[i].ep);
-}
-
 int rdmx_epset_arm(const struct rdmx_epset *set, uint64_t *due_p)
 {
 	for (size_t i = 0; i < set->cnt; i++) {

@@ -23,9 +23,13 @@ static ssize_t rdmx_msg_check_flags(uint64_t flags, uint64_t allowed)
 	return 0;
 }
 
-static ssize_t rdmx_recv_common(struct fid_ep *ep_fid, const struct iovec *iov,
-				size_t count, fi_addr_t src, uint64_t tag,
-				uint64_t ignore, void *context, uint64_t flags)
+/*
+ * A receive request from any of the receive calls. Inline in each: its
+ * arguments are not passed twice, the last two of them on the stack.
+ */
+static inline ssize_t rdmx_recv_common(struct fid_ep *ep_fid, const struct iovec *iov,
+				       size_t count, fi_addr_t src, uint64_t tag,
+				       uint64_t ignore, void *context, uint64_t flags)
 {
 	struct rdmx_ep *ep = rdmx_ep(ep_fid);
 	struct rdmx_recv_req req = {
@@ -50,10 +54,11 @@ static ssize_t rdmx_recv_common(struct fid_ep *ep_fid, const struct iovec *iov,
 	return ret;
 }
 
-static ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec *iov,
-				size_t count, fi_addr_t dest, uint64_t tag,
-				uint64_t data, void *context, uint64_t flags,
-				bool inject_op)
+/* A send request from any of the send calls; inline in each, as above. */
+static inline ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec *iov,
+				       size_t count, fi_addr_t dest, uint64_t tag,
+				       uint64_t data, void *context, uint64_t flags,
+				       bool inject_op)
 {
 	struct rdmx_ep *ep = rdmx_ep(ep_fid);
 	struct rdmx_send_req req = {

@@ -29,11 +29,22 @@ static void rdmx_sink_count(struct rdmx_comp *comp, const struct rdmx_cq_entry *
 		rdmx_cntr_inc(cntr);
 }
 
+/* rdmx_sink_write of a completion a counter counts. */
+static RDMX_NOINLINE int rdmx_sink_write_counted(struct rdmx_sink *sink, struct rdmx_cntr *cntr,
+						 const struct rdmx_cq_entry *entry)
+{
+	rdmx_cntr_inc(cntr);
+	return sink->cq ? rdmx_cq_write(sink->cq, entry) : 0;
+}
+
 static int rdmx_sink_write(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry)
 {
 	struct rdmx_sink *sink = rdmx_sink(comp);
+	struct rdmx_cntr *cntr = rdmx_sink_cntr(sink, entry);
 
-	rdmx_sink_count(comp, entry);
+	/* Out of line with its counter: a CQ alone is written without a frame. */
+	if (cntr)
+		return rdmx_sink_write_counted(sink, cntr, entry);
 	return sink->cq ? rdmx_cq_write(sink->cq, entry) : 0;
 }
 

@@ -219,12 +219,10 @@ void rdmx_wait_del_fds(struct rdmx_wait *wait, const int *fds, int n)
 	pthread_mutex_unlock(&wait->fd_lock);
 }
 
-void rdmx_wait_poke(struct rdmx_wait *wait)
+void rdmx_wait_wake(struct rdmx_wait *wait)
 {
 	bool wake;
 
-	if (!wait)
-		return;
 	/* Once per sleep of its threads, once per fi_trywait. */
 	wake = (__atomic_load_n(&wait->sleepers, __ATOMIC_SEQ_CST) &&
 		!__atomic_exchange_n(&wait->poked, true, __ATOMIC_SEQ_CST)) ||

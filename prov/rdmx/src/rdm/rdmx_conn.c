@@ -239,7 +239,7 @@ bool rdmx_conn_current(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	case RDMX_HS_CLOSED:	/* late packets of the session it closed */
 		return false;
 	default:
-		(void) rdmx_conn_ready(ep, peer);
+		rdmx_conn_start(ep, peer);
 		return false;
 	}
 }
@@ -357,8 +357,9 @@ static bool rdmx_conn_is_close(const struct rdmx_pke *pke)
 	       le32toh(pke->hdr.hs.hs_type) == RDMX_HS_CLOSE;
 }
 
-void rdmx_conn_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
-		       enum rdmx_dev_status status)
+/* rdmx_conn_tx_done of anything but a send's packet delivered. */
+static RDMX_NOINLINE void rdmx_conn_tx_done_else(struct rdmx_ep *ep, struct rdmx_pke *pke,
+						 enum rdmx_dev_status status)
 {
 	struct rdmx_peer *peer;
 
@@ -386,4 +387,15 @@ void rdmx_conn_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 	/* The shm lane knows the peer's process gone: its session is over. */
 	if (status == RDMX_DEV_UNREACH && peer && rdmx_lane_by_shm(&peer->lane))
 		rdmx_hs_lost(&peer->hs);
+}
+
+void rdmx_conn_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
+		       enum rdmx_dev_status status)
+{
+	/* A send's packet delivered, the common case: no CLOSE, no session's end. */
+	if (status == RDMX_DEV_OK && pke->txe) {
+		rdmx_tx_done(ep, pke, status);
+		return;
+	}
+	rdmx_conn_tx_done_else(ep, pke, status);
 }

@@ -30,15 +30,12 @@ void rdmx_conn_watch(struct rdmx_ep *ep, struct rdmx_peer *peer)
 		rdmx_dlist_insert_tail(&ep->conn_peers, &peer->conn_link);
 }
 
-bool rdmx_conn_ready(struct rdmx_ep *ep, struct rdmx_peer *peer)
+void rdmx_conn_start(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
-	if (peer->hs.state == RDMX_HS_CONNECTED && rdmx_dlist_empty(&peer->pending))
-		return true;
 	if (peer->hs.state == RDMX_HS_IDLE || peer->hs.state == RDMX_HS_DISCONNECTED) {
 		rdmx_conn_watch(ep, peer);
 		rdmx_hs_connect(&peer->hs, rdmx_clock_ns());
 	}
-	return false;
 }
 
 int rdmx_conn_defer(struct rdmx_ep *ep, struct rdmx_peer *peer, struct rdmx_txe *txe)

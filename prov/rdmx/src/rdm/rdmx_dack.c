@@ -77,11 +77,9 @@ void rdmx_dack_send(struct rdmx_ep *ep, struct rdmx_peer *peer, uint32_t pkt_fla
 	rdmx_dack_post(ep, peer, msg_id, tx_id, err, 1);
 }
 
-void rdmx_dack_batch(struct rdmx_ep *ep, struct rdmx_peer *peer, uint32_t pkt_flags,
-		     uint32_t msg_id, uint32_t tx_id)
+void rdmx_dack_queue(struct rdmx_ep *ep, struct rdmx_peer *peer, uint32_t msg_id,
+		     uint32_t tx_id)
 {
-	if (!(pkt_flags & RDMX_PKT_DACK_REQ) || !peer)
-		return;
 	if (peer->dack_run && (msg_id != peer->dack_first + peer->dack_run ||
 			       peer->dack_run == RDMX_WIRE_DACK_RUN_MAX))
 		rdmx_dack_flush_peer(ep, peer);

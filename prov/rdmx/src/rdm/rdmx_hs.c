@@ -281,16 +281,6 @@ void rdmx_hs_recv(struct rdmx_hs *hs, const struct rdmx_hs_msg *msg, uint64_t no
 	}
 }
 
-void rdmx_hs_heard(struct rdmx_hs *hs, uint64_t now)
-{
-	if (hs->state != RDMX_HS_CONNECTED)
-		return;
-	hs->last_heard = now;
-	hs->ping_out = false;
-	hs->tries = 0;
-	hs->deadline = now + hs->cfg->ping_interval_ns;
-}
-
 /* CONNECTED: pings the silent peer; gives it up after ping_retries. */
 static void rdmx_hs_ping(struct rdmx_hs *hs, uint64_t now)
 {

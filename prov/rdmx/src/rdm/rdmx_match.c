@@ -14,6 +14,7 @@ static void rdmx_match_index_construct(struct rdmx_match_index *idx)
 	idx->buckets = idx->small;
 	idx->mask = RDMX_MATCH_BUCKETS0 - 1;
 	idx->count = 0;
+	idx->directed = 0;
 }
 
 static void rdmx_match_index_destruct(struct rdmx_match_index *idx)
@@ -23,9 +24,10 @@ static void rdmx_match_index_destruct(struct rdmx_match_index *idx)
 	idx->buckets = idx->small;
 }
 
+/* The address is spread by a multiply: one mix of both is enough. */
 static size_t rdmx_match_hash(fi_addr_t addr, uint64_t tag)
 {
-	return (size_t) rdmx_mix64(tag ^ rdmx_mix64((uint64_t) addr));
+	return (size_t) rdmx_mix64(tag ^ ((uint64_t) addr * 0x9e3779b97f4a7c15ULL));
 }
 
 static struct rdmx_dlist *rdmx_match_bucket(const struct rdmx_match_index *idx,
@@ -38,7 +40,7 @@ static struct rdmx_dlist *rdmx_match_bucket(const struct rdmx_match_index *idx,
  * Doubles the buckets. Moving each old bucket's entries in order keeps
  * the entries of one key in order. Without memory the chains grow longer.
  */
-static void rdmx_match_index_grow(struct rdmx_match_index *idx)
+static RDMX_COLD void rdmx_match_index_grow(struct rdmx_match_index *idx)
 {
 	size_t old_cnt = idx->mask + 1, cnt = 2 * old_cnt, i;
 	struct rdmx_dlist *old = idx->buckets, *it;
@@ -72,6 +74,8 @@ static void rdmx_match_index_add(struct rdmx_match_index *idx,
 	rdmx_dlist_insert_tail(rdmx_match_bucket(idx, item->addr, item->tag),
 			       &item->link);
 	idx->count++;
+	if (item->addr != FI_ADDR_UNSPEC)
+		idx->directed++;
 }
 
 static void rdmx_match_index_remove(struct rdmx_match_index *idx,
@@ -81,6 +85,8 @@ static void rdmx_match_index_remove(struct rdmx_match_index *idx,
 		return;		/* not indexed: removed already */
 	rdmx_dlist_remove(&item->link);
 	idx->count--;
+	if (item->addr != FI_ADDR_UNSPEC)
+		idx->directed--;
 }
 
 /* The oldest entry of key (addr, tag), or NULL. */
@@ -148,11 +154,11 @@ struct rdmx_rxe *rdmx_match_posted_find(struct rdmx_match_queue *q,
 	struct rdmx_rxe *best = NULL;
 	struct rdmx_dlist *it;
 
-	if (q->exact.count) {
+	/* A key no receive can have is not looked up: a hash and a bucket less. */
+	if (src != FI_ADDR_UNSPEC && q->exact.directed)
 		best = rdmx_match_older_exact(q, NULL, src, tag);
-		if (src != FI_ADDR_UNSPEC)
-			best = rdmx_match_older_exact(q, best, FI_ADDR_UNSPEC, tag);
-	}
+	if (q->exact.count > q->exact.directed)
+		best = rdmx_match_older_exact(q, best, FI_ADDR_UNSPEC, tag);
 	rdmx_dlist_foreach(&q->wild, it) {
 		struct rdmx_rxe *rxe = rdmx_match_rxe(it);
 
@@ -282,7 +288,12 @@ struct rdmx_unexp *rdmx_match_unexp(struct rdmx_match_queue *q,
 				    fi_addr_t addr, uint64_t tag,
 				    uint64_t ignore)
 {
-	struct rdmx_unexp *ux = rdmx_match_unexp_find(q, addr, tag, ignore);
+	struct rdmx_unexp *ux;
+
+	/* Nothing waits, as when receives are posted ahead: no search. */
+	if (rdmx_dlist_empty(&q->unexp))
+		return NULL;
+	ux = rdmx_match_unexp_find(q, addr, tag, ignore);
 
 	if (ux)
 		rdmx_match_unexp_remove(q, ux);

@@ -65,13 +65,6 @@ struct rdmx_rxe *rdmx_multi_carve(struct rdmx_match_queue *q, struct rdmx_rxe *b
 	return kid;
 }
 
-uint64_t rdmx_multi_flags(const struct rdmx_rxe *rxe)
-{
-	const struct rdmx_rxe *buf = rxe->parent;
-
-	return buf && buf->released && buf->children == 1 ? FI_MULTI_RECV : 0;
-}
-
 void rdmx_multi_done(struct rdmx_ep *ep, struct rdmx_rxe *kid)
 {
 	struct rdmx_rxe *buf = kid->parent;

@@ -284,8 +284,13 @@ static void rdmx_order_release(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	}
 }
 
-bool rdmx_order_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
-		     const struct rdmx_pkt *pkt, size_t rx_buf)
+/*
+ * rdmx_order_recv of a packet ahead of its turn or behind it, or in turn
+ * with packets held: out of line, so that the common packet's path saves
+ * no registers for this one's.
+ */
+static RDMX_NOINLINE bool rdmx_order_other(struct rdmx_ep *ep, struct rdmx_peer *peer,
+					   const struct rdmx_pkt *pkt, size_t rx_buf)
 {
 	int32_t ahead = rdmx_order_ahead(peer, pkt->msg_id);
 	bool keep;
@@ -297,9 +302,17 @@ bool rdmx_order_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		return false;
 	}
 	keep = rdmx_order_start(ep, peer, pkt, rx_buf);
-	if (!rdmx_dlist_empty(&peer->ooo))
-		rdmx_order_release(ep, peer);
+	rdmx_order_release(ep, peer);
 	return keep;
+}
+
+bool rdmx_order_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
+		     const struct rdmx_pkt *pkt, size_t rx_buf)
+{
+	/* In its turn, nothing held: almost every packet goes straight on. */
+	if (!rdmx_order_ahead(peer, pkt->msg_id) && rdmx_dlist_empty(&peer->ooo))
+		return rdmx_order_start(ep, peer, pkt, rx_buf);
+	return rdmx_order_other(ep, peer, pkt, rx_buf);
 }
 
 void rdmx_order_drain(struct rdmx_peer *peer)

@@ -68,7 +68,8 @@ void rdmx_peer_anon_end(struct rdmx_ep *ep, struct rdmx_peer *peer)
 	rdmx_budget_credit(&ep->budget, sizeof(*peer));
 }
 
-int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
+/* rdmx_peer_get of an address without a peer yet. */
+static RDMX_COLD int rdmx_peer_make(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 {
 	const void *canon = rdmx_addrs_lookup(ep->addrs, addr);
 	struct rdmx_peer *peer;
@@ -80,10 +81,6 @@ int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 		return -FI_EINVAL;
 	if (!rdmx_peer_index_fit(ep, addr))
 		return -FI_ENOMEM;
-	if (ep->peers[addr]) {
-		*peer_p = ep->peers[addr];
-		return 0;
-	}
 	ret = ep->lanes.nic->ops->ah_create(ep->lanes.nic, canon, &ah);
 	if (ret)
 		return ret;
@@ -104,6 +101,17 @@ int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
 	return 0;
 }
 
+int rdmx_peer_get(struct rdmx_ep *ep, fi_addr_t addr, struct rdmx_peer **peer_p)
+{
+	struct rdmx_peer *peer = rdmx_peer_find(ep, addr);
+
+	/* The AV's remove forgets the peer (rdmx_peer_forget): one found is in it. */
+	if (!peer)
+		return rdmx_peer_make(ep, addr, peer_p);
+	*peer_p = peer;
+	return 0;
+}
+
 bool rdmx_peer_on_host(const struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
 	struct rdmx_dev *dev = ep->lanes.nic;
@@ -120,10 +128,8 @@ bool rdmx_peer_on_host(const struct rdmx_ep *ep, struct rdmx_peer *peer)
 	return peer->where == RDMX_PEER_WHERE_HERE;
 }
 
-void rdmx_peer_heard(struct rdmx_ep *ep, struct rdmx_peer *peer)
+void rdmx_peer_anon_heard(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
-	if (!peer->anon)
-		return;
 	rdmx_dlist_remove(&peer->anon_link);
 	rdmx_dlist_insert_tail(&ep->anon_lru, &peer->anon_link);
 }

@@ -13,26 +13,6 @@
 #include "rdmx_rnr.h"
 #include "rdmx_tx.h"
 
-void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
-		      struct rdmx_peer *peer, bool pooled)
-{
-	pke->txe = txe;
-	pke->rxm = NULL;
-	pke->peer = peer;
-	pke->rnr = 0;
-	pke->pooled = pooled;
-	pke->busy = false;
-	pke->heap = false;
-}
-
-void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len, const struct iovec *iov,
-		     size_t iov_cnt, size_t off, size_t len)
-{
-	pke->iov[0].iov_base = &pke->hdr;
-	pke->iov[0].iov_len = hdr_len;
-	pke->iov_cnt = 1 + rdmx_iov_slice(&pke->iov[1], iov, iov_cnt, off, len);
-}
-
 int rdmx_tx_post(struct rdmx_pke *pke, bool more)
 {
 	/* A DACK is awaited too: a send at its peer waits for it. */

@@ -179,38 +179,62 @@ static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cq
 	rdmx_rxbufs_repost(&ep->rxb, &ep->lanes, cqe->wr_id);
 }
 
+/*
+ * What a round ends with: reclaiming peers, owed DACKs, RNR resends,
+ * handshake timers, packets and segments that wait for the device. Most
+ * rounds have none of it to do, and an application spinning on its CQ
+ * pays every empty round: a look at each one's list or deadline spares
+ * the calls.
+ */
+static void rdmx_progress_chores(struct rdmx_ep *ep)
+{
+	if (ep->ctrl_short)
+		rdmx_peer_reclaim(ep);
+	if (!rdmx_dlist_empty(&ep->dack_peers))
+		rdmx_dack_flush(ep);
+	if (!rdmx_dlist_empty(&ep->retry_peers))
+		rdmx_rnr_progress(ep);
+	if (ep->now >= ep->conn_next)
+		rdmx_conn_progress(ep);
+	if (!rdmx_dlist_empty(&ep->ctrl_pending) || !rdmx_dlist_empty(&ep->tx_pending))
+		rdmx_tx_progress(ep);
+}
+
+/* Hands one completion of a device to the send or receive side. */
+static void rdmx_progress_cqe(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe)
+{
+	if (cqe->op == RDMX_DEV_OP_SEND)
+		rdmx_conn_tx_done(ep, (struct rdmx_pke *) (uintptr_t) cqe->wr_id,
+				  cqe->status);
+	else if (cqe->op == RDMX_DEV_OP_READ)
+		rdmx_long_read_done(ep, (struct rdmx_rxm *) (uintptr_t) cqe->wr_id,
+				    cqe->status);
+	else
+		rdmx_progress_recv(ep, cqe);
+}
+
 void rdmx_ep_progress(struct rdmx_ep *ep)
 {
 	struct rdmx_dev_cqe cqe[RDMX_PROGRESS_BATCH];
-	int n, rounds = 0;
-	bool fresh = false;
+	int n, rounds = 1;
 
 	if (!ep->enabled)
 		return;
-	do {
-		n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
-		if (n && !fresh) {
+	n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
+	if (!n) {
+		/* The timers below may be late by a coarse tick when nothing came. */
+		if (rdmx_clock_ticked(&ep->tick))
 			ep->now = rdmx_clock_ns();
-			fresh = true;
-		}
-		for (int i = 0; i < n; i++) {
-			if (cqe[i].op == RDMX_DEV_OP_SEND)
-				rdmx_conn_tx_done(ep, (struct rdmx_pke *) (uintptr_t)
-						  cqe[i].wr_id, cqe[i].status);
-			else if (cqe[i].op == RDMX_DEV_OP_READ)
-				rdmx_long_read_done(ep, (struct rdmx_rxm *) (uintptr_t)
-						    cqe[i].wr_id, cqe[i].status);
-			else
-				rdmx_progress_recv(ep, &cqe[i]);
-		}
-	} while (n == RDMX_PROGRESS_BATCH && ++rounds < RDMX_PROGRESS_ROUNDS);
-	/* The timers below may be late by a coarse tick when nothing came. */
-	if (!fresh && rdmx_clock_ticked(&ep->tick))
+	} else {
 		ep->now = rdmx_clock_ns();
-	if (ep->ctrl_short)
-		rdmx_peer_reclaim(ep);
-	rdmx_dack_flush(ep);
-	rdmx_rnr_progress(ep);
-	rdmx_conn_progress(ep);
-	rdmx_tx_progress(ep);
+		for (;;) {
+			for (int i = 0; i < n; i++)
+				rdmx_progress_cqe(ep, &cqe[i]);
+			/* A full poll may leave more; a flood cannot hold the caller. */
+			if (n < RDMX_PROGRESS_BATCH || rounds++ == RDMX_PROGRESS_ROUNDS)
+				break;
+			n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
+		}
+	}
+	rdmx_progress_chores(ep);
 }

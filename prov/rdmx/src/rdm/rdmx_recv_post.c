@@ -13,8 +13,12 @@
 #include "rdmx_peer.h"
 #include "rdmx_rx.h"
 
-/* Queues the FI_MULTI_RECV buffer buf and packs the unexpected messages it takes into it. */
-static void rdmx_recv_multi(struct rdmx_ep *ep, struct rdmx_match_queue *q,
+/*
+ * Queues the FI_MULTI_RECV buffer buf and packs the unexpected messages
+ * it takes into it. Out of line: its loop's registers would burden
+ * every receive's post.
+ */
+static RDMX_NOINLINE void rdmx_recv_multi(struct rdmx_ep *ep, struct rdmx_match_queue *q,
 			    struct rdmx_rxe *buf)
 {
 	struct rdmx_unexp *ux;

@@ -53,13 +53,6 @@ void rdmx_rnr_refused(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rdmx_dlist_insert_tail(&ep->retry_peers, &peer->retry_link);
 }
 
-void rdmx_rnr_delivered(struct rdmx_peer *peer)
-{
-	peer->backoff_exp = 0;
-	if (rdmx_dlist_empty(&peer->retry_q))
-		peer->backoff_until = 0;
-}
-
 /* Resends a peer's queue in order; false if the device pushed back. */
 static bool rdmx_rnr_resend(struct rdmx_peer *peer)
 {

@@ -68,8 +68,9 @@ static void rdmx_tx_dack_unreachable(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	}
 }
 
-void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
-		  enum rdmx_dev_status status)
+/* rdmx_tx_done of a packet that failed, or whose peer was let go. */
+static RDMX_COLD void rdmx_tx_done_else(struct rdmx_ep *ep, struct rdmx_pke *pke,
+					enum rdmx_dev_status status)
 {
 	if (!pke->peer) {
 		/* Its peer was let go (rdmx_tx_peer_forget): nothing waits for it. */
@@ -83,9 +84,14 @@ void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 	if (status == RDMX_DEV_UNREACH)
 		rdmx_tx_dack_unreachable(ep, pke->peer, rdmx_dev_status_errno(status),
 					 rdmx_dev_status_str(status));
-	if (status != RDMX_DEV_OK) {
-		rdmx_tx_fail(ep, pke, rdmx_dev_status_errno(status),
-			     rdmx_dev_status_str(status));
+	rdmx_tx_fail(ep, pke, rdmx_dev_status_errno(status), rdmx_dev_status_str(status));
+}
+
+void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
+		  enum rdmx_dev_status status)
+{
+	if (status != RDMX_DEV_OK || !pke->peer) {
+		rdmx_tx_done_else(ep, pke, status);
 		return;
 	}
 	rdmx_rnr_delivered(pke->peer);
@@ -260,7 +266,10 @@ static enum rdmx_tx_level rdmx_send_level(const struct rdmx_ep *ep,
 	       RDMX_TX_INJECT : RDMX_TX_TRANSMIT;
 }
 
-/* Fills a new send entry from req. */
+/*
+ * Fills a new send entry from req. Its protocol is planned when it starts
+ * (rdmx_tx_start), which is at once unless it waits for a handshake.
+ */
 static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 			   const struct rdmx_send_req *req, struct rdmx_peer *peer,
 			   size_t len, enum rdmx_tx_level level, bool copy)
@@ -284,9 +293,7 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 			 (level == RDMX_TX_DELIVERY_ASKED ? RDMX_PKT_DACK_REQ : 0);
 	txe->addr = req->dest;
 	txe->peer = peer;
-	txe->next = 0;
 	txe->end = len;
-	rdmx_send_plan(ep, txe);
 	txe->pkts_out = 1;
 	if (copy && len) {
 		rdmx_copy_from_iov(txe->inject, req->iov, req->iov_cnt);
@@ -294,9 +301,9 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 		txe->iov[0].iov_len = len;
 		txe->iov_cnt = 1;
 	} else {
-		/* iov may be NULL when iov_cnt is 0. */
-		if (req->iov_cnt)
-			memcpy(txe->iov, req->iov, req->iov_cnt * sizeof(*req->iov));
+		/* Entry by entry: a memcpy call costs more for the one or two. */
+		for (size_t i = 0; i < req->iov_cnt; i++)
+			txe->iov[i] = req->iov[i];
 		txe->iov_cnt = req->iov_cnt;
 	}
 	rdmx_tx_pke_init(&txe->pke, txe, peer, false);
@@ -349,7 +356,8 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 	struct rdmx_peer *peer = txe->peer;
 	int ret;
 
-	if (rdmx_tx_level_refused(txe)) {
+	/* The peer's features are read only for the level that needs them. */
+	if (txe->level == RDMX_TX_DELIVERY_ASKED && rdmx_tx_level_refused(txe)) {
 		RDMX_WARN(FI_LOG_EP_DATA, "FI_DELIVERY_COMPLETE send to fi_addr %lu: "
 			  "the peer cannot acknowledge delivery\n",
 			  (unsigned long) txe->addr);

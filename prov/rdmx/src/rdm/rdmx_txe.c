@@ -158,10 +158,19 @@ void rdmx_tx_abandon(struct rdmx_ep *ep, struct rdmx_txe *txe, int err, const ch
 	rdmx_tx_release(ep, txe);
 }
 
+/* Tells the application a send succeeded; one complete at posting was told then. */
+static void rdmx_tx_report_done(struct rdmx_ep *ep, const struct rdmx_txe *txe)
+{
+	struct rdmx_cq_entry entry = rdmx_tx_entry(txe);
+
+	if (txe->completion)
+		rdmx_comp_write(ep->tx_comp, &entry);
+	else if (txe->level != RDMX_TX_INJECT)
+		rdmx_comp_count(ep->tx_comp, &entry);
+}
+
 void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
-	struct rdmx_cq_entry entry;
-
 	if (!txe->err && txe->next < txe->limit)
 		rdmx_tx_pump(ep, txe);
 	if (txe->pkts_out || (!txe->err && (!txe->cleared || txe->next < txe->end)))
@@ -172,12 +181,7 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	/* Over, either way: the buffers go back to the application. */
 	rdmx_tx_unexpose(txe);
 	if (!txe->err) {
-		/* A send complete at posting was reported then. */
-		entry = rdmx_tx_entry(txe);
-		if (txe->completion)
-			rdmx_comp_write(ep->tx_comp, &entry);
-		else if (txe->level != RDMX_TX_INJECT)
-			rdmx_comp_count(ep->tx_comp, &entry);
+		rdmx_tx_report_done(ep, txe);
 	} else if (txe->why) {
 		rdmx_tx_report(ep, txe);
 		/* At close, or past its session, the receiver hears nothing more. */

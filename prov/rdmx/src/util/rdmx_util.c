@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmx: small helpers shared by all layers. */
+#include <sched.h>
 #include <unistd.h>
 #include <sys/random.h>
 #include <sys/uio.h>
@@ -7,6 +8,7 @@
 #include "rdmx.h"
 #include "rdmx_clock.h"
 #include "rdmx_dev.h"
+#include "rdmx_lock.h"
 
 uint64_t rdmx_random64(void)
 {
@@ -33,8 +35,25 @@ bool rdmx_log_limit_pass(struct rdmx_log_limit *limit, uint64_t *skipped)
 	return true;
 }
 
-size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
-			const void *buf, size_t len)
+void rdmx_lock_wait(struct rdmx_lock *lock, uint32_t ticket)
+{
+	unsigned spins = 0;
+
+	while (__atomic_load_n(&lock->turn, __ATOMIC_ACQUIRE) != ticket) {
+		if (++spins < RDMX_LOCK_SPINS) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		} else {
+			spins = 0;
+			sched_yield();
+		}
+	}
+}
+
+/* rdmx_copy_to_iov into several entries. */
+static RDMX_NOINLINE size_t rdmx_copy_to_iovs(const struct iovec *iov, size_t count,
+					       const void *buf, size_t len)
 {
 	const char *src = buf;
 	size_t done = 0;
@@ -48,6 +67,21 @@ size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
 		done += n;
 	}
 	return done;
+}
+
+size_t rdmx_copy_to_iov(const struct iovec *iov, size_t count,
+			const void *buf, size_t len)
+{
+	size_t n;
+
+	/* One entry, as most receives have: no loop to set up. */
+	if (count != 1)
+		return rdmx_copy_to_iovs(iov, count, buf, len);
+	n = RDMX_MIN(iov->iov_len, len);
+	/* A zero-length entry may carry a NULL base. */
+	if (n)
+		memcpy(iov->iov_base, buf, n);
+	return n;
 }
 
 size_t rdmx_copy_from_iov(void *buf, const struct iovec *iov, size_t count)
@@ -77,6 +111,16 @@ size_t rdmx_iov_slice(struct iovec *dst, const struct iovec *src, size_t count,
 		      size_t off, size_t len)
 {
 	size_t n = 0;
+
+	/* One entry, as most sends have: no loop. */
+	if (count == 1) {
+		if (!len || off >= src->iov_len)
+			return 0;
+		/* In integers, as below. */
+		dst->iov_base = (void *) ((uintptr_t) src->iov_base + off);
+		dst->iov_len = RDMX_MIN(src->iov_len - off, len);
+		return 1;
+	}
 
 	for (size_t i = 0; i < count && len; i++) {
 		size_t take;

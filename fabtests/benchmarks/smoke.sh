@@ -10,8 +10,12 @@
 # out) and rdmx printed a RESULT line with a number for each test and
 # size.
 # tcp;ofi_rxm runs as a check of the programs themselves; its absence is
-# reported, not fatal. Correctness only: it neither waits for a quiet
-# machine nor reruns disturbed runs. Takes a few seconds; capped at 60.
+# reported, not fatal. Then, where ../shared/upstream holds fabtests
+# 1.17.0, libfabric's own fi_rdm_tagged_pingpong and fi_rdm_tagged_bw
+# through the driver (uplat, upbw) over rdmx at 8, 65536 and 1048576
+# bytes, payloads checked (-v). Correctness only: it neither waits for a
+# quiet machine nor reruns disturbed runs. Takes a few seconds; capped
+# at 120.
 #
 # Exit status: 0 pass, 1 fail (automake's test protocol).
 set -eu
@@ -21,7 +25,8 @@ SMOKE_NUMERIC="1 8 4096 65536 1048576"
 SMOKE_LARGEST=1048576
 
 . "$(dirname "$0")/../scripts/testlib.sh"
-t_cap_runtime 60 "$@"
+. "$(dirname "$0")/../scripts/upstream_lib.sh"
+t_cap_runtime 120 "$@"
 t_env_defaults
 t_init
 t_require_prog "$RDMX_BUILDDIR/fabtests/benchmarks/rdmx_bench"
@@ -41,18 +46,25 @@ smoke_line() {
 	grep "^RESULT test=$1 size=$2 .* key=$3\$" "$raw" | head -n 1
 }
 
-for test in lat bw bibw rate; do
+# smoke_rdmx test sizes: fails unless rdmx has a number for test at each size.
+smoke_rdmx() {
+	local test=$1 metric size line
 	case $test in
 	lat) metric=median_us ;;
+	uplat) metric=mean_us ;;
 	rate) metric=mps ;;
 	*) metric=mbps ;;
 	esac
-	for size in $SMOKE_NUMERIC; do
+	for size in $2; do
 		line=$(smoke_line "$test" "$size" rdmx)
 		[ -n "$line" ] || t_fail "rdmx printed no RESULT line for $test size $size"
 		echo "$line" | grep -q " $metric=[0-9][0-9.]* " ||
 			t_fail "rdmx $test size $size: no number for $metric: $line"
 	done
+}
+
+for test in lat bw bibw rate; do
+	smoke_rdmx "$test" "$SMOKE_NUMERIC"
 	if ! grep -q '^tcp;ofi_rxm: unavailable' "$T_DIR/run.out"; then
 		[ -n "$(smoke_line "$test" "$SMOKE_LARGEST" tcp)" ] ||
 			t_fail "tcp;ofi_rxm printed no RESULT line for $test size $SMOKE_LARGEST"
@@ -61,5 +73,20 @@ done
 [ -n "$(smoke_line lat 8 floor)" ] || t_fail "udp_floor printed no RESULT line"
 grep -q '^tcp;ofi_rxm: unavailable' "$T_DIR/run.out" &&
 	echo "note: tcp;ofi_rxm is not available here; rdmx and udp_floor ran"
+
+if [ -n "$(up_find_tarball fabtests-1.17.0.tar.gz)" ]; then
+	sh "$(dirname "$0")/run" --quick --verify --tests uplat,upbw --providers rdmx \
+		--sizes 8,65536,1048576 --timeout 10 --builddir "$RDMX_BUILDDIR" \
+		--quiet-wait 0 --noise 0 --tries 1 \
+		--raw "$raw.up" >"$T_DIR/run-up.out" 2>"$T_DIR/run-up.err" ||
+		t_fail "run --quick --tests uplat,upbw exited non-zero"
+	cat "$T_DIR/run-up.out"
+	cat "$raw.up" >>"$raw"
+	for test in uplat upbw; do
+		smoke_rdmx "$test" "8 65536 1048576"
+	done
+else
+	echo "note: no fabtests 1.17.0 in ../shared/upstream: uplat and upbw not run"
+fi
 echo "PASS: smoke.sh ($(grep -c '^RESULT ' "$raw") RESULT lines," \
 	"$(($(date +%s) - start)) s)"

@@ -14,13 +14,14 @@
  * A receiver with --linger keeps answering after its PASS line until it
  * is killed. A sender with --restart (rdmx only: it watches the peer
  * through rdmx_peer_ops) plays a receiver that dies and comes back:
- * round 1 as above, then it waits for SIGUSR1 (the script killed the
- * receiver), posts the count again, stopping once the callback reported
- * DISCONNECTED (a later send starts a new handshake), and needs every
- * send it posted to fail with FI_EHOSTUNREACH and the callback to report
- * DISCONNECTED once, both within --within-ms of that signal; it waits for a second SIGUSR1 (a new
- * receiver runs on the port) and round 3 must deliver the count again
- * to the new receiver, after a second CONNECTED.
+ * round 1 as above, then it sleeps, without progress, until SIGUSR1 (the
+ * script killed the receiver), posts the count again, stopping once the
+ * callback reported DISCONNECTED (a later send starts a new handshake),
+ * and needs every send it posted (at least the first) to fail with
+ * FI_EHOSTUNREACH and the callback to report DISCONNECTED once, both
+ * within --within-ms of that signal; it sleeps until a second SIGUSR1 (a
+ * new receiver runs on the port) and round 3 must deliver the count
+ * again to the new receiver, after a second CONNECTED.
  *
  *   receiver: rdmx_wireup -r [-b addr] -p port [-n count] [--linger] [-t timeout_s]
  *   sender:   rdmx_wireup -p port [-n count] [--no-eagain]
@@ -29,6 +30,7 @@
  * Exit status: 0 with a last line "rdmx_wireup: PASS ...", 1 on failure,
  * 2 on bad options.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -36,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/fi_ext_rdmx.h>
@@ -203,27 +206,23 @@ static void wu_on_peer(struct fid_ep *ep, fi_addr_t addr, enum fi_rdmx_peer_stat
 	}
 }
 
-static volatile sig_atomic_t wu_signals;
-
-static void wu_on_usr1(int sig)
+/*
+ * Says what it waits for, then sleeps until SIGUSR1 (blocked from the
+ * start, so none is missed), without progress: the end of the receiver
+ * killed meanwhile is seen by the calls of the round that follows, after
+ * its first send is posted, however long the script takes to signal.
+ */
+static int wu_wait_signal(const struct wu_opts *o, const char *why)
 {
-	(void) sig;
-	wu_signals++;
-}
+	struct timespec limit = { .tv_sec = o->timeout_s };
+	sigset_t usr1;
 
-/* Says what it waits for, then progresses until the n-th SIGUSR1. */
-static int wu_wait_signal(struct ft_rdm *rdm, const struct wu_opts *o, int n, const char *why)
-{
-	uint64_t deadline = ft_deadline_ns(o->timeout_s);
-
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
 	printf(WU_NAME ": pid %d waits for SIGUSR1: %s\n", (int) getpid(), why);
-	while (wu_signals < n) {
-		struct fi_cq_tagged_entry e;
-		int ret = wu_read(rdm, &e, deadline, why, 0);
-
-		if (ret)
-			return ret < 0 ? ret : ft_fail("a completion while waiting");
-	}
+	if (sigtimedwait(&usr1, NULL, &limit) < 0)
+		return ft_fail("no SIGUSR1 in %d s (%s): %s", o->timeout_s, why,
+			       strerror(errno));
 	return 0;
 }
 
@@ -252,7 +251,7 @@ static int wu_restart(struct ft_rdm *rdm, const struct wu_sends *sends, fi_addr_
 	struct wu_round r2 = { .what = "round 2", .want = FI_EHOSTUNREACH, .stop = peer };
 	struct wu_round r3 = { .what = "round 3" };
 	uint64_t t0, failed_ms, disc_ms;
-	int ret = wu_wait_signal(rdm, o, 1, "the receiver to be killed");
+	int ret = wu_wait_signal(o, "the receiver to be killed");
 
 	t0 = ft_now_ns();
 	if (!ret)
@@ -273,7 +272,7 @@ static int wu_restart(struct ft_rdm *rdm, const struct wu_sends *sends, fi_addr_
 		return ft_fail("later than %" PRIu64 " ms", o->within_ms);
 	ret = wu_check_peer(rdm, ops, dest, FI_RDMX_PEER_DISCONNECTED);
 	if (!ret)
-		ret = wu_wait_signal(rdm, o, 2, "a new receiver");
+		ret = wu_wait_signal(o, "a new receiver");
 	if (!ret)
 		ret = wu_round(rdm, sends, dest, o, &r3);
 	if (!ret && peer->connected != 2)
@@ -456,6 +455,7 @@ static int wu_run(struct ft_rdm *rdm, const struct fi_info *info, const void *ar
 int main(int argc, char **argv)
 {
 	struct wu_opts o;
+	sigset_t usr1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (wu_parse(argc, argv, &o)) {
@@ -464,6 +464,9 @@ int main(int argc, char **argv)
 			"                   [--restart --within-ms ms] [-t s] host\n");
 		return 2;
 	}
-	signal(SIGUSR1, wu_on_usr1);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	/* Before libfabric starts a thread: all of them keep it blocked. */
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
 	return ft_rdm_run(WU_NAME, WU_VERSION, o.bind_addr, o.host, o.port, wu_run, &o);
 }

@@ -4,10 +4,12 @@
 # A receiver (rdmx_wireup -r --linger) takes RESTART_COUNT tagged sends
 # and keeps answering; the sender (rdmx_wireup --restart) watches it
 # through rdmx_peer_ops. The script SIGKILLs the receiver, then tells the
-# sender (SIGUSR1), which posts RESTART_COUNT more (fewer if the
-# callback reported DISCONNECTED first: over the shm lane a dead peer's
-# full queue holds posts back until its exit is seen, and a send posted
-# after DISCONNECTED starts a new handshake): every one posted must fail
+# sender (SIGUSR1), which sleeps meanwhile, without progress, so that it
+# cannot learn of the death before it posts (however loaded the host).
+# It posts RESTART_COUNT more (fewer if the callback reported
+# DISCONNECTED first: over the shm lane a dead peer's full queue holds
+# posts back until its exit is seen, and a send posted after
+# DISCONNECTED starts a new handshake): every one posted must fail
 # with FI_EHOSTUNREACH and the callback report DISCONNECTED once within the
 # documented bound, FI_RDMX_PING_INTERVAL + FI_RDMX_PING_RETRIES x
 # FI_RDMX_PING_TIMEOUT after the receiver was last heard (here 200 +

@@ -38,7 +38,7 @@ fi
 SAN_ENV=$(t_foreign_prefix)
 
 SUM=$(sha256sum "$TARBALL" | cut -c1-16)
-CACHE=$RDMX_BUILDDIR/upstream
+CACHE=$(up_cache)
 P2=$CACHE/libfabric-$LF_VERSION-$SUM
 
 t_init
@@ -133,7 +133,8 @@ if [ -n "$SAN_ENV" ]; then
 	done
 fi
 echo "running the libfabric $LF_VERSION fabtests quick suite over rdmx"
-RUN_LOG=$CACHE/quick-rdmx.log
+mkdir -p "$RDMX_BUILDDIR/upstream"
+RUN_LOG=$RDMX_BUILDDIR/upstream/quick-rdmx.log
 (cd "$P2/share/fabtests" &&
 	exec $NETNS timeout -k 10 "$SUITE_TIMEOUT" runfabtests.sh -v -T 60 \
 		-t quick -p "$BIN" -s 127.0.0.1 -c 127.0.0.1 rdmx) \

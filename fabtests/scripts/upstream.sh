@@ -291,6 +291,7 @@ if [ "$PROV" = rdmx ] && [ "${FI_RDMX_SHM:-1}" = 0 ]; then
 	lane=" (FI_RDMX_SHM=0)" lane_log=-shm0
 fi
 tag=$(echo "$PROV" | tr -c 'a-z0-9_\n' _)$lane_log
+mkdir -p "$RDMX_BUILDDIR/upstream"
 LOG="$RDMX_BUILDDIR/upstream/runfabtests-$tag.log"
 CS_LOG="$RDMX_BUILDDIR/upstream/methods-$tag.log"
 # fabtests' own port (9228) is taken whenever someone else runs them here.

@@ -5,7 +5,11 @@
 # unmodified release tarballs in ../shared/upstream next to the source
 # tree (or next to the main checkout, for a git worktree), and keeps
 # what is built from them in the build tree ($RDMX_BUILDDIR/upstream/),
-# once per source checksum, one build at a time (a lock). For fabtests
+# once per source checksum, one build at a time (a lock), or in
+# RDMX_UPSTREAM_CACHE when set: what is built there does not depend on
+# the rdmx build (its programs link the system's libfabric or their own),
+# so several build trees can share one cache (contrib/rdmx test does, for
+# its sanitizer build). For fabtests
 # 1.17.0, built against the system libfabric, FABTESTS_SRC (an unpacked
 # fabtests tree) may stand for the tarball. Needs testlib.sh.
 
@@ -28,14 +32,19 @@ up_tarball_in() {
 	echo "$1/$2"
 }
 
+# up_cache: the folder the builds are kept in.
+up_cache() {
+	echo "${RDMX_UPSTREAM_CACHE:-$RDMX_BUILDDIR/upstream}"
+}
+
 # up_cached dir build: makes sure dir holds a complete build, running
 # "build dir" (which starts from an empty dir) unless dir/done, written
 # last, says one is there; a folder without it is the remains of an
 # interrupted build. One build at a time per build tree.
 up_cached() {
 	local dir=$1
-	mkdir -p "$RDMX_BUILDDIR/upstream"
-	exec 9>"$RDMX_BUILDDIR/upstream/.lock"
+	mkdir -p "$(up_cache)"
+	exec 9>"$(up_cache)/.lock"
 	flock 9
 	if [ -f "$dir/done" ]; then
 		echo "reusing the build in $dir"
@@ -104,7 +113,7 @@ up_prepare() {
 		fi
 	fi
 	UP_SOURCE=${FABTESTS_SRC:-$TARBALL}
-	dir="$RDMX_BUILDDIR/upstream/fabtests-$(up_checksum | cut -c1-12)"
+	dir="$(up_cache)/fabtests-$(up_checksum | cut -c1-12)"
 	up_cached "$dir" up_build
 	UP_PREFIX="$dir/prefix"
 }

@@ -40,7 +40,7 @@ up_cache() {
 # up_cached dir build: makes sure dir holds a complete build, running
 # "build dir" (which starts from an empty dir) unless dir/done, written
 # last, says one is there; a folder without it is the remains of an
-# interrupted build. One build at a time per build tree.
+# interrupted build. One build at a time per cache (up_cache).
 up_cached() {
 	local dir=$1
 	mkdir -p "$(up_cache)"

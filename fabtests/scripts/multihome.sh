@@ -121,17 +121,11 @@ mh_up_case() {
 	T_SERVER_PID=$T_LAST_PID
 	oob=$(echo "$sargs" | sed -n 's/.*-E=\([0-9]*\).*/\1/p')
 	[ -z "$oob" ] || t_wait_ready "$T_SERVER_PID" "$name server" \
-		mh_listening "$sp" "$oob"
+		up_listening "$sp" "$oob"
 	t_spawn_with "$name" "$cp" $UPP $cargs
 	t_reap "$T_LAST_PID" "$name client"
 	t_reap "$T_SERVER_PID" "$name server"
 	tail -n 1 "$T_DIR/$name.out"
-}
-
-# mh_listening prefix port: whether a TCP socket listens on port where
-# prefix runs.
-mh_listening() {
-	[ -n "$($1 ss -Hltn "sport = :$2" 2>/dev/null)" ]
 }
 
 if up_prepare; then

@@ -96,6 +96,13 @@ up_build() {
 	fi
 }
 
+# up_listening prefix port: whether a TCP socket listens on port where
+# prefix (a command prefix such as "ip netns exec NS", or empty) runs: an
+# upstream server's out-of-band port (-E), which its client may connect to.
+up_listening() {
+	[ -n "$($1 ss -Hltn "sport = :$2" 2>/dev/null)" ]
+}
+
 # up_prepare: sets UP_PREFIX to a complete build of the fabtests programs,
 # building it if needed, and UP_SOURCE to what it was built from; returns
 # 1, with the reason in UP_WHY, when there is no source to build from.

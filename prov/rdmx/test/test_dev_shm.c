@@ -13,6 +13,9 @@
 #include "rdmx_clock.h"
 #include "rdmx_dev_shm.h"
 
+/* Full-size packets the ring holds at once in a test: each its own slot. */
+#define RDMX_SHM_TEST_PKTS	16
+
 static struct rdmx_dev *a, *b;
 static struct rdmx_shm_addr a_addr, b_addr;
 
@@ -182,6 +185,43 @@ Test(dev_shm, a_full_ring_holds_sends_until_the_owner_takes)
 		cr_assert_eq(cqe.wr_id, sent + i);
 		cr_assert_eq(cqe.status, RDMX_DEV_FLUSHED, "the handle's end flushes what waits");
 	}
+	b->ops->ah_destroy(b, to_a);
+}
+
+/*
+ * A peer that maps a queue writes each of its pages once (a no-op add):
+ * packets already in it, which fill its slots to the last page, arrive
+ * intact, and in order.
+ */
+Test(dev_shm, a_queue_mapped_by_another_peer_keeps_what_it_holds)
+{
+	struct rdmx_dev_attr attr = { .sq_size = 256, .rq_size = 256 };
+	size_t mtu = b->caps.mtu;
+	static char out[RDMX_SHM_TEST_PKTS][65536], in[65536];
+	struct rdmx_ah *to_b, *to_a, *c_to_b;
+	struct rdmx_dev_cqe cqe;
+	struct rdmx_dev *c;
+
+	cr_assert_leq(mtu, sizeof(in));
+	handles(&to_b, &to_a);
+	for (uint64_t i = 0; i < RDMX_SHM_TEST_PKTS; i++) {
+		for (size_t j = 0; j < mtu; j++)
+			out[i][j] = (char) (i * 31 + j * 7);
+		cr_assert_eq(a->ops->post_send(a, to_b, &(struct iovec) { out[i], mtu }, 1, i, 0), 0);
+		cr_assert_eq(poll_one(a, &cqe), 1, "in the ring");
+	}
+	cr_assert_eq(rdmx_dev_shm_ops.open(&attr, &c), 0);
+	cr_assert_eq(c->ops->ah_create(c, &b_addr, &c_to_b), 0);
+	for (uint64_t i = 0; i < RDMX_SHM_TEST_PKTS; i++) {
+		cr_assert_eq(b->ops->post_recv(b, in, sizeof(in), i), 0);
+		cr_assert_eq(poll_one(b, &cqe), 1);
+		cr_assert_eq(cqe.len, mtu);
+		cr_assert_eq(memcmp(cqe.data ? (const void *) cqe.data : in, out[i], mtu), 0,
+			     "packet %lu unchanged", (unsigned long) i);
+	}
+	c->ops->ah_destroy(c, c_to_b);
+	c->ops->close(c);
+	a->ops->ah_destroy(a, to_b);
 	b->ops->ah_destroy(b, to_a);
 }
 

@@ -103,6 +103,8 @@ _Static_assert(sizeof(struct rdmx_shm_slot) + RDMX_SHM_MTU <= RDMX_SHM_SLOT_SIZE
 
 #define RDMX_SHM_MAP_LEN \
 	(sizeof(struct rdmx_shm_ring) + (size_t) RDMX_SHM_SLOTS * RDMX_SHM_SLOT_SIZE)
+/* The smallest page size: rdmx_shm_touch writes a word this far apart. */
+#define RDMX_SHM_TOUCH_STEP	4096u
 
 struct rdmx_shm_ah {
 	struct rdmx_ah		ah;
@@ -167,6 +169,7 @@ struct rdmx_shm_dev {
 	struct rdmx_dlist	ahs;
 	struct rdmx_shm_ah	*last;		/* the last sender found */
 	uint32_t		polls;
+	bool			touched;	/* rdmx_shm_touch(ring) done */
 	uint64_t		next_check;	/* ns: the owners' next check */
 	struct rdmx_cma		cma;
 };
@@ -311,7 +314,7 @@ static int rdmx_shm_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	 * Populated: its 4 MiB are there from the start, not faulted in by
 	 * the first pass of packets through the ring, several microseconds a
 	 * page on the VMs measured (a 1 MiB stream's first 200 messages took
-	 * 20 ms more).
+	 * 20 ms more); rdmx_shm_touch pays the rest at the first peer.
 	 */
 	shm->ring = mmap(NULL, RDMX_SHM_MAP_LEN, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_POPULATE, shm->fd, 0);
@@ -417,13 +420,24 @@ static struct rdmx_shm_ring *rdmx_shm_map(const struct rdmx_shm_addr *addr)
 		munmap(ring, RDMX_SHM_MAP_LEN);
 		return NULL;
 	}
-	/*
-	 * Each slot's header page mapped here too, now rather than by a
-	 * fault at the first packet into the slot (the owner populated them).
-	 */
-	for (uint64_t i = 0; i < RDMX_SHM_SLOTS; i++)
-		(void) atomic_load_explicit(&rdmx_shm_slot(ring, i)->seq, memory_order_relaxed);
 	return ring;
+}
+
+/*
+ * Writes every page of a mapped ring once, changing nothing: an atomic
+ * add of 0 to its first word, safe while other processes use the ring.
+ * Populated pages still cost their first access in each process that
+ * maps them where the hypervisor shadows page tables: 5-6 us a page on
+ * the PVM guest measured (a read does not spare the first write), so
+ * the first 4 MiB through a ring took 5-10 ms more, and each of the
+ * first 64 small messages 5 us more (RESULTS.md). That cost is paid
+ * here, at the first contact with a peer on this host, instead.
+ */
+static void rdmx_shm_touch(struct rdmx_shm_ring *ring)
+{
+	for (size_t off = 0; off < RDMX_SHM_MAP_LEN; off += RDMX_SHM_TOUCH_STEP)
+		(void) atomic_fetch_add_explicit((_Atomic uint64_t *) ((char *) ring + off), 0,
+						 memory_order_relaxed);
 }
 
 /*
@@ -466,6 +480,11 @@ static int rdmx_shm_ah_create(struct rdmx_dev *dev, const void *canon,
 	if (!ah->ring) {
 		free(ah);
 		return -FI_EHOSTUNREACH;
+	}
+	rdmx_shm_touch(ah->ring);
+	if (!shm->touched) {
+		rdmx_shm_touch(shm->ring);
+		shm->touched = true;
 	}
 	ah->addr = addr;
 	ah->refs = 1;

@@ -20,7 +20,14 @@
 # at most rto_max (250 ms) apart, plus scheduling delays of a loaded host
 # or a sanitizer build. By shared memory (the default on one host) the
 # kernel tells that R0's process exited: the sends fail before
-# FI_RDMX_UNREACH_MS, which only the shm lane can do.
+# FI_RDMX_UNREACH_MS, which only the shm lane can do. There R0 is first
+# stopped (SIGSTOP) and the sender keeps 16 sends in flight per receiver:
+# its sends to R0 all reach R0's queue (64 slots, a message takes 2 at
+# most) and wait for R0's answer, so no send of the sender's is left to
+# fail and the kernel's word of R0's exit must end them. (The ping the
+# sender sends a peer that owes it answers fails too if the device saw
+# the exit first; if it went into R0's queue just before, only the next
+# ping, FI_RDMX_PING_TIMEOUT (5 s) later, would tell.)
 #
 # Exit status: 0 pass, 1 fail.
 set -eu
@@ -35,10 +42,14 @@ t_env_defaults
 t_init
 t_require_prog "$ST"
 
-# kill_run LANE SHM LO HI: the whole scenario with FI_RDMX_SHM=SHM (LANE
-# names its outputs); R0's sends must fail LO to HI ms after posting.
+# kill_run LANE SHM LO HI [SIGNAL SENDER_OPT...]: the whole scenario with
+# FI_RDMX_SHM=SHM (LANE names its outputs); R0's sends must fail LO to HI
+# ms after posting. SIGNAL, if given, goes to R0 before its SIGKILL, and
+# the sender gets SENDER_OPTs.
 kill_run() {
-	local lane=$1 env="FI_RDMX_SHM=$2" r0 r0_port r0_proc r1 sender ms lo hi
+	local lane=$1 env="FI_RDMX_SHM=$2" lo=$3 hi=$4 first="${5:-}" r0 r0_port r0_proc r1 sender ms
+	shift 4
+	[ $# -eq 0 ] || shift
 
 	echo "== $lane: receivers R0 and R1"
 	t_start_server "r0_$lane" "env $env" "$ST" -r -b 127.0.0.1 -p 0
@@ -53,9 +64,10 @@ kill_run() {
 
 	echo "== $lane: sender: $KILL_COUNT messages to each, FI_RDMX_UNREACH_MS=$KILL_UNREACH_MS"
 	t_spawn_with "sender_$lane" "env $env FI_RDMX_UNREACH_MS=$KILL_UNREACH_MS" "$ST" \
-		-p "$r0_port,$T_SERVER_PORT" -n "$KILL_COUNT" --dead 0 127.0.0.1
+		-p "$r0_port,$T_SERVER_PORT" -n "$KILL_COUNT" --dead 0 "$@" 127.0.0.1
 	sender=$T_LAST_PID
 	t_wait_ready "$sender" "sender_$lane" t_out_has "r0_$lane" ': received [0-9]* of '
+	[ -z "$first" ] || kill "-$first" "$r0_proc"
 	kill -KILL "$r0_proc"
 	echo "== $lane: R0 killed after: $(grep ': received ' "$T_DIR/r0_$lane.out" | tail -n 1)"
 
@@ -69,8 +81,6 @@ kill_run() {
 
 	ms=$(t_field "sender_$lane" time_to_error_ms)
 	[ -n "$ms" ] || t_fail "$lane: the sender printed no time_to_error_ms"
-	lo=$3
-	hi=$4
 	[ "$ms" -ge "$lo" ] || t_fail "$lane: R0's sends failed after $ms ms, before $lo ms"
 	[ "$ms" -le "$hi" ] || t_fail "$lane: R0's sends failed after $ms ms, later than $hi ms"
 	echo "PASS: kill.sh $lane (time_to_error_ms=$ms, limit $lo..$hi)"
@@ -78,4 +88,4 @@ kill_run() {
 
 kill_run nic 0 "$KILL_UNREACH_MS" $((KILL_UNREACH_MS + KILL_MARGIN_MS))
 # Sooner than the NIC could know: the shm lane carried R0's stream.
-kill_run shm 1 0 $((KILL_UNREACH_MS - 1))
+kill_run shm 1 0 $((KILL_UNREACH_MS - 1)) STOP --window 16

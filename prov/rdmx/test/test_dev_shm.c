@@ -285,15 +285,15 @@ Test(dev_shm, a_packet_past_the_mtu_fails_its_send)
 	b->ops->ah_destroy(b, to_a);
 }
 
-/* A ring whose owner exited: sends to it fail UNREACH, not -FI_EAGAIN forever. */
-Test(dev_shm, sends_to_a_ring_whose_owner_exited_fail_unreachable)
+/*
+ * A child process that opens a shm device, hands its address over, and
+ * exits once *go_fd is written to or closed; its pid.
+ */
+static pid_t child_ring(struct rdmx_shm_addr *addr, int *go_fd)
 {
 	struct rdmx_dev_attr attr = { .sq_size = 4, .rq_size = 4 };
-	struct rdmx_shm_addr child_addr;
-	struct rdmx_dev_cqe cqe;
-	struct rdmx_ah *to_child;
-	int up[2], down[2], waiting;
-	char go = 0, buf[8] = { 0 };
+	int up[2], down[2];
+	char go;
 	pid_t pid;
 
 	cr_assert_eq(pipe(up), 0);
@@ -303,19 +303,56 @@ Test(dev_shm, sends_to_a_ring_whose_owner_exited_fail_unreachable)
 	if (!pid) {
 		struct rdmx_dev *c;
 
+		close(up[0]);
+		close(down[1]);
 		if (rdmx_dev_shm_ops.open(&attr, &c))
 			_exit(1);
-		c->ops->getname(c, &child_addr);
-		if (write(up[1], &child_addr, sizeof(child_addr)) != sizeof(child_addr) ||
-		    read(down[0], &go, 1) != 1)
+		c->ops->getname(c, addr);
+		if (write(up[1], addr, sizeof(*addr)) != sizeof(*addr))
 			_exit(1);
-		_exit(0);
+		_exit(read(down[0], &go, 1) < 0);
 	}
-	cr_assert_eq(read(up[0], &child_addr, sizeof(child_addr)), sizeof(child_addr));
+	close(up[1]);
+	close(down[0]);
+	cr_assert_eq(read(up[0], addr, sizeof(*addr)), sizeof(*addr));
+	close(up[0]);
+	*go_fd = down[1];
+	return pid;
+}
+
+/* Lets the child of child_ring exit, and waits until it has. */
+static void child_exit(pid_t pid, int go_fd)
+{
+	close(go_fd);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+}
+
+/* Polls dev for the RDMX_DEV_OP_GONE of ah: it comes once. */
+static void gone_told_once(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	struct rdmx_dev_cqe cqe;
+
+	cr_assert_eq(poll_one(dev, &cqe), 1, "the owner's exit is told");
+	cr_assert_eq(cqe.op, RDMX_DEV_OP_GONE);
+	cr_assert_eq(cqe.status, RDMX_DEV_UNREACH);
+	cr_assert_eq(cqe.src_ah, ah);
+	cr_assert_eq(poll_one(dev, &cqe), 0, "and told once");
+}
+
+/* A ring whose owner exited: sends to it fail UNREACH, not -FI_EAGAIN forever. */
+Test(dev_shm, sends_to_a_ring_whose_owner_exited_fail_unreachable)
+{
+	struct rdmx_shm_addr child_addr;
+	struct rdmx_dev_cqe cqe;
+	struct rdmx_ah *to_child;
+	char go = 0, buf[8] = { 0 };
+	int waiting, go_fd;
+	pid_t pid;
+
+	pid = child_ring(&child_addr, &go_fd);
 	cr_assert_eq(a->ops->ah_create(a, &child_addr, &to_child), 0, "the child's ring maps");
 	waiting = fill_ring(to_child, buf);
-	cr_assert_eq(write(down[1], &go, 1), 1);
-	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	child_exit(pid, go_fd);
 	for (int i = 0; i < 4096 && a->ops->poll_cq(a, &cqe, 1) == 0; i++)
 		;
 	cr_assert_eq(a->stats.unreachable, 1, "a poll found the owner gone");
@@ -325,5 +362,32 @@ Test(dev_shm, sends_to_a_ring_whose_owner_exited_fail_unreachable)
 	cr_assert_eq(poll_one(a, &cqe), 1);
 	cr_assert_eq(cqe.wr_id, 9);
 	cr_assert_eq(cqe.status, RDMX_DEV_UNREACH);
+	gone_told_once(a, to_child);
+	a->ops->ah_destroy(a, to_child);
+}
+
+/*
+ * What a ring's owner received and never answered it never will: its
+ * exit is told with nothing left to fail, and a sleeper wakes for it.
+ */
+Test(dev_shm, an_owner_that_exits_is_told_with_no_send_waiting)
+{
+	struct rdmx_shm_addr child_addr;
+	struct rdmx_dev_cqe cqe;
+	struct rdmx_ah *to_child;
+	char byte = 1;
+	uint64_t due = UINT64_MAX;
+	int go_fd;
+	pid_t pid;
+
+	pid = child_ring(&child_addr, &go_fd);
+	cr_assert_eq(a->ops->ah_create(a, &child_addr, &to_child), 0);
+	cr_assert_eq(a->ops->post_send(a, to_child, &(struct iovec) { &byte, 1 }, 1, 3, 0), 0);
+	cr_assert_eq(poll_one(a, &cqe), 1);
+	cr_assert_eq(cqe.status, RDMX_DEV_OK, "the packet is in the child's ring");
+	cr_assert_eq(a->ops->wait_arm(a, &due), 0, "nothing to do: a thread may sleep");
+	cr_assert_leq(due, rdmx_clock_ns() + 1000000000ULL, "until the owners' next check");
+	child_exit(pid, go_fd);
+	gone_told_once(a, to_child);
 	a->ops->ah_destroy(a, to_child);
 }

@@ -99,6 +99,13 @@ enum rdmx_dev_op {
 	RDMX_DEV_OP_SEND,
 	RDMX_DEV_OP_RECV,
 	RDMX_DEV_OP_READ,
+	/*
+	 * The owner of src_ah's queue is gone (shm: its process exited), so
+	 * what it received and never answered never will be; sends to it fail
+	 * RDMX_DEV_UNREACH from now on. Once per handle, status
+	 * RDMX_DEV_UNREACH, wr_id 0; only a device that can know it says it.
+	 */
+	RDMX_DEV_OP_GONE,
 };
 
 /* Bytes of the key with which a peer reads memory a device exposes. */

@@ -102,6 +102,14 @@ void rdmx_conn_flush(struct rdmx_ep *ep, struct rdmx_peer *peer, int err);
 size_t rdmx_conn_goodbye(struct rdmx_ep *ep);
 
 /*
+ * The device of the peer's shm queue (ah) saw its process exit (an
+ * RDMX_DEV_OP_GONE completion): the peer's session is lost, and what it
+ * was sent and never answered fails FI_EHOSTUNREACH now, not at the
+ * next ping.
+ */
+void rdmx_conn_gone(struct rdmx_ah *ah);
+
+/*
  * The device finished a packet (progress calls this for every send
  * completion): counts CLOSE packets out, fails the packets of a closed
  * peer's session as FI_ECONNRESET, and hands the rest to rdmx_tx_done.

@@ -116,6 +116,7 @@ struct rdmx_shm_ah {
 	socklen_t		wake_len;
 	unsigned		refs;
 	bool			gone;		/* the owner exited */
+	bool			gone_told;	/* its RDMX_DEV_OP_GONE polled */
 	struct rdmx_dlist	pend;		/* sends waiting for room, a FIFO
 						   of rdmx_shm_pend.link */
 	struct rdmx_dlist	blocked_link;	/* on the device's blocked list
@@ -171,6 +172,7 @@ struct rdmx_shm_dev {
 	uint32_t		polls;
 	bool			touched;	/* rdmx_shm_touch(ring) done */
 	uint64_t		next_check;	/* ns: the owners' next check */
+	size_t			gone_untold;	/* handles gone, not yet polled */
 	struct rdmx_cma		cma;
 };
 
@@ -535,6 +537,8 @@ static void rdmx_shm_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *handle)
 		return;
 	if (shm->last == ah)
 		shm->last = NULL;
+	if (ah->gone && !ah->gone_told)
+		shm->gone_untold--;
 	while (!rdmx_dlist_empty(&ah->pend))
 		rdmx_shm_pend_end(shm, ah, RDMX_DEV_FLUSHED);
 	rdmx_shm_ah_free(ah);
@@ -745,7 +749,10 @@ static bool rdmx_shm_take(struct rdmx_shm_dev *shm, struct rdmx_dev_cqe *cqe)
 	return false;
 }
 
-/* Marks the handles whose ring's owner exited: their sends fail UNREACH. */
+/*
+ * Marks the handles whose ring's owner exited: their sends fail UNREACH,
+ * and a poll tells of each (rdmx_shm_tell_gone).
+ */
 static void rdmx_shm_check_owners(struct rdmx_shm_dev *shm)
 {
 	uint64_t now = rdmx_clock_ns();
@@ -759,9 +766,34 @@ static void rdmx_shm_check_owners(struct rdmx_shm_dev *shm)
 
 		if (!ah->gone && rdmx_shm_owner_gone(ah)) {
 			ah->gone = true;
+			shm->gone_untold++;
 			shm->dev.stats.unreachable++;
 		}
 	}
+}
+
+/* Up to max RDMX_DEV_OP_GONE completions, one per handle marked gone. */
+static int rdmx_shm_tell_gone(struct rdmx_shm_dev *shm, struct rdmx_dev_cqe *cqe, int max)
+{
+	struct rdmx_dlist *it;
+	int n = 0;
+
+	rdmx_dlist_foreach(&shm->ahs, it) {
+		struct rdmx_shm_ah *ah = rdmx_container_of(it, struct rdmx_shm_ah, link);
+
+		if (n == max)
+			break;
+		if (!ah->gone || ah->gone_told)
+			continue;
+		ah->gone_told = true;
+		shm->gone_untold--;
+		cqe[n++] = (struct rdmx_dev_cqe) {
+			.op = RDMX_DEV_OP_GONE,
+			.status = RDMX_DEV_UNREACH,
+			.src_ah = &ah->ah,
+		};
+	}
+	return n;
 }
 
 /*
@@ -838,6 +870,8 @@ static int rdmx_shm_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 		shm->done_head = (shm->done_head + 1) % dev->caps.sq_size;
 		shm->done_cnt--;
 	}
+	if (shm->gone_untold)
+		done += rdmx_shm_tell_gone(shm, cqe + done, max - done);
 	while (done < max && rdmx_shm_take(shm, &cqe[done]))
 		done++;
 	return done;
@@ -855,7 +889,7 @@ static int rdmx_shm_wait_arm(struct rdmx_dev *dev, uint64_t *due_p)
 	uint64_t now = rdmx_clock_ns();
 
 	rdmx_shm_free_taken(shm);
-	if (shm->done_cnt || shm->cma.ndone)
+	if (shm->done_cnt || shm->cma.ndone || shm->gone_untold)
 		return -FI_EAGAIN;
 	atomic_store_explicit(&ring->waits_seen, 1, memory_order_relaxed);
 	atomic_store_explicit(&ring->sleeping, 1, memory_order_relaxed);

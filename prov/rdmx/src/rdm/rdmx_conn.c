@@ -389,6 +389,14 @@ static RDMX_NOINLINE void rdmx_conn_tx_done_else(struct rdmx_ep *ep, struct rdmx
 		rdmx_hs_lost(&peer->hs);
 }
 
+void rdmx_conn_gone(struct rdmx_ah *ah)
+{
+	struct rdmx_peer *peer = ah->context;
+
+	if (peer && peer->lane.shm_ah == ah)
+		rdmx_hs_lost(&peer->hs);
+}
+
 void rdmx_conn_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
 		       enum rdmx_dev_status status)
 {

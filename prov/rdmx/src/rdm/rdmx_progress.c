@@ -209,6 +209,8 @@ static void rdmx_progress_cqe(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe
 	else if (cqe->op == RDMX_DEV_OP_READ)
 		rdmx_long_read_done(ep, (struct rdmx_rxm *) (uintptr_t) cqe->wr_id,
 				    cqe->status);
+	else if (cqe->op == RDMX_DEV_OP_GONE)
+		rdmx_conn_gone(cqe->src_ah);
 	else
 		rdmx_progress_recv(ep, cqe);
 }

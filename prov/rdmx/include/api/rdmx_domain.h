@@ -10,6 +10,7 @@
 #include "rdmx_dev.h"
 #include "rdmx_fabric.h"
 #include "rdmx_lock.h"
+#include "rdmx_mr.h"
 
 struct rdmx_domain {
 	struct fid_domain		domain_fid;
@@ -27,7 +28,7 @@ struct rdmx_domain {
 	enum fi_av_type			av_type;
 	uint64_t			mr_mode;
 	uint32_t			api_version;
-	uint64_t			next_mr_key;
+	struct rdmx_mr_map		mrs;	/* regions remote access may reach */
 	int				refs;	/* open children */
 };
 

@@ -63,6 +63,7 @@ struct rdmx_ep {
 	struct rdmx_comp	*tx_comp;	/* &tx_sink.comp once bound */
 	struct rdmx_comp	*rx_comp;	/* &rx_sink.comp */
 	const struct rdmx_addrs	*addrs;		/* av's lookups (rdmx_addrs.h) */
+	const struct rdmx_keys	*keys;		/* the domain's regions (rdmx_keys.h) */
 	bool			tx_selective;
 	bool			rx_selective;
 	bool			enabled;
@@ -161,9 +162,10 @@ int rdmx_ep_wait_arm(struct rdmx_ep *ep, uint64_t *due_p);
  */
 void rdmx_ep_queues_init(struct rdmx_ep *ep);
 
-/* The message and tagged interfaces (rdmx_msg.c). */
+/* The message and tagged interfaces (rdmx_msg.c), and RMA (rdmx_rma_ops.c). */
 extern struct fi_ops_msg rdmx_msg_ops;
 extern struct fi_ops_tagged rdmx_tagged_ops;
+extern struct fi_ops_rma rdmx_rma_ops;
 
 /* Operation flags accepted by the *msg calls. */
 #define RDMX_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | \

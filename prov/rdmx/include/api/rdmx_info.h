@@ -12,9 +12,10 @@
 #include "rdmx_comp.h"	/* RDMX_ERR_DATA_MAX */
 
 /* Capabilities, split the way fi_getinfo(3) splits them. */
-#define RDMX_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND)
+#define RDMX_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE)
 #define RDMX_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
-			 FI_SOURCE | FI_MULTI_RECV)
+			 FI_SOURCE | FI_MULTI_RECV | FI_RMA | FI_REMOTE_READ | \
+			 FI_REMOTE_WRITE)
 #define RDMX_DOM_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define RDMX_CAPS	(RDMX_TX_CAPS | RDMX_RX_CAPS | RDMX_DOM_CAPS)
 #define RDMX_PRIMARY_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \

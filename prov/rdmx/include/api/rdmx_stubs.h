@@ -24,7 +24,6 @@ int rdmx_no_tostr(const struct fid *fid, char *buf, size_t len);
 int rdmx_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context);
 
-extern struct fi_ops_rma rdmx_no_rma_ops;
 extern struct fi_ops_atomic rdmx_no_atomic_ops;
 extern struct fi_ops_collective rdmx_no_collective_ops;
 

@@ -47,6 +47,8 @@ struct rdmx_match_index {
 	struct rdmx_dlist	small[RDMX_MATCH_BUCKETS0];
 };
 
+struct rdmx_txe;
+
 /* A posted receive. */
 struct rdmx_rxe {
 	struct rdmx_match_item	item;		/* source, tag; queue place */
@@ -62,6 +64,15 @@ struct rdmx_rxe {
 	size_t			min_free;	/* buffer: released below this */
 	size_t			children;	/* buffer: messages not completed */
 	bool			released;	/* buffer: off its queue */
+	/*
+	 * Not a posted receive but where RMA lands (rdmx_rma.c): RESP, the
+	 * buffers of read, an initiator's; WRITE, the region with rma_key
+	 * at rma_addr, checked again at each packet. NONE for a receive.
+	 */
+	int			rma;		/* enum rdmx_rma_op */
+	uint64_t		rma_key;
+	uint64_t		rma_addr;
+	struct rdmx_txe		*read;
 };
 
 /* No packet buffer: an unexpected payload that was copied out. */

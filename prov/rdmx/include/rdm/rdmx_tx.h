@@ -41,6 +41,17 @@ enum rdmx_proto {
 };
 
 /*
+ * What a send carries besides a message (rdmx_rma.c): an RMA write's
+ * bytes, a read's request, or the bytes a peer's read asked for.
+ */
+enum rdmx_rma_op {
+	RDMX_RMA_NONE,
+	RDMX_RMA_WRITE,
+	RDMX_RMA_READ,
+	RDMX_RMA_RESP,
+};
+
+/*
  * When a send completes (fi_cq(3) completion levels). The transitions:
  * DELIVERY_ASKED -> DELIVERY_AWAITED when its first packet left (the
  * peer's count of sends waiting for a DACK goes up), -> DELIVERED when
@@ -113,6 +124,12 @@ struct rdmx_txe {
 	bool			exposed;	/* long-read: rkey is live */
 	struct rdmx_dev_rkey	rkey;		/* long-read: the buffers exposed */
 	struct rdmx_dev		*read_dev;	/* by this device */
+	enum rdmx_rma_op	rma_op;
+	uint64_t		rma_key;	/* WRITE, READ: the target's key;
+						   RESP: the region's, here */
+	uint64_t		rma_addr;	/* and the address there */
+	size_t			read_len;	/* READ: bytes into iov */
+	bool			read_taken;	/* READ: its answer started */
 	uint8_t			inject[];	/* payload copied at post time */
 };
 
@@ -127,6 +144,10 @@ struct rdmx_send_req {
 	uint64_t		flags;	/* FI_TAGGED, FI_REMOTE_CQ_DATA, FI_INJECT,
 					   FI_COMPLETION, FI_MORE, FI_*_COMPLETE */
 	bool			inject_op; /* fi_inject: no completion at all */
+	struct rdmx_peer	*peer;	/* NULL: dest's */
+	enum rdmx_rma_op	rma_op;	/* NONE: a message */
+	uint64_t		rma_key;	/* WRITE, READ, RESP (see rdmx_txe) */
+	uint64_t		rma_addr;
 };
 
 /* Posting (rdmx_send.c), the top of the send side. */
@@ -191,6 +212,12 @@ void rdmx_tx_release(struct rdmx_ep *ep, struct rdmx_txe *txe);
 
 /* A send that awaits a DACK names itself in its message header msg. */
 void rdmx_tx_name(const struct rdmx_txe *txe, struct rdmx_wire_eager *msg);
+
+/*
+ * Header bytes of pke, a message packet of txe whose own header is
+ * hdr_len bytes: an RMA write or read puts its rdmx_wire_rma after it.
+ */
+size_t rdmx_tx_rma_hdr(const struct rdmx_txe *txe, struct rdmx_pke *pke, size_t hdr_len);
 
 /* Fills pke with the next segment of a medium or long send. */
 void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke);

@@ -42,8 +42,22 @@ enum rdmx_pkt_type {
 						   (send id in the id field)
 						   waits for a DACK; only to a
 						   peer with RDMX_HS_FEAT_DELIVERY_ACK */
+#define RDMX_PKT_RMA		(1u << 5)	/* EAGER, MEDIUM, RTS: an RMA
+						   write (tag: the target's key;
+						   an rdmx_wire_rma follows the
+						   header); with RMA_READ, an EAGER
+						   read request; only to a peer
+						   with RDMX_HS_FEAT_RMA */
+#define RDMX_PKT_RMA_READ	(1u << 6)	/* EAGER with RMA and DACK_REQ:
+						   send back the rdmx_wire_rma's
+						   len bytes; an error is DACKed */
+#define RDMX_PKT_RMA_RESP	(1u << 7)	/* EAGER, MEDIUM, RTS: the bytes
+						   a read asked for (tag: the
+						   read's send id; data: its
+						   request's msg_id) */
 #define RDMX_PKT_FLAGS_KNOWN	(RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA | RDMX_PKT_VOID | \
-				 RDMX_PKT_READ | RDMX_PKT_DACK_REQ)
+				 RDMX_PKT_READ | RDMX_PKT_DACK_REQ | RDMX_PKT_RMA | \
+				 RDMX_PKT_RMA_READ | RDMX_PKT_RMA_RESP)
 
 /* Starts every packet. */
 struct rdmx_wire_base {
@@ -81,6 +95,17 @@ struct rdmx_wire_rts {
 	uint64_t		msg_len;
 };
 _Static_assert(sizeof(struct rdmx_wire_rts) == 40, "wire rts size");
+
+/*
+ * After the header of a packet flagged RDMX_PKT_RMA (each segment of a
+ * medium write, and the RTS of a long one): where the bytes go in the
+ * target's region, or for a read where they come from and how many.
+ */
+struct rdmx_wire_rma {
+	uint64_t	addr;
+	uint64_t	len;		/* RMA_READ: bytes asked; else zero */
+};
+_Static_assert(sizeof(struct rdmx_wire_rma) == 16, "wire rma size");
 
 /* Bytes of a device's remote read key (struct rdmx_dev_rkey). */
 #define RDMX_WIRE_RKEY_LEN	48
@@ -179,7 +204,14 @@ _Static_assert(sizeof(struct rdmx_wire_hs) == 88, "wire hs size");
 /* An HS of a peer without RDMX_HS_FEAT_SHM ends before shm_fd. */
 #define RDMX_WIRE_HS_HOST_SIZE		offsetof(struct rdmx_wire_hs, shm_fd)
 
+/* The largest message header, with the rdmx_wire_rma of an RMA write. */
+struct rdmx_wire_rma_hdr {
+	struct rdmx_wire_medium	medium;
+	struct rdmx_wire_rma	rma;
+};
+
 union rdmx_wire_hdr {
+	struct rdmx_wire_rma_hdr rma;
 	struct rdmx_wire_eager	eager;
 	struct rdmx_wire_medium	medium;
 	struct rdmx_wire_rts	rts;
@@ -205,6 +237,8 @@ struct rdmx_pkt {
 	uint64_t		limit;		/* CTS */
 	uint32_t		status;		/* DACK */
 	uint32_t		count;		/* DACK */
+	uint64_t		rma_addr;	/* RMA: the rdmx_wire_rma's */
+	uint64_t		rma_len;	/* RMA_READ: the bytes asked */
 	const uint8_t		*payload;
 	size_t			payload_len;
 };
@@ -241,6 +275,9 @@ void rdmx_wire_read_encode(struct rdmx_wire_read *read, const void *key,
  */
 int rdmx_wire_read_decode(const void *buf, size_t len, uint64_t msg_len,
 			  void *key, struct iovec *iov);
+
+/* Fills the rdmx_wire_rma that follows the header of an RMA packet. */
+void rdmx_wire_rma_encode(struct rdmx_wire_rma *rma, uint64_t addr, uint64_t len);
 
 /* Fills a handshake packet. */
 void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg);

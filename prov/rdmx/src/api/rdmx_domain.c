@@ -23,6 +23,7 @@ static int rdmx_domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	rdmx_autoprog_stop(&dom->autoprog);
+	rdmx_mr_map_destruct(&dom->mrs);
 	rdmx_ref_put(&dom->fabric->refs);
 	free(dom);
 	return 0;
@@ -160,11 +161,16 @@ int rdmx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 			     FI_RM_ENABLED;
 	dom->av_type = attr ? attr->av_type : FI_AV_UNSPEC;
 	dom->mr_mode = attr ? attr->mr_mode : 0;
-	dom->next_mr_key = 1;
+	ret = rdmx_mr_map_construct(&dom->mrs, dom->mr_mode);
+	if (ret) {
+		free(dom);
+		return ret;
+	}
 	rdmx_lock_construct(&dom->lock, dom->threading != FI_THREAD_DOMAIN || autoprog);
 	if (autoprog) {
 		ret = rdmx_autoprog_start(&dom->autoprog);
 		if (ret) {
+			rdmx_mr_map_destruct(&dom->mrs);
 			free(dom);
 			return ret;
 		}

@@ -731,6 +731,11 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 	ep->caps = info && info->caps ? info->caps : RDMX_CAPS;
 	if (!(ep->caps & (FI_SEND | FI_RECV)))
 		ep->caps |= FI_SEND | FI_RECV;
+	/* FI_RMA without its directions means all of them (fi_getinfo(3)). */
+	if ((ep->caps & FI_RMA) && !(ep->caps & (FI_READ | FI_WRITE)))
+		ep->caps |= FI_READ | FI_WRITE;
+	if ((ep->caps & FI_RMA) && !(ep->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		ep->caps |= FI_REMOTE_READ | FI_REMOTE_WRITE;
 	ep->tx_size = info && info->tx_attr && info->tx_attr->size ?
 		      info->tx_attr->size : g_rdmx_params.tx_size;
 	ep->rx_size = info && info->rx_attr && info->rx_attr->size ?
@@ -769,6 +774,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->domain = rdmx_domain(domain);
+	ep->keys = &ep->domain->mrs.keys;
 	rdmx_sink_construct(&ep->tx_sink);
 	rdmx_sink_construct(&ep->rx_sink);
 	ret = rdmx_ep_configure(ep, info, &src, src_buf);
@@ -795,7 +801,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.cm = &rdmx_ep_cm_ops;
 	ep->ep_fid.msg = &rdmx_msg_ops;
 	ep->ep_fid.tagged = &rdmx_tagged_ops;
-	ep->ep_fid.rma = &rdmx_no_rma_ops;
+	ep->ep_fid.rma = &rdmx_rma_ops;
 	ep->ep_fid.atomic = &rdmx_no_atomic_ops;
 	ep->ep_fid.collective = &rdmx_no_collective_ops;
 	rdmx_ref_get(&ep->domain->refs);

@@ -50,6 +50,7 @@ struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,
 	info->tx_attr->msg_order = RDMX_MSG_ORDER;
 	info->tx_attr->size = g_rdmx_params.tx_size;
 	info->tx_attr->iov_limit = RDMX_IOV_LIMIT;
+	info->tx_attr->rma_iov_limit = 1;
 
 	info->rx_attr->caps = RDMX_RX_CAPS;
 	info->rx_attr->size = g_rdmx_params.rx_size;
@@ -287,10 +288,17 @@ void rdmx_info_narrow(struct fi_info *prov, const struct fi_info *hints,
 			dom->data_progress = hint->data_progress;
 		if (hint->control_progress == FI_PROGRESS_AUTO)
 			dom->control_progress = hint->control_progress;
-		/* Before 1.5 mr_mode was one of basic or scalable: echo it. */
-		if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
-		    (hint->mr_mode == FI_MR_BASIC || hint->mr_mode == FI_MR_SCALABLE))
-			dom->mr_mode = hint->mr_mode;
+		/*
+		 * Before 1.5 mr_mode was one of basic or scalable: echo it.
+		 * Since, the keys rdmx chooses (unpredictable) and virtual
+		 * addresses are taken when the application can use them.
+		 */
+		if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
+			if (hint->mr_mode == FI_MR_BASIC || hint->mr_mode == FI_MR_SCALABLE)
+				dom->mr_mode = hint->mr_mode;
+		} else {
+			dom->mr_mode = hint->mr_mode & (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
+		}
 	}
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rdmx: memory regions (see rdmx_mr.h). */
+/* rdmx: memory regions and their domain's key map (see rdmx_mr.h). */
 #include <stdlib.h>
 
 #include "rdmx.h"
@@ -9,12 +9,91 @@
 
 #define RDMX_MR_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define RDMX_MR_REMOTE	(FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+static const void *rdmx_mr_key_of(const struct rdmx_hash *hash, uint64_t val)
+{
+	(void) hash;
+	return &((const struct rdmx_mr *) (uintptr_t) val)->mr_fid.key;
+}
+
+static int rdmx_mr_find(const struct rdmx_keys *keys, uint64_t key, uint64_t addr,
+			size_t len, uint64_t access, uint8_t **buf)
+{
+	const struct rdmx_mr_map *map = rdmx_container_of(keys, struct rdmx_mr_map, keys);
+	const struct rdmx_mr *mr;
+	uint64_t val, base, start;
+
+	if (!rdmx_hash_find(&map->by_key, &key, &val))
+		return -FI_EACCES;
+	mr = (const struct rdmx_mr *) (uintptr_t) val;
+	if ((mr->access & access) != access)
+		return -FI_EACCES;
+	base = map->virt_addr ? (uintptr_t) mr->iov.iov_base : mr->offset;
+	if (addr < base)
+		return -FI_EINVAL;
+	start = addr - base;
+	if (start > mr->iov.iov_len || len > mr->iov.iov_len - start)
+		return -FI_EINVAL;
+	*buf = (uint8_t *) mr->iov.iov_base + start;
+	return 0;
+}
+
+static const struct rdmx_keys_ops rdmx_mr_keys_ops = {
+	.find = rdmx_mr_find,
+};
+
+int rdmx_mr_map_construct(struct rdmx_mr_map *map, uint64_t mr_mode)
+{
+	map->keys.ops = &rdmx_mr_keys_ops;
+	map->virt_addr = mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC);
+	return rdmx_hash_construct(&map->by_key, sizeof(uint64_t), rdmx_mr_key_of);
+}
+
+void rdmx_mr_map_destruct(struct rdmx_mr_map *map)
+{
+	rdmx_hash_destruct(&map->by_key);
+}
+
+/*
+ * Gives mr its key and, if it grants remote access, its place in the
+ * domain's map; 0, or -FI_ENOKEY for a requested key already in use.
+ * Domain lock held.
+ */
+static int rdmx_mr_key(struct rdmx_domain *dom, struct rdmx_mr *mr, uint64_t requested)
+{
+	struct rdmx_mr_map *map = &dom->mrs;
+	uint64_t val;
+	int ret;
+
+	if (dom->mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC)) {
+		do
+			mr->mr_fid.key = rdmx_random64();
+		while (rdmx_hash_find(&map->by_key, &mr->mr_fid.key, &val));
+	} else {
+		mr->mr_fid.key = requested;
+	}
+	if (!(mr->access & RDMX_MR_REMOTE))
+		return 0;
+	if (rdmx_hash_find(&map->by_key, &mr->mr_fid.key, &val)) {
+		RDMX_WARN(FI_LOG_MR, "key %#lx is in use\n", (unsigned long) requested);
+		return -FI_ENOKEY;
+	}
+	ret = rdmx_hash_insert(&map->by_key, &mr->mr_fid.key, (uintptr_t) mr);
+	mr->mapped = !ret;
+	return ret;
+}
 
 static int rdmx_mr_close(struct fid *fid)
 {
 	struct rdmx_mr *mr = rdmx_container_of(fid, struct rdmx_mr, mr_fid.fid);
+	struct rdmx_domain *dom = mr->domain;
 
-	rdmx_ref_put(&mr->domain->refs);
+	rdmx_lock_acquire(&dom->lock);
+	if (mr->mapped)
+		rdmx_hash_remove(&dom->mrs.by_key, &mr->mr_fid.key);
+	rdmx_lock_release(&dom->lock);
+	rdmx_ref_put(&dom->refs);
 	free(mr);
 	return 0;
 }
@@ -34,6 +113,7 @@ int rdmx_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 {
 	struct rdmx_domain *dom;
 	struct rdmx_mr *mr;
+	int ret;
 
 	if (fid->fclass != FI_CLASS_DOMAIN) {
 		RDMX_WARN(FI_LOG_MR, "memory is registered with a domain\n");
@@ -63,6 +143,7 @@ int rdmx_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		return -FI_ENOMEM;
 	mr->domain = dom;
 	mr->access = attr->access;
+	mr->offset = attr->offset;
 	if (attr->iov_count)
 		mr->iov = attr->mr_iov[0];
 	mr->mr_fid.fid.fclass = FI_CLASS_MR;
@@ -70,9 +151,12 @@ int rdmx_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->mr_fid.fid.ops = &rdmx_mr_fi_ops;
 	mr->mr_fid.mem_desc = mr;
 	rdmx_lock_acquire(&dom->lock);
-	mr->mr_fid.key = (dom->mr_mode & FI_MR_PROV_KEY) ? dom->next_mr_key++ :
-			 attr->requested_key;
+	ret = rdmx_mr_key(dom, mr, attr->requested_key);
 	rdmx_lock_release(&dom->lock);
+	if (ret) {
+		free(mr);
+		return ret;
+	}
 	rdmx_ref_get(&dom->refs);
 	*mr_p = &mr->mr_fid;
 	return 0;

@@ -8,10 +8,8 @@
 #include <rdma/fi_tagged.h>
 
 #include "rdmx.h"
-#include "rdmx_domain.h"
-#include "rdmx_ep.h"
+#include "rdmx_post.h"
 #include "rdmx_rx.h"
-#include "rdmx_tx.h"
 
 static ssize_t rdmx_msg_check_flags(uint64_t flags, uint64_t allowed)
 {
@@ -71,19 +69,8 @@ static inline ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec
 		.flags = flags,
 		.inject_op = inject_op,
 	};
-	ssize_t ret;
 
-	rdmx_lock_acquire(&ep->domain->lock);
-	ret = rdmx_send(ep, &req);
-	/* Out of room: progress may free some; one more try. */
-	if (ret == -FI_EAGAIN) {
-		rdmx_ep_progress(ep);
-		ret = rdmx_send(ep, &req);
-		ep->stats.eagain += ret == -FI_EAGAIN;
-	}
-	rdmx_lock_release(&ep->domain->lock);
-	rdmx_autoprog_wake(&ep->domain->autoprog);
-	return ret;
+	return rdmx_post_send(ep, &req);
 }
 
 static ssize_t rdmx_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,

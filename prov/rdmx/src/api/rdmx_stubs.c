@@ -94,76 +94,6 @@ int rdmx_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 	return -FI_ENOSYS;
 }
 
-static ssize_t rdmx_no_rma_read(struct fid_ep *ep, void *buf, size_t len,
-				void *desc, fi_addr_t src_addr, uint64_t addr,
-				uint64_t key, void *context)
-{
-	(void) ep; (void) buf; (void) len; (void) desc; (void) src_addr;
-	(void) addr; (void) key; (void) context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rdmx_no_rma_readv(struct fid_ep *ep, const struct iovec *iov,
-				 void **desc, size_t count, fi_addr_t src_addr,
-				 uint64_t addr, uint64_t key, void *context)
-{
-	(void) ep; (void) iov; (void) desc; (void) count; (void) src_addr;
-	(void) addr; (void) key; (void) context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rdmx_no_rma_msg(struct fid_ep *ep, const struct fi_msg_rma *msg,
-			       uint64_t flags)
-{
-	(void) ep; (void) msg; (void) flags;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rdmx_no_rma_write(struct fid_ep *ep, const void *buf, size_t len,
-				 void *desc, fi_addr_t dest_addr, uint64_t addr,
-				 uint64_t key, void *context)
-{
-	(void) ep; (void) buf; (void) len; (void) desc; (void) dest_addr;
-	(void) addr; (void) key; (void) context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rdmx_no_rma_writev(struct fid_ep *ep, const struct iovec *iov,
-				  void **desc, size_t count, fi_addr_t dest_addr,
-				  uint64_t addr, uint64_t key, void *context)
-{
-	(void) ep; (void) iov; (void) desc; (void) count; (void) dest_addr;
-	(void) addr; (void) key; (void) context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rdmx_no_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
-				  fi_addr_t dest_addr, uint64_t addr, uint64_t key)
-{
-	(void) ep; (void) buf; (void) len; (void) dest_addr; (void) addr; (void) key;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rdmx_no_rma_writedata(struct fid_ep *ep, const void *buf,
-				     size_t len, void *desc, uint64_t data,
-				     fi_addr_t dest_addr, uint64_t addr,
-				     uint64_t key, void *context)
-{
-	(void) ep; (void) buf; (void) len; (void) desc; (void) data;
-	(void) dest_addr; (void) addr; (void) key; (void) context;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rdmx_no_rma_injectdata(struct fid_ep *ep, const void *buf,
-				      size_t len, uint64_t data,
-				      fi_addr_t dest_addr, uint64_t addr,
-				      uint64_t key)
-{
-	(void) ep; (void) buf; (void) len; (void) data; (void) dest_addr;
-	(void) addr; (void) key;
-	return -FI_ENOSYS;
-}
-
 static ssize_t rdmx_no_atomic_write(struct fid_ep *ep, const void *buf,
 				    size_t count, void *desc, fi_addr_t dest_addr,
 				    uint64_t addr, uint64_t key,
@@ -383,19 +313,6 @@ static ssize_t rdmx_no_coll_barrier2(struct fid_ep *ep, fi_addr_t coll_addr,
 	(void) ep; (void) coll_addr; (void) flags; (void) context;
 	return -FI_ENOSYS;
 }
-
-struct fi_ops_rma rdmx_no_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = rdmx_no_rma_read,
-	.readv = rdmx_no_rma_readv,
-	.readmsg = rdmx_no_rma_msg,
-	.write = rdmx_no_rma_write,
-	.writev = rdmx_no_rma_writev,
-	.writemsg = rdmx_no_rma_msg,
-	.inject = rdmx_no_rma_inject,
-	.writedata = rdmx_no_rma_writedata,
-	.injectdata = rdmx_no_rma_injectdata,
-};
 
 struct fi_ops_atomic rdmx_no_atomic_ops = {
 	.size = sizeof(struct fi_ops_atomic),

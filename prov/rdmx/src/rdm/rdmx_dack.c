@@ -112,7 +112,8 @@ void rdmx_dack_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	struct rdmx_txe *last = rdmx_tx_awaiting_dack(ep, peer, pkt->tx_id, pkt->msg_id);
 	uint32_t first = pkt->msg_id - (pkt->count - 1);
 
-	if (!last) {
+	/* A read ends with its answer: a DACK only ever refuses it. */
+	if (!last || (last->rma_op == RDMX_RMA_READ && !pkt->status)) {
 		ep->stats.rx_malformed++;
 		return;
 	}
@@ -121,7 +122,7 @@ void rdmx_dack_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
 
 		if (txe != last && txe->in_use && !txe->deferred && txe->peer == peer &&
-		    txe->level == RDMX_TX_DELIVERY_AWAITED &&
+		    txe->level == RDMX_TX_DELIVERY_AWAITED && txe->rma_op != RDMX_RMA_READ &&
 		    txe->msg_id - first < pkt->count - 1)
 			rdmx_tx_delivered(ep, txe, 0);
 	}

@@ -10,6 +10,35 @@
 #include "rdmx_ep.h"
 #include "rdmx_rx.h"
 
+/* An eager packet of RMA: a read request, a write or a read's answer. */
+static RDMX_NOINLINE void rdmx_eager_rma(struct rdmx_ep *ep, struct rdmx_peer *peer,
+					 const struct rdmx_pkt *pkt, fi_addr_t src)
+{
+	struct rdmx_rxe *rxe;
+	int err;
+
+	if (!peer) {
+		ep->stats.rx_no_peer++;
+		return;
+	}
+	if (pkt->flags & RDMX_PKT_VOID) {
+		rdmx_rma_resp_void(ep, peer, pkt);
+		return;
+	}
+	if (pkt->flags & RDMX_PKT_RMA_READ) {
+		rdmx_rma_read_req(ep, peer, pkt);
+		return;
+	}
+	rxe = rdmx_rma_rxe(ep, peer, pkt, &err);
+	if (!rxe) {
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, err);
+		return;
+	}
+	rdmx_recv_deliver(ep, rxe, pkt->payload, pkt->payload_len, src, pkt->tag, pkt->data,
+			  pkt->flags);
+	rdmx_dack_batch(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id);
+}
+
 bool rdmx_eager_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		      const struct rdmx_pkt *pkt, fi_addr_t src, size_t rx_buf)
 {
@@ -17,6 +46,10 @@ bool rdmx_eager_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	bool keep = false;
 	int ret;
 
+	if (pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_RESP)) {
+		rdmx_eager_rma(ep, peer, pkt, src);
+		return false;
+	}
 	/* A VOID only holds the place of a message its sender gave up. */
 	if (pkt->flags & RDMX_PKT_VOID)
 		return false;

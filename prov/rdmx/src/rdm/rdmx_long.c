@@ -128,7 +128,7 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 {
 	struct rdmx_rxe *rxe = NULL;
 	struct rdmx_rxm *rxm = rdmx_rxm_new(ep, peer, pkt, &rdmx_long_rxm_ops);
-	int segs;
+	int segs, err = 0;
 
 	if (!rxm) {
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
@@ -142,18 +142,23 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		else
 			ep->stats.rx_malformed++;	/* credit it is, then */
 	}
-	if (!ep->rx_comp)
+	if (pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_RESP)) {
+		rxe = rdmx_rma_rxe(ep, peer, pkt, &err);
+	} else if (!ep->rx_comp) {
 		ep->stats.rx_no_recv++;
-	else
+		err = FI_EOPNOTSUPP;
+	} else {
 		rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag,
 				      pkt->msg_len, &rxm->kid);
-	if (!ep->rx_comp || !rdmx_rxm_attach(ep, rxm, rxe, 0)) {
+	}
+	if (!err && !rdmx_rxm_attach(ep, rxm, rxe, 0))
+		err = FI_ENOMEM;
+	if (err) {
 		/*
 		 * Nobody will take it: the sender is told to send nothing, and
 		 * a sender waiting for delivery that it was not delivered.
 		 */
-		rdmx_dack_send(ep, peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id,
-			       ep->rx_comp ? FI_ENOMEM : FI_EOPNOTSUPP);
+		rdmx_dack_send(ep, peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id, err);
 		rxm->pkt_flags &= ~RDMX_PKT_DACK_REQ;
 		rdmx_long_discard(ep, rxm);
 		return;

@@ -23,8 +23,12 @@ static bool rdmx_long_read_offer(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	const struct rdmx_hs *hs = &txe->peer->hs;
 	bool here;
 
+	/*
+	 * Not RMA: the reader would write into a region (or read from one)
+	 * that the application may close while the read is under way.
+	 */
 	if (!g_rdmx_params.long_read || !(dev->caps.flags & RDMX_DEV_CAP_RDMA_READ) ||
-	    txe->len < dev->caps.read_min)
+	    txe->len < dev->caps.read_min || txe->rma_op != RDMX_RMA_NONE)
 		return false;
 	here = rdmx_peer_on_host(ep, txe->peer);
 	if (dev->caps.read_host && !here)
@@ -57,7 +61,7 @@ void rdmx_long_rts(struct rdmx_ep *ep, struct rdmx_txe *txe, struct rdmx_pke *pk
 	rdmx_wire_rts_encode(&pke->hdr.rts, flags, txe->msg_id,
 			     (uint32_t) rdmx_pool_index(&ep->txe_pool, txe),
 			     txe->tag, txe->data, txe->len);
-	rdmx_tx_pke_iov(pke, sizeof(pke->hdr.rts), &read, offer, 0,
+	rdmx_tx_pke_iov(pke, rdmx_tx_rma_hdr(txe, pke, sizeof(pke->hdr.rts)), &read, offer, 0,
 			offer ? sizeof(txe->read) : 0);
 }
 

@@ -30,10 +30,12 @@ static void rdmx_medium_discard(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		       const struct rdmx_pkt *pkt)
 {
-	struct rdmx_rxe *rxe;
+	bool rma = pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_RESP);
+	struct rdmx_rxe *rxe = NULL;
 	struct rdmx_rxm *rxm;
+	int err;
 
-	if (!ep->rx_comp) {
+	if (!ep->rx_comp && !rma) {
 		ep->stats.rx_no_recv++;
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EOPNOTSUPP);
 		return;
@@ -45,13 +47,20 @@ void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EMSGSIZE);
 		return;
 	}
+	if (rma && !(rxe = rdmx_rma_rxe(ep, peer, pkt, &err))) {
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, err);
+		return;
+	}
 	rxm = rdmx_rxm_new(ep, peer, pkt, &rdmx_medium_rxm_ops);
 	if (!rxm) {
+		if (rxe)
+			rdmx_recv_fail(ep, rxe, FI_ENOMEM, "no memory");
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
 		return;
 	}
-	rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag, pkt->msg_len,
-			      &rxm->kid);
+	if (!rma)
+		rxe = rdmx_recv_match(ep, pkt->flags, rdmx_peer_src(peer), pkt->tag,
+				      pkt->msg_len, &rxm->kid);
 	if (!rdmx_rxm_attach(ep, rxm, rxe, pkt->msg_len)) {
 		rdmx_rxm_free(ep, rxm);
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);

@@ -82,6 +82,11 @@ void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len
 	struct rdmx_cq_entry entry = rdmx_recv_entry(rxe->context, RDMX_MIN(msg_len, cap),
 						     src, tag, data, pkt_flags);
 
+	if (rxe->rma) {
+		rdmx_rma_complete(ep, rxe, msg_len, rdmx_peer_src_reported(src), data, pkt_flags);
+		return;
+	}
+
 	entry.buf = rxe->iov_cnt ? rxe->iov[0].iov_base : NULL;
 	entry.flags |= rdmx_multi_flags(rxe);
 	if (msg_len > cap)
@@ -108,6 +113,11 @@ struct rdmx_cq_entry rdmx_recv_err_entry(const struct rdmx_rxe *rxe)
 void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const char *why)
 {
 	struct rdmx_cq_entry entry = rdmx_recv_err_entry(rxe);
+
+	if (rxe->rma) {
+		rdmx_rma_fail(ep, rxe, err);
+		return;
+	}
 
 	rdmx_comp_err(ep->rx_comp, &entry, err, 0, "rdmx: receive failed: %s", why);
 	rdmx_recv_release(ep, rxe);
@@ -220,6 +230,7 @@ struct rdmx_rxe *rdmx_recv_rxe_new(struct rdmx_ep *ep, const struct rdmx_recv_re
 	rxe->context = req->context;
 	rxe->flags = req->flags;
 	rxe->parent = NULL;
+	rxe->rma = RDMX_RMA_NONE;
 	/* Entry by entry: a memcpy call costs more for the one or two. */
 	for (size_t i = 0; i < req->iov_cnt; i++)
 		rxe->iov[i] = req->iov[i];

@@ -181,6 +181,19 @@ static void rdmx_rxm_finish(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 	rdmx_rxm_free(ep, rxm);
 }
 
+/*
+ * The region an RMA write lands in is gone: the writer hears so now,
+ * and the rest of the message lands nowhere.
+ */
+static RDMX_COLD void rdmx_rxm_refuse(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err)
+{
+	rdmx_dack_send(ep, rxm->peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id, err);
+	rxm->pkt_flags &= ~RDMX_PKT_DACK_REQ;
+	rdmx_recv_fail(ep, rxm->rxe, err, "its region was closed");
+	rxm->rxe = NULL;
+	rxm->discard = true;
+}
+
 void rdmx_rxm_place(struct rdmx_ep *ep, struct rdmx_rxm *rxm, size_t off,
 		    const void *buf, size_t len)
 {
@@ -195,6 +208,8 @@ void rdmx_rxm_place(struct rdmx_ep *ep, struct rdmx_rxm *rxm, size_t off,
 		rdmx_budget_refused(&ep->budget, "segment leaving a hole", len);
 		return;
 	}
+	if (rxm->rxe && rxm->rxe->rma && !rdmx_rma_live(ep, rxm->rxe, off, len))
+		rdmx_rxm_refuse(ep, rxm, FI_EACCES);
 	if (rxm->ux)
 		memcpy(rxm->ux->payload + off, buf, len);
 	else if (rxm->rxe && off < rxm->end)

@@ -27,7 +27,8 @@ static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		rdmx_wire_eager_encode(&pke->hdr.eager, txe->pkt_flags, txe->msg_id,
 				       txe->tag, txe->data);
 		rdmx_tx_name(txe, &pke->hdr.eager);
-		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.eager), txe->iov, txe->iov_cnt, 0, txe->len);
+		rdmx_tx_pke_iov(pke, rdmx_tx_rma_hdr(txe, pke, sizeof(pke->hdr.eager)),
+				txe->iov, txe->iov_cnt, 0, txe->len);
 		txe->next = txe->len;
 		break;
 	case RDMX_PROTO_MEDIUM:
@@ -152,7 +153,8 @@ void rdmx_tx_progress(struct rdmx_ep *ep)
 		struct rdmx_txe *txe = rdmx_container_of(it, struct rdmx_txe, link);
 
 		txe->pending = false;
-		rdmx_tx_pump(ep, txe);
+		/* It may end here: an answer to a read whose region was closed. */
+		rdmx_tx_advance(ep, txe);
 	}
 }
 
@@ -211,7 +213,8 @@ void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
  */
 static void rdmx_send_plan(const struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
-	size_t pkt = txe->peer->pkt_max;
+	size_t pkt = txe->peer->pkt_max -
+		     ((txe->pkt_flags & RDMX_PKT_RMA) ? sizeof(struct rdmx_wire_rma) : 0);
 
 	if (txe->len <= pkt - sizeof(struct rdmx_wire_eager))
 		txe->proto = RDMX_PROTO_EAGER;
@@ -225,14 +228,33 @@ static void rdmx_send_plan(const struct rdmx_ep *ep, struct rdmx_txe *txe)
 			       sizeof(struct rdmx_wire_data));
 }
 
+/* The capability an operation of req needs; 0 for an answer to a read. */
+static uint64_t rdmx_send_cap(const struct rdmx_send_req *req)
+{
+	switch (req->rma_op) {
+	case RDMX_RMA_NONE:
+		return FI_SEND;
+	case RDMX_RMA_WRITE:
+		return FI_RMA | FI_WRITE;
+	case RDMX_RMA_READ:
+		return FI_RMA | FI_READ;
+	default:
+		return 0;
+	}
+}
+
 /* Checks a send request; 0 or -FI_E*. */
 static int rdmx_send_check(struct rdmx_ep *ep, const struct rdmx_send_req *req,
 			   size_t len, bool copy)
 {
+	uint64_t cap = rdmx_send_cap(req);
+
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	if (!(ep->caps & FI_SEND)) {
-		RDMX_WARN(FI_LOG_EP_DATA, "send on an endpoint without FI_SEND\n");
+	if ((ep->caps & cap) != cap) {
+		RDMX_WARN(FI_LOG_EP_DATA, "%s on an endpoint without %s\n",
+			  cap == FI_SEND ? "send" : "RMA", cap == FI_SEND ? "FI_SEND" :
+			  (cap & FI_READ) ? "FI_RMA and FI_READ" : "FI_RMA and FI_WRITE");
 		return -FI_EOPNOTSUPP;
 	}
 	if (req->iov_cnt > RDMX_IOV_LIMIT) {
@@ -256,6 +278,9 @@ static int rdmx_send_check(struct rdmx_ep *ep, const struct rdmx_send_req *req,
 static enum rdmx_tx_level rdmx_send_level(const struct rdmx_ep *ep,
 					  const struct rdmx_send_req *req, size_t len)
 {
+	/* RMA waits for the target's word, which alone tells of a refusal. */
+	if (req->rma_op == RDMX_RMA_WRITE || req->rma_op == RDMX_RMA_READ)
+		return RDMX_TX_DELIVERY_ASKED;
 	if (req->inject_op)
 		return RDMX_TX_INJECT;
 	if (req->flags & FI_DELIVERY_COMPLETE)
@@ -264,6 +289,42 @@ static enum rdmx_tx_level rdmx_send_level(const struct rdmx_ep *ep,
 		return RDMX_TX_TRANSMIT;
 	return (req->flags & FI_INJECT_COMPLETE) && len <= ep->inject_size ?
 	       RDMX_TX_INJECT : RDMX_TX_TRANSMIT;
+}
+
+/*
+ * The RMA part of a send entry: an RMA write carries the target's key in
+ * the tag field and its address after the header; a read asks for len
+ * bytes with a message of none, and its iov is where they will land; an
+ * answer to a peer's read names the read (its send id in the tag field,
+ * its request's msg_id in the data field).
+ */
+static void rdmx_send_fill_rma(struct rdmx_txe *txe, const struct rdmx_send_req *req)
+{
+	txe->rma_op = req->rma_op;
+	txe->rma_key = req->rma_key;
+	txe->rma_addr = req->rma_addr;
+	txe->read_len = 0;
+	txe->read_taken = false;
+	switch (req->rma_op) {
+	case RDMX_RMA_NONE:
+		return;
+	case RDMX_RMA_WRITE:
+		txe->cq_flags = FI_RMA | FI_WRITE;
+		txe->pkt_flags |= RDMX_PKT_RMA;
+		txe->tag = req->rma_key;
+		return;
+	case RDMX_RMA_READ:
+		txe->cq_flags = FI_RMA | FI_READ;
+		txe->pkt_flags |= RDMX_PKT_RMA | RDMX_PKT_RMA_READ;
+		txe->tag = req->rma_key;
+		txe->read_len = txe->len;
+		txe->len = 0;
+		txe->end = 0;
+		return;
+	case RDMX_RMA_RESP:
+		txe->pkt_flags = RDMX_PKT_RMA_RESP;
+		return;
+	}
 }
 
 /*
@@ -276,7 +337,7 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 {
 	txe->context = req->context;
 	txe->cq_flags = FI_SEND | ((req->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
-	txe->completion = !req->inject_op &&
+	txe->completion = !req->inject_op && req->rma_op != RDMX_RMA_RESP &&
 			  (!ep->tx_selective || (req->flags & FI_COMPLETION));
 	txe->level = level;
 	txe->in_use = true;
@@ -306,6 +367,7 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 			txe->iov[i] = req->iov[i];
 		txe->iov_cnt = req->iov_cnt;
 	}
+	rdmx_send_fill_rma(txe, req);
 	rdmx_tx_pke_init(&txe->pke, txe, peer, false);
 }
 
@@ -321,7 +383,8 @@ ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 
 	if (ret)
 		return ret;
-	ret = rdmx_peer_get(ep, req->dest, &peer);
+	peer = req->peer;
+	ret = peer ? 0 : rdmx_peer_get(ep, req->dest, &peer);
 	if (ret) {
 		RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu: %s\n",
 			  (unsigned long) req->dest, ret == -FI_EINVAL ?
@@ -358,9 +421,10 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 
 	/* The peer's features are read only for the level that needs them. */
 	if (txe->level == RDMX_TX_DELIVERY_ASKED && rdmx_tx_level_refused(txe)) {
-		RDMX_WARN(FI_LOG_EP_DATA, "FI_DELIVERY_COMPLETE send to fi_addr %lu: "
-			  "the peer cannot acknowledge delivery\n",
-			  (unsigned long) txe->addr);
+		RDMX_WARN(FI_LOG_EP_DATA, "%s to fi_addr %lu: the peer cannot %s\n",
+			  txe->rma_op ? "RMA" : "FI_DELIVERY_COMPLETE send",
+			  (unsigned long) txe->addr, txe->rma_op ?
+			  "take RMA" : "acknowledge delivery");
 		return -FI_EOPNOTSUPP;
 	}
 	txe->msg_id = peer->tx_msg_id;

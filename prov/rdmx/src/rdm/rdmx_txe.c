@@ -14,6 +14,7 @@
 #include "rdmx.h"
 #include "rdmx_comp.h"
 #include "rdmx_ep.h"
+#include "rdmx_keys.h"
 #include "rdmx_peer.h"
 #include "rdmx_rnr.h"
 #include "rdmx_rx.h"
@@ -58,6 +59,16 @@ void rdmx_tx_name(const struct rdmx_txe *txe, struct rdmx_wire_eager *msg)
 								     txe));
 }
 
+size_t rdmx_tx_rma_hdr(const struct rdmx_txe *txe, struct rdmx_pke *pke, size_t hdr_len)
+{
+	struct rdmx_wire_rma *rma = (struct rdmx_wire_rma *) ((uint8_t *) &pke->hdr + hdr_len);
+
+	if (!(txe->pkt_flags & RDMX_PKT_RMA))
+		return hdr_len;
+	rdmx_wire_rma_encode(rma, txe->rma_addr, txe->rma_op == RDMX_RMA_READ ? txe->read_len : 0);
+	return hdr_len + sizeof(*rma);
+}
+
 /* Fills pke with the next segment of a medium or long send. */
 void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
 {
@@ -68,7 +79,8 @@ void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
 		rdmx_wire_medium_encode(&pke->hdr.medium, txe->pkt_flags, txe->msg_id,
 					txe->tag, txe->data, txe->len, off);
 		rdmx_tx_name(txe, &pke->hdr.medium.msg);
-		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.medium), txe->iov, txe->iov_cnt, off, len);
+		rdmx_tx_pke_iov(pke, rdmx_tx_rma_hdr(txe, pke, sizeof(pke->hdr.medium)),
+				txe->iov, txe->iov_cnt, off, len);
 	} else {
 		rdmx_wire_data_encode(&pke->hdr.data, txe->msg_id, txe->rx_id, off);
 		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.data), txe->iov, txe->iov_cnt, off, len);
@@ -84,9 +96,28 @@ static void rdmx_tx_queue(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	}
 }
 
+/*
+ * An answer to a peer's read sends from a region of this endpoint's
+ * domain: one closed since (or registered anew elsewhere) stops it.
+ */
+static bool rdmx_tx_region_gone(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	uint8_t *buf;
+
+	if (txe->rma_op != RDMX_RMA_RESP)
+		return false;
+	if (!rdmx_keys_find(ep->keys, txe->rma_key, txe->rma_addr, txe->len, FI_REMOTE_READ,
+			    &buf) && buf == txe->iov[0].iov_base)
+		return false;
+	txe->err = FI_EACCES;
+	txe->why = "the region read was closed";
+	return true;
+}
+
 void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
-	while (!txe->err && txe->cleared && txe->next < txe->limit) {
+	while (!txe->err && txe->cleared && txe->next < txe->limit &&
+	       !rdmx_tx_region_gone(ep, txe)) {
 		struct rdmx_pke *pke = rdmx_rnr_blocked(txe->peer) ? NULL :
 				       rdmx_pool_alloc(&ep->pke_pool);
 		size_t next = txe->next;
@@ -123,7 +154,12 @@ static void rdmx_tx_void(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	struct rdmx_pke *pke = &txe->pke;
 
 	rdmx_tx_pke_init(pke, txe, txe->peer, false);
-	rdmx_wire_eager_encode(&pke->hdr.eager, RDMX_PKT_VOID, txe->msg_id, 0, 0);
+	/* An answer to a read names the read, which fails with it. */
+	if (txe->rma_op == RDMX_RMA_RESP)
+		rdmx_wire_eager_encode(&pke->hdr.eager, RDMX_PKT_VOID | RDMX_PKT_RMA_RESP,
+				       txe->msg_id, txe->tag, txe->data);
+	else
+		rdmx_wire_eager_encode(&pke->hdr.eager, RDMX_PKT_VOID, txe->msg_id, 0, 0);
 	rdmx_tx_pke_iov(pke, sizeof(pke->hdr.eager), NULL, 0, 0, 0);
 	txe->pkts_out = 1;
 	txe->proto = RDMX_PROTO_EAGER;
@@ -140,8 +176,11 @@ static void rdmx_tx_report(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	ep->stats.tx_errors++;
 	RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
 		  (unsigned long) txe->addr, txe->why);
-	/* A send that completed at injection has no entry left to fail. */
-	if (txe->level != RDMX_TX_INJECT) {
+	/*
+	 * A send that completed at injection has no entry left to fail, and
+	 * the answer to a peer's read none of its own.
+	 */
+	if (txe->level != RDMX_TX_INJECT && txe->rma_op != RDMX_RMA_RESP) {
 		entry = rdmx_tx_entry(txe);
 		rdmx_comp_err(ep->tx_comp, &entry, txe->err, 0,
 			      "rdmx: send to fi_addr %lu failed: %s",
@@ -165,7 +204,7 @@ static void rdmx_tx_report_done(struct rdmx_ep *ep, const struct rdmx_txe *txe)
 
 	if (txe->completion)
 		rdmx_comp_write(ep->tx_comp, &entry);
-	else if (txe->level != RDMX_TX_INJECT)
+	else if (txe->level != RDMX_TX_INJECT && txe->rma_op != RDMX_RMA_RESP)
 		rdmx_comp_count(ep->tx_comp, &entry);
 }
 
@@ -266,8 +305,11 @@ void rdmx_tx_delivered(struct rdmx_ep *ep, struct rdmx_txe *txe, int err)
 
 bool rdmx_tx_level_refused(const struct rdmx_txe *txe)
 {
-	return txe->level == RDMX_TX_DELIVERY_ASKED &&
-	       !(txe->peer->hs.peer_features & RDMX_HS_FEAT_DELIVERY_ACK);
+	uint64_t features = txe->peer->hs.peer_features;
+
+	if (txe->rma_op == RDMX_RMA_WRITE || txe->rma_op == RDMX_RMA_READ)
+		return !(features & RDMX_HS_FEAT_RMA);
+	return txe->level == RDMX_TX_DELIVERY_ASKED && !(features & RDMX_HS_FEAT_DELIVERY_ACK);
 }
 
 void rdmx_tx_drain(struct rdmx_ep *ep)

@@ -125,6 +125,41 @@ void rdmx_wire_data_encode(struct rdmx_wire_data *hdr, uint32_t msg_id,
 	hdr->offset = htole64(offset);
 }
 
+void rdmx_wire_rma_encode(struct rdmx_wire_rma *rma, uint64_t addr, uint64_t len)
+{
+	rma->addr = htole64(addr);
+	rma->len = htole64(len);
+}
+
+/*
+ * The RMA flags of a message packet: which combinations exist, and the
+ * rdmx_wire_rma taken off the front of the payload.
+ */
+static int rdmx_wire_decode_rma(struct rdmx_pkt *pkt)
+{
+	const struct rdmx_wire_rma *rma = (const void *) pkt->payload;
+	uint32_t f = pkt->flags;
+
+	if (f & RDMX_PKT_RMA_RESP)
+		return f & (RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA | RDMX_PKT_RMA |
+			    RDMX_PKT_RMA_READ | RDMX_PKT_DACK_REQ | RDMX_PKT_READ) ?
+		       -FI_EINVAL : 0;
+	if (!(f & RDMX_PKT_RMA))
+		return f & RDMX_PKT_RMA_READ ? -FI_EINVAL : 0;
+	/* RMA: never tagged, never offered for reading; always answered. */
+	if ((f & (RDMX_PKT_TAGGED | RDMX_PKT_READ | RDMX_PKT_VOID)) ||
+	    !(f & RDMX_PKT_DACK_REQ) || pkt->payload_len < sizeof(*rma))
+		return -FI_EINVAL;
+	pkt->rma_addr = le64toh(rma->addr);
+	pkt->rma_len = le64toh(rma->len);
+	pkt->payload += sizeof(*rma);
+	pkt->payload_len -= sizeof(*rma);
+	if (f & RDMX_PKT_RMA_READ)
+		return pkt->type != RDMX_PKT_EAGER || (f & RDMX_PKT_CQ_DATA) ||
+		       pkt->payload_len ? -FI_EINVAL : 0;
+	return pkt->rma_len ? -FI_EINVAL : 0;
+}
+
 /* Header bytes of each packet type; 0 marks a type that does not exist. */
 static const size_t rdmx_wire_hdr_size[RDMX_PKT_TYPE_MAX] = {
 	[RDMX_PKT_EAGER] = sizeof(struct rdmx_wire_eager),
@@ -158,6 +193,12 @@ static int rdmx_wire_decode_msg(const void *buf, struct rdmx_pkt *pkt)
 	/* EAGER and MEDIUM carry a send id only for a DACK to name. */
 	if (pkt->tx_id && pkt->type != RDMX_PKT_RTS && !(pkt->flags & RDMX_PKT_DACK_REQ))
 		return -FI_EINVAL;
+	if ((pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_READ | RDMX_PKT_RMA_RESP)) &&
+	    rdmx_wire_decode_rma(pkt))
+		return -FI_EINVAL;
+	/* RMA: the tag field carries the key, or the read's send id. */
+	if (pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_RESP))
+		pkt->tag = le64toh(msg->tag);
 	switch (pkt->type) {
 	case RDMX_PKT_EAGER:
 		pkt->msg_len = pkt->payload_len;

@@ -83,6 +83,8 @@ struct fixture_opts {
 	bool			auto_progress;	/* FI_PROGRESS_AUTO */
 	uint64_t		a_tx_flags;	/* extra flags binding A's tx CQ */
 	bool			verbose;	/* report every set-up step */
+	bool			rma;		/* FI_RMA asked for too */
+	uint64_t		mr_mode;	/* the hints' */
 };
 
 typedef ssize_t (*send_fn)(struct fid_ep *ep, const void *buf, size_t len,
@@ -232,6 +234,9 @@ void test_sizes(struct fixture *fx);
 /* peer.c */
 void test_peer_ops(struct fixture *fx);
 void test_pending_queue(struct fixture *fx);
+
+/* rma.c */
+void test_rma(struct fixture *fx);
 
 /* ping.c */
 void test_ping_threads(struct fixture *fx);

@@ -43,22 +43,6 @@ void test_close_order(struct fixture *fx)
 }
 
 /* Each unsupported call, returning what it returned (objects it opened closed). */
-static int try_read(struct fixture *fx)
-{
-	uint8_t buf[8];
-
-	return (int) fi_read(fx->node[A].ep, buf, sizeof(buf), NULL, fx->node[B].addr,
-			     0, 0, NULL);
-}
-
-static int try_write(struct fixture *fx)
-{
-	uint8_t buf[8] = { 0 };
-
-	return (int) fi_write(fx->node[A].ep, buf, sizeof(buf), NULL, fx->node[B].addr,
-			      0, 0, NULL);
-}
-
 static int try_atomic(struct fixture *fx)
 {
 	uint64_t val = 1;
@@ -118,8 +102,6 @@ void test_unsupported(struct fixture *fx)
 		const char	*name;
 		int		(*call)(struct fixture *fx);
 	} calls[] = {
-		{ "fi_read", try_read },
-		{ "fi_write", try_write },
 		{ "fi_atomic", try_atomic },
 		{ "fi_scalable_ep", try_scalable_ep },
 		{ "fi_srx_context", try_srx_context },

@@ -90,18 +90,21 @@ step(bool verbose, int ret, const char *fmt, ...)
 }
 
 /* The rdmx RDM info with messaging, directed receive and FI_SOURCE. */
-static int get_info(enum fi_threading threading, bool auto_progress, struct fi_info **info)
+static int get_info(const struct fixture_opts *o, enum fi_threading threading,
+		    struct fi_info **info)
 {
 	struct fi_info *hints = fi_allocinfo();
 	int ret;
 
 	if (!hints)
 		return -FI_ENOMEM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
+	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE |
+		      (o->rma ? FI_RMA : 0);
+	hints->domain_attr->mr_mode = o->mr_mode;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->threading = threading;
 	hints->domain_attr->av_type = FI_AV_TABLE;
-	if (auto_progress)
+	if (o->auto_progress)
 		hints->domain_attr->data_progress = hints->domain_attr->control_progress =
 			FI_PROGRESS_AUTO;
 	hints->fabric_attr->prov_name = strdup("rdmx");
@@ -182,8 +185,7 @@ bool fixture_open(struct fixture *fx, const struct fixture_opts *o)
 	bool v = o->verbose;
 
 	memset(fx, 0, sizeof(*fx));
-	if (!step(v, get_info(o->threading ? o->threading : FI_THREAD_SAFE,
-			      o->auto_progress, &fx->info),
+	if (!step(v, get_info(o, o->threading ? o->threading : FI_THREAD_SAFE, &fx->info),
 		  "fi_getinfo for rdmx") ||
 	    !step(v, fi_fabric(fx->info->fabric_attr, &fx->fabric, NULL), "fi_fabric") ||
 	    !step(v, fi_domain(fx->fabric, fx->info, &fx->domain, NULL), "fi_domain") ||

@@ -136,15 +136,29 @@ Test(info, auto_progress_is_echoed)
 	fi_freeinfo(info);
 }
 
-Test(info, rma_and_atomic_caps_find_nothing)
+Test(info, atomic_caps_find_nothing)
 {
-	hints->caps = FI_MSG | FI_RMA;
-	expect_nodata("FI_RMA");
 	hints->caps = FI_TAGGED | FI_ATOMIC;
 	expect_nodata("FI_ATOMIC");
 	hints->caps = FI_MSG;
-	hints->tx_attr->caps = FI_RMA;
-	expect_nodata("FI_RMA in tx_attr");
+	hints->tx_attr->caps = FI_ATOMIC;
+	expect_nodata("FI_ATOMIC in tx_attr");
+}
+
+/* FI_RMA alone means every direction of it, and one remote segment. */
+Test(info, rma_is_offered_with_its_directions)
+{
+	struct fi_info *info;
+
+	hints->caps = FI_MSG | FI_RMA;
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
+	cr_assert_eq(info->caps & (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+				   FI_REMOTE_WRITE),
+		     FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
+	cr_assert_eq(info->tx_attr->rma_iov_limit, 1);
+	fi_freeinfo(info);
+	hints->tx_attr->rma_iov_limit = 2;
+	expect_nodata("rma_iov_limit 2");
 }
 
 Test(info, cq_data_size_beyond_ours_finds_nothing)
@@ -455,7 +469,7 @@ Test(info, check_and_narrow_directly)
 {
 	struct fi_info *ours = offered();
 
-	hints->caps = FI_MSG | FI_RMA;
+	hints->caps = FI_MSG | FI_ATOMIC;
 	cr_assert_eq(rdmx_info_check(ours, hints, API_VERSION), -FI_ENODATA);
 	hints->caps = FI_MSG;
 	cr_assert_eq(rdmx_info_check(ours, hints, API_VERSION), 0);

@@ -219,7 +219,7 @@ int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
 		return rdmx_info_nofit("tx op_flags %s (completion level)",
 				       fi_tostr(&hints->tx_attr->op_flags, FI_TYPE_OP_FLAGS));
 	if (hints->tx_attr && (hints->tx_attr->inject_size > prov->tx_attr->inject_size ||
-			       hints->tx_attr->rma_iov_limit))
+			       hints->tx_attr->rma_iov_limit > prov->tx_attr->rma_iov_limit))
 		return rdmx_info_nofit("inject_size %zu or rma_iov_limit",
 				  hints->tx_attr->inject_size);
 	if (hints->rx_attr &&
@@ -245,6 +245,8 @@ static uint64_t rdmx_info_caps(uint64_t prov, uint64_t hint)
 	/* Neither direction named means both (fi_getinfo(3)). */
 	if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
+	if ((caps & FI_RMA) && !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	return caps & prov;
 }
 

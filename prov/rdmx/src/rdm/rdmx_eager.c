@@ -34,8 +34,8 @@ static RDMX_NOINLINE void rdmx_eager_rma(struct rdmx_ep *ep, struct rdmx_peer *p
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, err);
 		return;
 	}
-	rdmx_recv_deliver(ep, rxe, pkt->payload, pkt->payload_len, src, pkt->tag, pkt->data,
-			  pkt->flags);
+	rdmx_copy_to_iov(rxe->iov, rxe->iov_cnt, pkt->payload, pkt->payload_len);
+	rdmx_rma_complete(ep, rxe, pkt->payload_len, src, pkt->data, pkt->flags);
 	rdmx_dack_batch(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id);
 }
 

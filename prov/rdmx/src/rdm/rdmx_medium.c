@@ -54,7 +54,7 @@ void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	rxm = rdmx_rxm_new(ep, peer, pkt, &rdmx_medium_rxm_ops);
 	if (!rxm) {
 		if (rxe)
-			rdmx_recv_fail(ep, rxe, FI_ENOMEM, "no memory");
+			rdmx_rma_fail(ep, rxe, FI_ENOMEM);
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
 		return;
 	}

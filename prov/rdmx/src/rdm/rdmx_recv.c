@@ -82,11 +82,6 @@ void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len
 	struct rdmx_cq_entry entry = rdmx_recv_entry(rxe->context, RDMX_MIN(msg_len, cap),
 						     src, tag, data, pkt_flags);
 
-	if (rxe->rma) {
-		rdmx_rma_complete(ep, rxe, msg_len, rdmx_peer_src_reported(src), data, pkt_flags);
-		return;
-	}
-
 	entry.buf = rxe->iov_cnt ? rxe->iov[0].iov_base : NULL;
 	entry.flags |= rdmx_multi_flags(rxe);
 	if (msg_len > cap)
@@ -113,11 +108,6 @@ struct rdmx_cq_entry rdmx_recv_err_entry(const struct rdmx_rxe *rxe)
 void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const char *why)
 {
 	struct rdmx_cq_entry entry = rdmx_recv_err_entry(rxe);
-
-	if (rxe->rma) {
-		rdmx_rma_fail(ep, rxe, err);
-		return;
-	}
 
 	rdmx_comp_err(ep->rx_comp, &entry, err, 0, "rdmx: receive failed: %s", why);
 	rdmx_recv_release(ep, rxe);

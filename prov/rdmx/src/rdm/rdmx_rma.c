@@ -123,7 +123,7 @@ void rdmx_rma_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t len, fi_
 		.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
 		.len = len,
 		.data = data,
-		.src = src,
+		.src = rdmx_peer_src_reported(src),
 	};
 
 	if (rxe->rma == RDMX_RMA_RESP)

@@ -173,8 +173,12 @@ static void rdmx_rxm_finish(struct rdmx_ep *ep, struct rdmx_rxm *rxm)
 			rdmx_rxm_drop_ux(ep, rxm);
 		}
 		rxm->rxe = NULL;
-		rdmx_recv_complete(ep, rxe, rxm->msg_len, rdmx_peer_src(rxm->peer), rxm->tag,
-				   rxm->data, rxm->pkt_flags);
+		if (rxe->rma)
+			rdmx_rma_complete(ep, rxe, rxm->msg_len, rdmx_peer_src(rxm->peer),
+					  rxm->data, rxm->pkt_flags);
+		else
+			rdmx_recv_complete(ep, rxe, rxm->msg_len, rdmx_peer_src(rxm->peer),
+					   rxm->tag, rxm->data, rxm->pkt_flags);
 	}
 	/* In the receive, or whole in the unexpected copy: delivered. */
 	rdmx_dack_send(ep, rxm->peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id, 0);
@@ -189,7 +193,7 @@ static RDMX_COLD void rdmx_rxm_refuse(struct rdmx_ep *ep, struct rdmx_rxm *rxm, 
 {
 	rdmx_dack_send(ep, rxm->peer, rxm->pkt_flags, rxm->msg_id, rxm->tx_id, err);
 	rxm->pkt_flags &= ~RDMX_PKT_DACK_REQ;
-	rdmx_recv_fail(ep, rxm->rxe, err, "its region was closed");
+	rdmx_rma_fail(ep, rxm->rxe, err);
 	rxm->rxe = NULL;
 	rxm->discard = true;
 }
@@ -226,10 +230,11 @@ void rdmx_rxm_abort(struct rdmx_ep *ep, struct rdmx_rxm *rxm, int err, const cha
 	RDMX_WARN_WIRE(FI_LOG_EP_DATA, "%zu-byte message from fi_addr %lu lost: %s\n",
 		       rxm->msg_len, (unsigned long) rxm->peer->addr, why);
 	rdmx_rxm_drop_ux(ep, rxm);
-	if (rxm->rxe) {
+	if (rxm->rxe && rxm->rxe->rma)
+		rdmx_rma_fail(ep, rxm->rxe, err);
+	else if (rxm->rxe)
 		rdmx_recv_fail(ep, rxm->rxe, err, why);
-		rxm->rxe = NULL;
-	}
+	rxm->rxe = NULL;
 	rdmx_rxm_free(ep, rxm);
 }
 

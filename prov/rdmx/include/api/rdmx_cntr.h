@@ -30,6 +30,9 @@ struct rdmx_cntr {
 	struct rdmx_waitable	waitable;	/* wait NULL: FI_WAIT_NONE */
 	struct rdmx_epset	eps;		/* progressed on read */
 	int			refs;		/* endpoint bindings, poll sets */
+	int			mr_binds;	/* regions it counts (fi_mr_bind):
+						   it progresses the domain's
+						   rma_eps too */
 };
 
 /* fi_cntr_open. 0 or -FI_E*. */

@@ -8,6 +8,7 @@
 
 #include "rdmx_autoprog.h"
 #include "rdmx_dev.h"
+#include "rdmx_epset.h"
 #include "rdmx_fabric.h"
 #include "rdmx_lock.h"
 #include "rdmx_mr.h"
@@ -29,6 +30,12 @@ struct rdmx_domain {
 	uint64_t			mr_mode;
 	uint32_t			api_version;
 	struct rdmx_mr_map		mrs;	/* regions remote access may reach */
+	/*
+	 * The enabled endpoints with FI_RMA_EVENT: a counter bound to a
+	 * region counts their accesses, so reading it progresses them.
+	 */
+	struct rdmx_epset		rma_eps;
+	int				rma_refs;
 	int				refs;	/* open children */
 };
 

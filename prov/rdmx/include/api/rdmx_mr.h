@@ -17,6 +17,7 @@
 #include "rdmx_hash.h"
 #include "rdmx_keys.h"
 
+struct rdmx_cntr;
 struct rdmx_domain;
 
 struct rdmx_mr {
@@ -27,6 +28,8 @@ struct rdmx_mr {
 	uint64_t		offset;		/* without FI_MR_VIRT_ADDR: the
 						   address of the region's first byte */
 	bool			mapped;		/* in the domain's key map */
+	struct rdmx_cntr	*cntr;		/* fi_mr_bind: counts remote */
+	uint64_t		cntr_flags;	/* accesses of these kinds */
 };
 
 /* A domain's regions that grant remote access, by key. */

@@ -23,6 +23,11 @@ struct rdmx_keys_ops {
 	 */
 	int	(*find)(const struct rdmx_keys *keys, uint64_t key, uint64_t addr,
 			size_t len, uint64_t access, uint8_t **buf);
+	/*
+	 * A remote access (FI_REMOTE_READ or FI_REMOTE_WRITE) of the region
+	 * with key is done: its counter counts it (FI_RMA_EVENT, fi_mr_bind).
+	 */
+	void	(*accessed)(const struct rdmx_keys *keys, uint64_t key, uint64_t access);
 };
 
 struct rdmx_keys {
@@ -33,6 +38,12 @@ static inline int rdmx_keys_find(const struct rdmx_keys *keys, uint64_t key, uin
 				 size_t len, uint64_t access, uint8_t **buf)
 {
 	return keys->ops->find(keys, key, addr, len, access, buf);
+}
+
+static inline void rdmx_keys_accessed(const struct rdmx_keys *keys, uint64_t key,
+				      uint64_t access)
+{
+	keys->ops->accessed(keys, key, access);
 }
 
 #endif /* RDMX_KEYS_H */

@@ -96,6 +96,7 @@ struct rdmx_params {
 	size_t	cts_window;	/* FI_RDMX_CTS_WINDOW: long-message credit */
 	size_t	long_read;	/* FI_RDMX_LONG_READ: receivers may read */
 	size_t	shm;		/* FI_RDMX_SHM: same-host peers by shm */
+	size_t	mr_prov_key;	/* FI_RDMX_MR_PROV_KEY: random keys */
 	size_t	shm_read_min;	/* FI_RDMX_SHM_READ_MIN: 0, never read by shm */
 	size_t	hs_retry_ms;	/* FI_RDMX_HS_RETRY_MS: handshake resend */
 	size_t	ping_interval_ms; /* FI_RDMX_PING_INTERVAL (ms) */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "rdmx.h"
+#include "rdmx_clock.h"
 #include "rdmx_cntr.h"
 #include "rdmx_domain.h"
 #include "rdmx_ep.h"
@@ -27,6 +28,14 @@ struct rdmx_cntr_waiter {
 	uint64_t		err;		/* the error count when it began */
 };
 
+/* Its endpoints' progress, and a region counter's domain's; lock held. */
+static void rdmx_cntr_progress_locked(struct rdmx_cntr *cntr)
+{
+	rdmx_epset_progress(&cntr->eps);
+	if (cntr->mr_binds)
+		rdmx_epset_progress(&cntr->domain->rma_eps);
+}
+
 /*
  * Progresses the counter's endpoints unless reached() already holds, and
  * arms them with arm: a waitable's check (rdmx_wait.h) for the counter.
@@ -41,13 +50,19 @@ static int rdmx_cntr_check_for(struct rdmx_cntr *cntr, bool (*reached)(const voi
 	/* Once: the counter's own reached() takes the value it saw as seen. */
 	done = reached(arg);
 	if (!done) {
-		rdmx_epset_progress(&cntr->eps);
+		rdmx_cntr_progress_locked(cntr);
 		done = reached(arg);
 	}
 	if (done)
 		ret = 1;
 	else if (arm)
 		ret = rdmx_epset_arm(&cntr->eps, due_p);
+	/*
+	 * The endpoints behind a region's counter did not put their devices
+	 * in its wait: a sleeper looks again every tick.
+	 */
+	if (!ret && arm && cntr->mr_binds)
+		*due_p = RDMX_MIN(*due_p, rdmx_clock_ns() + RDMX_DEV_WAIT_TICK_NS);
 	rdmx_lock_release(&cntr->domain->lock);
 	return ret;
 }
@@ -129,7 +144,7 @@ void rdmx_cntr_inc_err(struct rdmx_cntr *cntr)
 static void rdmx_cntr_progress(struct rdmx_cntr *cntr)
 {
 	rdmx_lock_acquire(&cntr->domain->lock);
-	rdmx_epset_progress(&cntr->eps);
+	rdmx_cntr_progress_locked(cntr);
 	rdmx_lock_release(&cntr->domain->lock);
 }
 

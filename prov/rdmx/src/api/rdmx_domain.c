@@ -24,6 +24,7 @@ static int rdmx_domain_close(struct fid *fid)
 	}
 	rdmx_autoprog_stop(&dom->autoprog);
 	rdmx_mr_map_destruct(&dom->mrs);
+	rdmx_epset_destruct(&dom->rma_eps);
 	rdmx_ref_put(&dom->fabric->refs);
 	free(dom);
 	return 0;

@@ -248,6 +248,9 @@ static int rdmx_ep_enable(struct rdmx_ep *ep)
 		ret = rdmx_ep_watch(ep, true);
 	if (!ep->enabled && !ret)
 		ret = rdmx_rxbufs_post_all(&ep->rxb, &ep->lanes);
+	/* A counter bound to a region (FI_RMA_EVENT) progresses it too. */
+	if (!ep->enabled && !ret && (ep->caps & FI_RMA_EVENT))
+		ret = rdmx_epset_add(&ep->domain->rma_eps, &ep->domain->rma_refs, ep);
 	if (!ret)
 		ep->enabled = true;
 	else
@@ -507,6 +510,8 @@ static int rdmx_ep_close(struct fid *fid)
 	rdmx_lock_acquire(&ep->domain->lock);
 	if (ep->enabled)
 		rdmx_ep_linger(ep);
+	if (ep->enabled && (ep->caps & FI_RMA_EVENT))
+		rdmx_epset_del(&ep->domain->rma_eps, &ep->domain->rma_refs, ep);
 	/* No more progress; sends the peers still queue fail first. */
 	ep->enabled = false;
 	rdmx_peer_destroy_all(ep, FI_ECANCELED);

@@ -70,6 +70,8 @@ static const struct {
 	  "1: a long message offers the receiver to read it straight from the sender's memory when the device can (udp: peers on the same host, by cross memory attach); 0: always clear-to-send and data packets (default 1)." },
 	{ "shm", &g_rdmx_params.shm,
 	  "1: peers on the same host (same user, same pid namespace) exchange packets through shared memory instead of the device, once their handshake shows it; 0: every peer goes by the device (default 1)." },
+	{ "mr_prov_key", &g_rdmx_params.mr_prov_key,
+	  "1: when the application's mr_mode allows FI_MR_PROV_KEY (and FI_MR_VIRT_ADDR), rdmx returns them and chooses every remote key at random; 0: mr_mode 0, the application's requested keys and offsets, as tcp;ofi_rxm (default 0)." },
 	{ "shm_read_min", &g_rdmx_params.shm_read_min,
 	  "Shared memory: long messages of at least this many bytes are read by the receiver straight from the sender's memory (cross memory attach: one copy, but every page pinned); shorter ones, and all when 0, are copied through the receiver's ring (default 0: the ring was faster at every size measured)." },
 	{ "hs_retry_ms", &g_rdmx_params.hs_retry_ms,

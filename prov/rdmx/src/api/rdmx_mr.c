@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "rdmx.h"
+#include "rdmx_cntr.h"
 #include "rdmx_domain.h"
 #include "rdmx_mr.h"
 #include "rdmx_stubs.h"
@@ -39,8 +40,22 @@ static int rdmx_mr_find(const struct rdmx_keys *keys, uint64_t key, uint64_t add
 	return 0;
 }
 
+static void rdmx_mr_accessed(const struct rdmx_keys *keys, uint64_t key, uint64_t access)
+{
+	const struct rdmx_mr_map *map = rdmx_container_of(keys, struct rdmx_mr_map, keys);
+	const struct rdmx_mr *mr;
+	uint64_t val;
+
+	if (!rdmx_hash_find(&map->by_key, &key, &val))
+		return;
+	mr = (const struct rdmx_mr *) (uintptr_t) val;
+	if (mr->cntr && (mr->cntr_flags & access))
+		rdmx_cntr_inc(mr->cntr);
+}
+
 static const struct rdmx_keys_ops rdmx_mr_keys_ops = {
 	.find = rdmx_mr_find,
+	.accessed = rdmx_mr_accessed,
 };
 
 int rdmx_mr_map_construct(struct rdmx_mr_map *map, uint64_t mr_mode)
@@ -92,16 +107,54 @@ static int rdmx_mr_close(struct fid *fid)
 	rdmx_lock_acquire(&dom->lock);
 	if (mr->mapped)
 		rdmx_hash_remove(&dom->mrs.by_key, &mr->mr_fid.key);
+	if (mr->cntr)
+		mr->cntr->mr_binds--;
 	rdmx_lock_release(&dom->lock);
+	if (mr->cntr)
+		rdmx_ref_put(&mr->cntr->refs);
 	rdmx_ref_put(&dom->refs);
 	free(mr);
+	return 0;
+}
+
+/*
+ * fi_mr_bind of a counter (FI_RMA_EVENT): it counts the remote reads
+ * and writes flags names of this region, once each is done. One counter
+ * a region, of the region's domain.
+ */
+static int rdmx_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct rdmx_mr *mr = rdmx_container_of(fid, struct rdmx_mr, mr_fid.fid);
+	struct rdmx_cntr *cntr;
+
+	if (bfid->fclass != FI_CLASS_CNTR) {
+		RDMX_WARN(FI_LOG_MR, "a region binds only a counter\n");
+		return -FI_EINVAL;
+	}
+	if (!flags || (flags & ~(uint64_t) RDMX_MR_REMOTE)) {
+		RDMX_WARN(FI_LOG_MR, "region counter flags %#lx: FI_REMOTE_READ or "
+			  "FI_REMOTE_WRITE\n", (unsigned long) flags);
+		return -FI_EBADFLAGS;
+	}
+	cntr = rdmx_container_of(bfid, struct rdmx_cntr, cntr_fid.fid);
+	if (cntr->domain != mr->domain || mr->cntr) {
+		RDMX_WARN(FI_LOG_MR, "%s\n", mr->cntr ? "the region has a counter already" :
+			  "the counter is of another domain");
+		return -FI_EINVAL;
+	}
+	rdmx_ref_get(&cntr->refs);
+	rdmx_lock_acquire(&mr->domain->lock);
+	mr->cntr = cntr;
+	mr->cntr_flags = flags;
+	cntr->mr_binds++;
+	rdmx_lock_release(&mr->domain->lock);
 	return 0;
 }
 
 static struct fi_ops rdmx_mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rdmx_mr_close,
-	.bind = rdmx_no_bind,
+	.bind = rdmx_mr_bind,
 	.control = rdmx_no_control,
 	.ops_open = rdmx_no_ops_open,
 	.tostr = rdmx_no_tostr,

@@ -11,7 +11,9 @@
  * Every refusal goes back as a DACK with its FI_E* code: FI_EACCES for a
  * key no region has or one without the access, FI_EINVAL for bytes
  * outside the region, FI_EOPNOTSUPP for an endpoint without FI_RMA and
- * FI_REMOTE_WRITE (or FI_REMOTE_READ).
+ * FI_REMOTE_WRITE (or FI_REMOTE_READ). With FI_RMA_EVENT the target counts
+ * each write it took and each read it answered (FI_REMOTE_WRITE and
+ * FI_REMOTE_READ counters).
  */
 #include "rdmx.h"
 #include "rdmx_comp.h"
@@ -126,10 +128,17 @@ void rdmx_rma_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t len, fi_
 		.src = rdmx_peer_src_reported(src),
 	};
 
-	if (rxe->rma == RDMX_RMA_RESP)
+	if (rxe->rma == RDMX_RMA_RESP) {
 		rdmx_tx_delivered(ep, rxe->read, 0);
-	else if (pkt_flags & RDMX_PKT_CQ_DATA)
+		rdmx_pool_release(&ep->rxe_pool, rxe);
+		return;
+	}
+	if ((pkt_flags & RDMX_PKT_CQ_DATA) && ep->rx_comp)
 		rdmx_comp_write(ep->rx_comp, &entry);
+	else if ((ep->caps & FI_RMA_EVENT) && ep->rx_comp)
+		rdmx_comp_count(ep->rx_comp, &entry);
+	if (ep->caps & FI_RMA_EVENT)
+		rdmx_keys_accessed(ep->keys, rxe->rma_key, FI_REMOTE_WRITE);
 	rdmx_pool_release(&ep->rxe_pool, rxe);
 }
 

@@ -202,10 +202,18 @@ static void rdmx_tx_report_done(struct rdmx_ep *ep, const struct rdmx_txe *txe)
 {
 	struct rdmx_cq_entry entry = rdmx_tx_entry(txe);
 
-	if (txe->completion)
+	if (txe->completion) {
 		rdmx_comp_write(ep->tx_comp, &entry);
-	else if (txe->level != RDMX_TX_INJECT && txe->rma_op != RDMX_RMA_RESP)
+	} else if (txe->rma_op == RDMX_RMA_RESP) {
+		/* A read this endpoint answered: a remote read (FI_RMA_EVENT). */
+		entry.flags = FI_RMA | FI_REMOTE_READ;
+		if ((ep->caps & FI_RMA_EVENT) && ep->rx_comp)
+			rdmx_comp_count(ep->rx_comp, &entry);
+		if (ep->caps & FI_RMA_EVENT)
+			rdmx_keys_accessed(ep->keys, txe->rma_key, FI_REMOTE_READ);
+	} else if (txe->level != RDMX_TX_INJECT) {
 		rdmx_comp_count(ep->tx_comp, &entry);
+	}
 }
 
 void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)

@@ -29,7 +29,8 @@ static bool region_open(struct fixture *fx, struct region *r, uint64_t access,
 	if (!check_ret(ret, 0, name))
 		return false;
 	r->key = fi_mr_key(r->mr);
-	r->base = (fx->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? (uintptr_t) r->buf : 0;
+	r->base = (fx->info->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) ?
+		  (uintptr_t) r->buf : 0;
 	return true;
 }
 
@@ -187,7 +188,7 @@ static void refusals(struct fixture *fx, struct region *rw)
 /* A requested key in use is refused; the provider's keys differ. */
 static void keys(struct fixture *fx, struct region *r)
 {
-	bool prov_key = fx->info->domain_attr->mr_mode & FI_MR_PROV_KEY;
+	bool prov_key = fx->info->domain_attr->mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC);
 	uint8_t buf[64];
 	struct fid_mr *mr = NULL;
 	int ret = fi_mr_reg(fx->domain, buf, sizeof(buf), FI_REMOTE_WRITE, 0, 0x100, 0, &mr,

@@ -291,17 +291,15 @@ void rdmx_info_narrow(struct fi_info *prov, const struct fi_info *hints,
 		if (hint->control_progress == FI_PROGRESS_AUTO)
 			dom->control_progress = hint->control_progress;
 		/*
-		 * Before 1.5 mr_mode was one of basic or scalable: echo it.
-		 * Since, rdmx requires nothing (0); with FI_RDMX_MR_PROV_KEY it
+		 * Basic or scalable alone (the modes before 1.5, and since):
+		 * echoed. Else rdmx requires nothing (0); with FI_RDMX_MR_PROV_KEY it
 		 * takes the keys it chooses (random) and virtual addresses
 		 * when the application can use them.
 		 */
-		if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
-			if (hint->mr_mode == FI_MR_BASIC || hint->mr_mode == FI_MR_SCALABLE)
-				dom->mr_mode = hint->mr_mode;
-		} else if (g_rdmx_params.mr_prov_key) {
+		if (hint->mr_mode == FI_MR_BASIC || hint->mr_mode == FI_MR_SCALABLE)
+			dom->mr_mode = hint->mr_mode;
+		else if (FI_VERSION_GE(version, FI_VERSION(1, 5)) && g_rdmx_params.mr_prov_key)
 			dom->mr_mode = hint->mr_mode & (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
-		}
 	}
 }
 

@@ -177,7 +177,7 @@ int rdmx_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		RDMX_WARN(FI_LOG_MR, "one iov per region at most\n");
 		return -FI_EINVAL;
 	}
-	if (!attr->access || (attr->access & ~(uint64_t) RDMX_MR_ACCESS)) {
+	if (attr->access & ~(uint64_t) RDMX_MR_ACCESS) {
 		RDMX_WARN(FI_LOG_MR, "bad access flags %#lx\n",
 			  (unsigned long) attr->access);
 		return -FI_EINVAL;

@@ -6,7 +6,8 @@
  * that reaches one packet type or protocol step: swsrd DATA, ACK, RNR
  * and CHALLENGE; inside DATA every rdm packet (EAGER with and without
  * VOID, CQ data and DACK_REQ; MEDIUM; RTS with and without a read
- * descriptor; CTS; DATA; HS of every hs_type; DACK). Packets are built
+ * descriptor; CTS; DATA; HS of every hs_type; DACK; RMA writes, read
+ * requests and answers). Packets are built
  * with the encoders of rdmx_wire.h, so the corpus follows the format.
  */
 #include <errno.h>
@@ -203,6 +204,25 @@ static void seed_eager(struct seed *s, unsigned src, uint32_t flags, uint64_t ta
 	seed_data(s, src, 0, pkt, sizeof(*hdr) + len);
 }
 
+/* An EAGER of RMA (flags RMA or RMA_RESP): rdmx_wire_rma, then len bytes. */
+static void seed_rma(struct seed *s, unsigned src, uint32_t flags, uint64_t tag,
+		     uint64_t addr, uint64_t rlen, size_t len)
+{
+	uint8_t pkt[FUZZ_DEV_MTU];
+	struct rdmx_wire_eager *hdr = (struct rdmx_wire_eager *) pkt;
+	size_t n = sizeof(*hdr);
+
+	rdmx_wire_eager_encode(hdr, flags, s->msg_id[src]++, tag, 0);
+	if (flags & RDMX_PKT_DACK_REQ)
+		rdmx_wire_msg_set_id(hdr, 3);
+	if (flags & RDMX_PKT_RMA) {
+		rdmx_wire_rma_encode((struct rdmx_wire_rma *) (pkt + n), addr, rlen);
+		n += sizeof(struct rdmx_wire_rma);
+	}
+	memset(pkt + n, 0x52, len);
+	seed_data(s, src, 0, pkt, n + len);
+}
+
 /* A medium message of len bytes, its segments in the order given. */
 static void seed_medium(struct seed *s, unsigned src, uint32_t flags, uint64_t tag,
 			size_t len, const unsigned *order, size_t segs)
@@ -305,6 +325,15 @@ static void seeds_eager(void)
 	seed_eager(&s, 0, RDMX_PKT_VOID, 0, 0);
 	seed_eager(&s, 0, RDMX_PKT_TAGGED | RDMX_PKT_DACK_REQ, 1, 40);
 	seed_write(&s, "eager_void_dack_req");
+
+	/* RMA: a write, a read request, an answer naming no read, a VOID one. */
+	seed_start(&s, 0);
+	seed_connect(&s, 0);
+	seed_rma(&s, 0, RDMX_PKT_RMA | RDMX_PKT_DACK_REQ | RDMX_PKT_CQ_DATA, 0x100, 0, 0, 64);
+	seed_rma(&s, 0, RDMX_PKT_RMA | RDMX_PKT_RMA_READ | RDMX_PKT_DACK_REQ, 0x100, 0, 64, 0);
+	seed_rma(&s, 0, RDMX_PKT_RMA_RESP, 3, 0, 0, 64);
+	seed_rma(&s, 0, RDMX_PKT_RMA_RESP | RDMX_PKT_VOID, 3, 0, 0, 0);
+	seed_write(&s, "rma");
 
 	/* Messages 2, 1, 0: held for order, then matched at once. */
 	seed_start(&s, 0);

@@ -736,11 +736,10 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 	ep->caps = info && info->caps ? info->caps : RDMX_CAPS;
 	if (!(ep->caps & (FI_SEND | FI_RECV)))
 		ep->caps |= FI_SEND | FI_RECV;
-	/* FI_RMA without its directions means all of them (fi_getinfo(3)). */
-	if ((ep->caps & FI_RMA) && !(ep->caps & (FI_READ | FI_WRITE)))
-		ep->caps |= FI_READ | FI_WRITE;
-	if ((ep->caps & FI_RMA) && !(ep->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
-		ep->caps |= FI_REMOTE_READ | FI_REMOTE_WRITE;
+	/* FI_RMA without any of its four directions means all (fi_getinfo(3)). */
+	if ((ep->caps & FI_RMA) &&
+	    !(ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		ep->caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	ep->tx_size = info && info->tx_attr && info->tx_attr->size ?
 		      info->tx_attr->size : g_rdmx_params.tx_size;
 	ep->rx_size = info && info->rx_attr && info->rx_attr->size ?

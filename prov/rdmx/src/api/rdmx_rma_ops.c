@@ -64,7 +64,7 @@ static ssize_t rdmx_rma_read(struct fid_ep *ep, void *buf, size_t len, void *des
 
 	(void) desc;
 	return rdmx_rma_post(ep, RDMX_RMA_READ, &iov, 1, src, addr, key, 0, context,
-			     rdmx_ep(ep)->tx_op_flags, false);
+			     rdmx_ep(ep)->tx_op_flags & RDMX_RMA_READ_FLAGS, false);
 }
 
 static ssize_t rdmx_rma_readv(struct fid_ep *ep, const struct iovec *iov, void **desc,
@@ -73,7 +73,7 @@ static ssize_t rdmx_rma_readv(struct fid_ep *ep, const struct iovec *iov, void *
 {
 	(void) desc;
 	return rdmx_rma_post(ep, RDMX_RMA_READ, iov, count, src, addr, key, 0, context,
-			     rdmx_ep(ep)->tx_op_flags, false);
+			     rdmx_ep(ep)->tx_op_flags & RDMX_RMA_READ_FLAGS, false);
 }
 
 static ssize_t rdmx_rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,

@@ -112,8 +112,11 @@ void rdmx_dack_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	struct rdmx_txe *last = rdmx_tx_awaiting_dack(ep, peer, pkt->tx_id, pkt->msg_id);
 	uint32_t first = pkt->msg_id - (pkt->count - 1);
 
-	/* A read ends with its answer: a DACK only ever refuses it. */
-	if (!last || (last->rma_op == RDMX_RMA_READ && !pkt->status)) {
+	/*
+	 * A read ends with its answer: a DACK only ever refuses it, and
+	 * only before its answer started (the answer's entry holds it then).
+	 */
+	if (!last || (last->rma_op == RDMX_RMA_READ && (!pkt->status || last->read_taken))) {
 		ep->stats.rx_malformed++;
 		return;
 	}

@@ -66,7 +66,7 @@ static struct rdmx_txe *rdmx_rma_read_of(struct rdmx_ep *ep, struct rdmx_peer *p
 
 	if (!txe || !txe->in_use || txe->deferred || txe->peer != peer ||
 	    txe->rma_op != RDMX_RMA_READ || txe->level != RDMX_TX_DELIVERY_AWAITED ||
-	    txe->read_taken || (uint64_t) txe->msg_id != pkt->data)
+	    txe->read_taken || txe->err || (uint64_t) txe->msg_id != pkt->data)
 		return NULL;
 	return txe;
 }

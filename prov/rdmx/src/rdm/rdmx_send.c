@@ -58,8 +58,9 @@ static void rdmx_tx_dack_unreachable(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	for (size_t i = 0; peer->dack_awaited && i < ep->txe_pool.count; i++) {
 		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
 
+		/* A read whose answer started ends with that answer's message. */
 		if (!rdmx_tx_of_peer(txe, peer) || txe->level != RDMX_TX_DELIVERY_AWAITED ||
-		    txe->err)
+		    txe->err || txe->read_taken)
 			continue;
 		txe->err = err;
 		txe->why = why;

@@ -185,6 +185,33 @@ static void refusals(struct fixture *fx, struct region *rw)
 	region_close(&wo);
 }
 
+/*
+ * RMA takes nothing of the receive queue: with every receive of both
+ * sides posted (rx_size), writes and reads of each protocol still work,
+ * and the receives stay posted.
+ */
+static void with_receives_posted(struct fixture *fx, struct region *r)
+{
+	size_t n = fx->info->rx_attr->size, posted[NODES] = { 0 };
+	struct fi_context *ctx = xmalloc(NODES * n * sizeof(*ctx));
+	uint8_t byte;
+
+	for (int i = 0; i < NODES; i++)
+		while (posted[i] < n &&
+		       !fi_trecv(fx->node[i].ep, &byte, 1, NULL, FI_ADDR_UNSPEC, MARKER_TAG, 0,
+				 &ctx[i * n + posted[i]]))
+			posted[i]++;
+	ft_check(posted[A] == n && posted[B] == n, "rx_size receives posted on both sides",
+		 "%zu and %zu of %zu", posted[A], posted[B], n);
+	write_read(fx, r, 0, 64);
+	write_read(fx, r, 0, 65536 + 4096);
+	write_read(fx, r, 0, 300000);
+	for (int i = 0; i < NODES; i++)
+		for (size_t k = 0; k < posted[i]; k++)
+			abandon_recv(fx, &fx->node[i], &ctx[i * n + k]);
+	free(ctx);
+}
+
 /* A requested key in use is refused; the provider's keys differ. */
 static void keys(struct fixture *fx, struct region *r)
 {
@@ -218,6 +245,7 @@ void test_rma(struct fixture *fx)
 	for (size_t i = 0; i < ARRAY_SIZE(lens); i++)
 		write_read(fx, &r, i == 0 ? RMA_LEN - 1 : 0, lens[i]);
 	write_data_and_inject(fx, &r);
+	with_receives_posted(fx, &r);
 	refusals(fx, &r);
 	write_read(fx, &r, 17, 4096);
 	region_close(&r);

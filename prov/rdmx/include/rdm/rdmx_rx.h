@@ -155,31 +155,36 @@ void rdmx_recv_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err, const cha
 
 /*
  * Where the message of an RMA packet (a write, flagged RDMX_PKT_RMA, or
- * an answer, RDMX_PKT_RMA_RESP) lands: an rxe on no queue, standing for
- * the target region's bytes or the read's buffers. NULL when refused,
- * with *err its positive FI_E* code for the sender's DACK.
+ * an answer, RDMX_PKT_RMA_RESP) lands: rxe (the caller's: on its stack,
+ * or its rxm's kid; never the receives' pool) filled to stand for the
+ * target region's bytes or the read's buffers. NULL when refused, with
+ * *err its positive FI_E* code for the sender's DACK.
  */
 struct rdmx_rxe *rdmx_rma_rxe(struct rdmx_ep *ep, struct rdmx_peer *peer,
-			      const struct rdmx_pkt *pkt, int *err);
+			      const struct rdmx_pkt *pkt, struct rdmx_rxe *rxe, int *err);
 
 /* Whether an RMA rxe may still take len bytes at off (its region is open). */
 bool rdmx_rma_live(struct rdmx_ep *ep, const struct rdmx_rxe *rxe, size_t off, size_t len);
 
 /*
  * An RMA rxe got its len bytes: a write with remote CQ data writes its
- * entry to the receive CQ, an answer completes its read. Releases rxe.
+ * entry to the receive CQ, an answer completes its read.
  */
 void rdmx_rma_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t len, fi_addr_t src,
 		       uint64_t data, uint32_t pkt_flags);
 
-/* An RMA rxe ends without its bytes: an answer fails its read. Releases rxe. */
+/* An RMA rxe ends without its bytes: an answer fails its read. */
 void rdmx_rma_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err);
 
 /* A read request from peer: answered with the bytes, or refused by DACK. */
 void rdmx_rma_read_req(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt);
 
-/* The target gave an answer up (a VOID naming the read): the read fails. */
-void rdmx_rma_resp_void(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt);
+/*
+ * The answer pkt names cannot land (the target gave it up, a VOID naming
+ * the read: FI_EIO; or no memory here): its read fails with err.
+ */
+void rdmx_rma_resp_lost(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt,
+			int err);
 
 /*
  * Copies a whole message into rxe and completes it. Inline: a frame of

@@ -14,7 +14,7 @@
 static RDMX_NOINLINE void rdmx_eager_rma(struct rdmx_ep *ep, struct rdmx_peer *peer,
 					 const struct rdmx_pkt *pkt, fi_addr_t src)
 {
-	struct rdmx_rxe *rxe;
+	struct rdmx_rxe *rxe, here;
 	int err;
 
 	if (!peer) {
@@ -22,14 +22,14 @@ static RDMX_NOINLINE void rdmx_eager_rma(struct rdmx_ep *ep, struct rdmx_peer *p
 		return;
 	}
 	if (pkt->flags & RDMX_PKT_VOID) {
-		rdmx_rma_resp_void(ep, peer, pkt);
+		rdmx_rma_resp_lost(ep, peer, pkt, FI_EIO);
 		return;
 	}
 	if (pkt->flags & RDMX_PKT_RMA_READ) {
 		rdmx_rma_read_req(ep, peer, pkt);
 		return;
 	}
-	rxe = rdmx_rma_rxe(ep, peer, pkt, &err);
+	rxe = rdmx_rma_rxe(ep, peer, pkt, &here, &err);
 	if (!rxe) {
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, err);
 		return;

@@ -131,6 +131,9 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	int segs, err = 0;
 
 	if (!rxm) {
+		/* An answer's read fails here: the target asked for no DACK. */
+		if (pkt->flags & RDMX_PKT_RMA_RESP)
+			rdmx_rma_resp_lost(ep, peer, pkt, FI_ENOMEM);
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
 		return;
 	}
@@ -143,7 +146,7 @@ void rdmx_long_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 			ep->stats.rx_malformed++;	/* credit it is, then */
 	}
 	if (pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_RESP)) {
-		rxe = rdmx_rma_rxe(ep, peer, pkt, &err);
+		rxe = rdmx_rma_rxe(ep, peer, pkt, &rxm->kid, &err);
 	} else if (!ep->rx_comp) {
 		ep->stats.rx_no_recv++;
 		err = FI_EOPNOTSUPP;

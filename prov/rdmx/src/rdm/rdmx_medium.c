@@ -47,15 +47,17 @@ void rdmx_medium_start(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_EMSGSIZE);
 		return;
 	}
-	if (rma && !(rxe = rdmx_rma_rxe(ep, peer, pkt, &err))) {
-		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, err);
-		return;
-	}
 	rxm = rdmx_rxm_new(ep, peer, pkt, &rdmx_medium_rxm_ops);
 	if (!rxm) {
-		if (rxe)
-			rdmx_rma_fail(ep, rxe, FI_ENOMEM);
+		/* An answer's read fails here: the target asked for no DACK. */
+		if (pkt->flags & RDMX_PKT_RMA_RESP)
+			rdmx_rma_resp_lost(ep, peer, pkt, FI_ENOMEM);
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, FI_ENOMEM);
+		return;
+	}
+	if (rma && !(rxe = rdmx_rma_rxe(ep, peer, pkt, &rxm->kid, &err))) {
+		rdmx_rxm_free(ep, rxm);
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, err);
 		return;
 	}
 	if (!rma)

@@ -41,14 +41,10 @@ static int rdmx_rma_region(const struct rdmx_ep *ep, uint64_t key, uint64_t addr
 	return ret ? ret : rdmx_keys_find(ep->keys, key, addr, len, access, buf);
 }
 
-/* An rxe standing for RMA (not on any queue): its bytes are iov. */
-static struct rdmx_rxe *rdmx_rma_rxe_new(struct rdmx_ep *ep, enum rdmx_rma_op op,
-					 void *buf, size_t len)
+/* An rxe standing for RMA (not on any queue), in rxe: its bytes are iov. */
+static struct rdmx_rxe *rdmx_rma_rxe_init(struct rdmx_rxe *rxe, enum rdmx_rma_op op,
+					  void *buf, size_t len)
 {
-	struct rdmx_rxe *rxe = rdmx_pool_alloc(&ep->rxe_pool);
-
-	if (!rxe)
-		return NULL;
 	*rxe = (struct rdmx_rxe) {
 		.iov = { { .iov_base = buf, .iov_len = len } },
 		.iov_cnt = 1,
@@ -72,9 +68,8 @@ static struct rdmx_txe *rdmx_rma_read_of(struct rdmx_ep *ep, struct rdmx_peer *p
 }
 
 struct rdmx_rxe *rdmx_rma_rxe(struct rdmx_ep *ep, struct rdmx_peer *peer,
-			      const struct rdmx_pkt *pkt, int *err)
+			      const struct rdmx_pkt *pkt, struct rdmx_rxe *rxe, int *err)
 {
-	struct rdmx_rxe *rxe;
 	struct rdmx_txe *read;
 	uint8_t *buf;
 
@@ -83,28 +78,24 @@ struct rdmx_rxe *rdmx_rma_rxe(struct rdmx_ep *ep, struct rdmx_peer *peer,
 					FI_REMOTE_WRITE, &buf);
 		if (*err)
 			return NULL;
-		rxe = rdmx_rma_rxe_new(ep, RDMX_RMA_WRITE, buf, pkt->msg_len);
-		if (rxe) {
-			rxe->rma_key = pkt->tag;
-			rxe->rma_addr = pkt->rma_addr;
-		}
-	} else {
-		read = peer ? rdmx_rma_read_of(ep, peer, pkt) : NULL;
-		if (!read || pkt->msg_len != read->read_len) {
-			ep->stats.rx_malformed++;
-			*err = FI_EINVAL;
-			return NULL;
-		}
-		rxe = rdmx_rma_rxe_new(ep, RDMX_RMA_RESP, NULL, 0);
-		if (rxe) {
-			for (size_t i = 0; i < read->iov_cnt; i++)
-				rxe->iov[i] = read->iov[i];
-			rxe->iov_cnt = read->iov_cnt;
-			rxe->read = read;
-			read->read_taken = true;
-		}
+		rdmx_rma_rxe_init(rxe, RDMX_RMA_WRITE, buf, pkt->msg_len);
+		rxe->rma_key = pkt->tag;
+		rxe->rma_addr = pkt->rma_addr;
+		return rxe;
 	}
-	*err = rxe ? 0 : FI_ENOMEM;
+	read = peer ? rdmx_rma_read_of(ep, peer, pkt) : NULL;
+	if (!read || pkt->msg_len != read->read_len) {
+		ep->stats.rx_malformed++;
+		*err = FI_EINVAL;
+		return NULL;
+	}
+	rdmx_rma_rxe_init(rxe, RDMX_RMA_RESP, NULL, 0);
+	for (size_t i = 0; i < read->iov_cnt; i++)
+		rxe->iov[i] = read->iov[i];
+	rxe->iov_cnt = read->iov_cnt;
+	rxe->read = read;
+	read->read_taken = true;
+	*err = 0;
 	return rxe;
 }
 
@@ -130,7 +121,6 @@ void rdmx_rma_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t len, fi_
 
 	if (rxe->rma == RDMX_RMA_RESP) {
 		rdmx_tx_delivered(ep, rxe->read, 0);
-		rdmx_pool_release(&ep->rxe_pool, rxe);
 		return;
 	}
 	if ((pkt_flags & RDMX_PKT_CQ_DATA) && ep->rx_comp)
@@ -139,17 +129,16 @@ void rdmx_rma_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t len, fi_
 		rdmx_comp_count(ep->rx_comp, &entry);
 	if (ep->caps & FI_RMA_EVENT)
 		rdmx_keys_accessed(ep->keys, rxe->rma_key, FI_REMOTE_WRITE);
-	rdmx_pool_release(&ep->rxe_pool, rxe);
 }
 
 void rdmx_rma_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err)
 {
 	if (rxe->rma == RDMX_RMA_RESP)
 		rdmx_tx_delivered(ep, rxe->read, err);
-	rdmx_pool_release(&ep->rxe_pool, rxe);
 }
 
-void rdmx_rma_resp_void(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt)
+void rdmx_rma_resp_lost(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt,
+			int err)
 {
 	struct rdmx_txe *read = peer ? rdmx_rma_read_of(ep, peer, pkt) : NULL;
 
@@ -158,7 +147,7 @@ void rdmx_rma_resp_void(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct
 		return;
 	}
 	read->read_taken = true;
-	rdmx_tx_delivered(ep, read, FI_EIO);
+	rdmx_tx_delivered(ep, read, err);
 }
 
 void rdmx_rma_read_req(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt)

@@ -130,6 +130,8 @@ struct rdmx_txe {
 	uint64_t		rma_addr;	/* and the address there */
 	size_t			read_len;	/* READ: bytes into iov */
 	bool			read_taken;	/* READ: its answer started */
+	bool			silent;		/* fi_inject_write: no entry, even
+						   for an error */
 	uint8_t			inject[];	/* payload copied at post time */
 };
 
@@ -182,6 +184,13 @@ void rdmx_tx_done(struct rdmx_ep *ep, struct rdmx_pke *pke,
  */
 void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 			const char *why, bool spare_sent);
+
+/*
+ * The session with peer is ending: its sends under way are orphans, so
+ * one that fails meanwhile (a read whose answer is aborted) tells the
+ * peer nothing (no VOID into the session being reset).
+ */
+void rdmx_tx_peer_orphan(struct rdmx_ep *ep, struct rdmx_peer *peer);
 
 /*
  * peer is let go while only control packets of ours to it are out: those

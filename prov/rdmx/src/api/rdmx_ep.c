@@ -90,6 +90,9 @@ static int rdmx_ep_bind_cntr(struct rdmx_ep *ep, void *obj, uint64_t flags)
 			return -FI_EINVAL;
 		}
 	}
+	/* Without FI_RMA_EVENT remote accesses are not counted (fi_cntr(3)). */
+	if (!(ep->caps & FI_RMA_EVENT))
+		flags &= ~(uint64_t) (FI_REMOTE_READ | FI_REMOTE_WRITE);
 	for (uint64_t f = flags; f; f &= f - 1) {
 		ret = rdmx_epset_add(&cntr->eps, &cntr->refs, ep);
 		if (ret)

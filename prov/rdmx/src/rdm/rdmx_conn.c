@@ -118,6 +118,7 @@ static void rdmx_conn_replay(struct rdmx_ep *ep, struct rdmx_peer *peer)
 static void rdmx_conn_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 			    const char *why)
 {
+	rdmx_tx_peer_orphan(ep, peer);
 	while (!rdmx_dlist_empty(&peer->rx_msgs))
 		rdmx_rxm_abort(ep, rdmx_container_of(peer->rx_msgs.next, struct rdmx_rxm, link),
 			       err, why);

@@ -117,8 +117,11 @@ bool rdmx_order_admit(struct rdmx_ep *ep, const struct rdmx_peer *peer,
 	if (!rdmx_budget_fits(&ep->budget, margin + sizeof(struct rdmx_rxm) +
 			      sizeof(struct rdmx_unexp)))
 		return false;
-	/* A medium one with no receive waiting is copied whole. */
-	return pkt->type == RDMX_PKT_RTS ||
+	/*
+	 * A medium one with no receive waiting is copied whole; RMA lands
+	 * in its region or its read's buffers, never copied.
+	 */
+	return pkt->type == RDMX_PKT_RTS || (pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_RESP)) ||
 	       rdmx_match_posted_find(pkt->flags & RDMX_PKT_TAGGED ? &ep->tag_q : &ep->msg_q,
 				      rdmx_peer_src(peer), pkt->tag) ||
 	       rdmx_budget_fits_bulk(&ep->budget, margin + pkt->msg_len);

@@ -160,6 +160,16 @@ void rdmx_tx_progress(struct rdmx_ep *ep)
 }
 
 
+void rdmx_tx_peer_orphan(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	for (size_t i = 0; i < ep->txe_pool.count; i++) {
+		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
+
+		if (rdmx_tx_of_peer(txe, peer))
+			txe->orphan = true;
+	}
+}
+
 void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 			const char *why, bool spare_sent)
 {
@@ -306,6 +316,7 @@ static void rdmx_send_fill_rma(struct rdmx_txe *txe, const struct rdmx_send_req 
 	txe->rma_addr = req->rma_addr;
 	txe->read_len = 0;
 	txe->read_taken = false;
+	txe->silent = req->inject_op;
 	switch (req->rma_op) {
 	case RDMX_RMA_NONE:
 		return;

@@ -177,10 +177,11 @@ static void rdmx_tx_report(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	RDMX_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu failed: %s\n",
 		  (unsigned long) txe->addr, txe->why);
 	/*
-	 * A send that completed at injection has no entry left to fail, and
-	 * the answer to a peer's read none of its own.
+	 * A send that completed at injection has no entry left to fail, an
+	 * fi_inject_write none at all, and the answer to a peer's read none
+	 * of its own.
 	 */
-	if (txe->level != RDMX_TX_INJECT && txe->rma_op != RDMX_RMA_RESP) {
+	if (txe->level != RDMX_TX_INJECT && txe->rma_op != RDMX_RMA_RESP && !txe->silent) {
 		entry = rdmx_tx_entry(txe);
 		rdmx_comp_err(ep->tx_comp, &entry, txe->err, 0,
 			      "rdmx: send to fi_addr %lu failed: %s",

@@ -69,7 +69,6 @@ const char *rdmx_dev_status_str(enum rdmx_dev_status status);
 
 struct rdmx_dev_caps {
 	size_t		mtu;		/* largest datagram, bytes */
-	size_t		max_inline;	/* sends up to this may be reused at once */
 	size_t		sq_size;	/* sends outstanding at most */
 	size_t		rq_size;	/* receives posted at most */
 	/*

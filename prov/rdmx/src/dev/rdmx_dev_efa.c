@@ -764,7 +764,6 @@ static int rdmx_efa_setup(struct rdmx_efa_dev *efa, const struct rdmx_dev_attr *
 	efa->dev.ops = &rdmx_dev_efa_ops;
 	efa->dev.caps.mtu = efa->core.mtu;
 	/* Every send is copied (or inline) before post_send returns. */
-	efa->dev.caps.max_inline = efa->core.mtu;
 	efa->dev.caps.sq_size = RDMX_MIN(attr->sq_size, eattr->max_sq_wr);
 	efa->dev.caps.rq_size = RDMX_MIN(attr->rq_size, eattr->max_rq_wr);
 	efa->dev.caps.flags = RDMX_DEV_CAP_RELIABLE;

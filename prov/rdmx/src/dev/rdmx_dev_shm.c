@@ -333,7 +333,6 @@ static int rdmx_shm_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	shm->dev.ops = &rdmx_dev_shm_ops;
 	shm->dev.caps = (struct rdmx_dev_caps) {
 		.mtu = g_rdmx_params.mtu ? RDMX_MIN(g_rdmx_params.mtu, RDMX_SHM_MTU) : RDMX_SHM_MTU,
-		.max_inline = RDMX_SHM_MTU,	/* copied into the ring at send */
 		.sq_size = attr->sq_size,
 		.rq_size = attr->rq_size,
 		.flags = RDMX_DEV_CAP_RELIABLE,

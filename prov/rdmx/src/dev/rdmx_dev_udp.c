@@ -582,7 +582,6 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	rdmx_udp_set_name(udp, &dom);
 	udp->dom_mtu = dom.mtu;
 	udp->dg.dev.caps.mtu = RDMX_MAX(dom.mtu, rdmx_udp_family_mtu(dom_family));
-	udp->dg.dev.caps.max_inline = udp->dg.dev.caps.mtu;	/* copied at send */
 	rdmx_udp_faults_init(&udp->faults, udp->dg.dev.caps.mtu + sizeof(struct rdmx_wire_srd));
 	udp->dg.dev.caps.sq_size = attr->sq_size;
 	udp->dg.dev.caps.rq_size = attr->rq_size;

@@ -414,7 +414,6 @@ static int rdmx_verbs_caps(struct rdmx_verbs_dev *verbs,
 	if (ret)
 		return ret;
 	verbs->dg.dev.caps.mtu = verbs->core.mtu;
-	verbs->dg.dev.caps.max_inline = verbs->core.mtu;	/* copied at send */
 	verbs->dg.dev.caps.sq_size = RDMX_MIN(attr->sq_size, (size_t) dattr.max_qp_wr);
 	verbs->dg.dev.caps.rq_size = RDMX_MIN(attr->rq_size, (size_t) dattr.max_qp_wr);
 	verbs->dg.dev.caps.flags = RDMX_DEV_CAP_RELIABLE;

@@ -106,7 +106,6 @@ static int fuzz_dev_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	fuzz_dev_name(&fd->name);
 	fd->dg.dev.caps = (struct rdmx_dev_caps) {
 		.mtu = FUZZ_DEV_MTU,
-		.max_inline = FUZZ_DEV_MTU,
 		.sq_size = attr->sq_size,
 		.rq_size = attr->rq_size,
 		.rx_headroom = FUZZ_DEV_HDR,

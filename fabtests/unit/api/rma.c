@@ -232,6 +232,82 @@ static void keys(struct fixture *fx, struct region *r)
 		fi_close(&mr->fid);
 }
 
+/*
+ * Many reads at once, more than a target answers at a time: 64 of
+ * 16 KiB, then 4 of 256 KiB (every chunk buffer of B's busy). Each
+ * completes once, and every byte is read.
+ */
+static bool reads_at_once(struct fixture *fx, struct region *r, size_t n, size_t len,
+			  const char *name)
+{
+	struct fi_context *ctx = xmalloc(n * sizeof(*ctx));
+	uint8_t *in = xmalloc(n * len);
+	bool *seen = calloc(n, sizeof(*seen)), ok = true;
+	char why[256];
+
+	memset(in, 0, n * len);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = check_ret(fi_read(fx->node[A].ep, in + i * len, len, NULL, fx->node[B].addr,
+				       r->base + i * len, r->key, &ctx[i]), 0, nm(name, "posted"));
+	for (size_t done = 0; ok && done < n; done++) {
+		struct fi_cq_tagged_entry e = { 0 };
+		ssize_t ret = cq_wait(fx, fx->node[A].tx_cq, &e, NULL);
+		size_t j = (size_t) ((struct fi_context *) e.op_context - ctx);
+
+		ok = ret == 1 && j < n && !seen[j];
+		if (!ok)
+			ft_check(false, nm(name, "each completes once"), "entry %zu: %s", done,
+				 ret == 1 ? "a context twice, or unknown" :
+				 wait_str(ret, fx->node[A].tx_cq, why, sizeof(why)));
+		else
+			seen[j] = true;
+	}
+	if (ok)
+		ok = ft_check(!memcmp(in, r->buf, n * len), nm(name, "every byte read"),
+			      "the bytes differ");
+	free(seen);
+	free(in);
+	free(ctx);
+	return ok;
+}
+
+static void many_reads(struct fixture *fx, struct region *r)
+{
+	fill(r->buf, RMA_LEN, g_seed++);
+	if (reads_at_once(fx, r, 64, 16384, "64 reads at once"))
+		reads_at_once(fx, r, 4, 262144, "4 large reads at once");
+}
+
+/*
+ * B closes its region, and frees its memory, while it answers A's read
+ * of all of it: the read fails with FI_EACCES (what B had copied out
+ * before may have landed), and nothing reads the freed memory (the
+ * sanitizer build would say).
+ */
+static void read_of_a_region_closed(struct fixture *fx)
+{
+	struct region r = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	struct fi_context ctx;
+	uint8_t *in = xmalloc(RMA_LEN);
+
+	if (!region_open(fx, &r, FI_REMOTE_READ, 0x700, "fi_mr_reg (closed while read)"))
+		goto out;
+	fill(r.buf, RMA_LEN, g_seed++);
+	if (!check_ret(fi_read(fx->node[A].ep, in, RMA_LEN, NULL, fx->node[B].addr, r.base,
+			       r.key, &ctx), 0, "read of a region closed: posted"))
+		goto out;
+	/* B takes the request and sends what its chunk buffers hold. */
+	(void) fi_cq_read(fx->node[B].rx_cq, &e, 0);
+	region_close(&r);
+	expect_err(fx, fx->node[A].tx_cq, &ctx, FI_EACCES, &err, NULL, 0,
+		   "read of a region closed: fails");
+out:
+	region_close(&r);
+	free(in);
+}
+
 void test_rma(struct fixture *fx)
 {
 	static const size_t lens[] = { 1, 8, 4096, 65000, 65536 + 4096, 300000, RMA_LEN };
@@ -248,6 +324,8 @@ void test_rma(struct fixture *fx)
 	with_receives_posted(fx, &r);
 	refusals(fx, &r);
 	write_read(fx, &r, 17, 4096);
+	many_reads(fx, &r);
 	region_close(&r);
+	read_of_a_region_closed(fx);
 	send_between(fx, A, B, 64, "messages still flow after RMA");
 }

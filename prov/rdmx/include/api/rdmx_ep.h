@@ -64,6 +64,10 @@ struct rdmx_ep {
 	struct rdmx_comp	*rx_comp;	/* &rx_sink.comp */
 	const struct rdmx_addrs	*addrs;		/* av's lookups (rdmx_addrs.h) */
 	const struct rdmx_keys	*keys;		/* the domain's regions (rdmx_keys.h) */
+	struct rdmx_rma_answers	*answers;	/* to peers' reads (rdmx_rma.c), made
+						   at the first */
+	bool			rma_stalled;	/* an answer's chunk found no send
+						   entry: progress tries again */
 	bool			tx_selective;
 	bool			rx_selective;
 	bool			enabled;

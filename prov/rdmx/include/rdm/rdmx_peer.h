@@ -63,6 +63,7 @@ struct rdmx_peer {
 	uint32_t		hs_out;		/* handshake packets of ours to it
 						   at the device or queued */
 	size_t			pkt_max;	/* largest packet to send it */
+	uint32_t		answers;	/* its reads we answer (rdmx_rma.c) */
 	enum {
 		RDMX_PEER_WHERE_UNKNOWN,	/* not asked yet */
 		RDMX_PEER_WHERE_HERE,		/* receives at an address of ours */

@@ -179,6 +179,15 @@ void rdmx_rma_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err);
 /* A read request from peer: answered with the bytes, or refused by DACK. */
 void rdmx_rma_read_req(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt);
 
+/* Sends the answers' chunks that found no send entry (ep->rma_stalled). */
+void rdmx_rma_progress(struct rdmx_ep *ep);
+
+/* Gives up the answers to peer's reads: its session ended, or it goes. */
+void rdmx_rma_forget(struct rdmx_ep *ep, struct rdmx_peer *peer);
+
+/* Frees the answers' memory, at the endpoint's close. */
+void rdmx_rma_free(struct rdmx_ep *ep);
+
 /*
  * The answer pkt names cannot land (the target gave it up, a VOID naming
  * the read: FI_EIO; or no memory here): its read fails with err.

@@ -128,8 +128,20 @@ struct rdmx_txe {
 	uint64_t		rma_key;	/* WRITE, READ: the target's key;
 						   RESP: the region's, here */
 	uint64_t		rma_addr;	/* and the address there */
-	size_t			read_len;	/* READ: bytes into iov */
-	bool			read_taken;	/* READ: its answer started */
+	/*
+	 * READ: its answer comes in chunks, one message each, in order
+	 * (rdmx_rma.c): read_next bytes of them started landing, read_got
+	 * landed, read_busy chunks are landing; read_fail, the first error,
+	 * waits for those to end, and then fails the read.
+	 */
+	size_t			read_len;	/* bytes into iov */
+	size_t			read_next;
+	size_t			read_got;
+	uint32_t		read_busy;
+	int			read_fail;
+	/* RESP: called as the entry is released (txe->err says how it went). */
+	void			(*ended)(struct rdmx_ep *ep, struct rdmx_txe *txe);
+	void			*owner;		/* ended's: the answer sent */
 	bool			silent;		/* fi_inject_write: no entry, even
 						   for an error */
 	uint8_t			inject[];	/* payload copied at post time */
@@ -150,6 +162,8 @@ struct rdmx_send_req {
 	enum rdmx_rma_op	rma_op;	/* NONE: a message */
 	uint64_t		rma_key;	/* WRITE, READ, RESP (see rdmx_txe) */
 	uint64_t		rma_addr;
+	void			(*ended)(struct rdmx_ep *ep, struct rdmx_txe *txe);
+	void			*owner;		/* RESP: see rdmx_txe */
 };
 
 /* Posting (rdmx_send.c), the top of the send side. */

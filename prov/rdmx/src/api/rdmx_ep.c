@@ -347,6 +347,7 @@ err_destruct_txe:
 
 static void rdmx_ep_free_buffers(struct rdmx_ep *ep)
 {
+	rdmx_rma_free(ep);
 	rdmx_pool_destruct(&ep->txe_pool);
 	rdmx_pool_destruct(&ep->pke_pool);
 	rdmx_pool_destruct(&ep->rxe_pool);

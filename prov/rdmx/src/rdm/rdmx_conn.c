@@ -128,6 +128,8 @@ static void rdmx_conn_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 	 * carried its CLOSE, so the device has already finished those sends:
 	 * it reports them before the ones ah_reset flushes.
 	 */
+	/* First: a chunk ended by the reset must not send the next into it. */
+	rdmx_rma_forget(ep, peer);
 	rdmx_tx_peer_reset(ep, peer, err, why, peer->hs.state == RDMX_HS_CLOSED);
 	rdmx_lane_use_nic(&ep->lanes, &peer->lane);
 	peer->tx_msg_id = 0;

@@ -113,10 +113,11 @@ void rdmx_dack_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	uint32_t first = pkt->msg_id - (pkt->count - 1);
 
 	/*
-	 * A read ends with its answer: a DACK only ever refuses it, and
-	 * only before its answer started (the answer's entry holds it then).
+	 * A read ends with its answer: a DACK only ever refuses it, before
+	 * its answer or between two of its chunks (rdmx_tx_delivered lets
+	 * a chunk landing end first).
 	 */
-	if (!last || (last->rma_op == RDMX_RMA_READ && (!pkt->status || last->read_taken))) {
+	if (!last || (last->rma_op == RDMX_RMA_READ && (!pkt->status || last->read_fail))) {
 		ep->stats.rx_malformed++;
 		return;
 	}

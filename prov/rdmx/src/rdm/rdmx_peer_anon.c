@@ -22,6 +22,7 @@ static void rdmx_peer_free(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
 	if (peer->anon)
 		rdmx_peer_anon_end(ep, peer);
+	rdmx_rma_forget(ep, peer);
 	rdmx_lane_fini(&ep->lanes, &peer->lane);
 	peer->lane.nic_ah->context = NULL;
 	ep->lanes.nic->ops->ah_destroy(ep->lanes.nic, peer->lane.nic_ah);
@@ -52,7 +53,8 @@ static bool rdmx_peer_in_use(const struct rdmx_ep *ep, const struct rdmx_peer *p
 	fi_addr_t src = rdmx_peer_src(peer);
 
 	if (!rdmx_dlist_empty(&peer->ooo) || !rdmx_dlist_empty(&peer->rx_msgs) ||
-	    peer->pending_cnt || peer->dack_awaited || rdmx_tx_peer_busy(ep, peer))
+	    peer->pending_cnt || peer->dack_awaited || peer->answers ||
+	    rdmx_tx_peer_busy(ep, peer))
 		return true;
 	for (size_t i = 0; i < ep->rxm_cap; i++) {
 		if (ep->rxms[i] && ep->rxms[i]->peer == peer)

@@ -198,6 +198,8 @@ static void rdmx_progress_chores(struct rdmx_ep *ep)
 		rdmx_conn_progress(ep);
 	if (!rdmx_dlist_empty(&ep->ctrl_pending) || !rdmx_dlist_empty(&ep->tx_pending))
 		rdmx_tx_progress(ep);
+	if (ep->rma_stalled)
+		rdmx_rma_progress(ep);
 }
 
 /* Hands one completion of a device to the send or receive side. */

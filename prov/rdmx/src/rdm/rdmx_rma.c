@@ -6,8 +6,9 @@
  * of in a matched receive, in the bytes of the region its key names,
  * checked at its start and again before each packet is placed, so that
  * a region closed meanwhile is never written after its fi_close
- * returned. A read is a request message the target answers with a
- * message flagged RDMX_PKT_RMA_RESP that lands in the read's buffers.
+ * returned. A read is a request message the target answers with
+ * messages flagged RDMX_PKT_RMA_RESP, its chunks, which land in order in
+ * the read's buffers (see the answers below).
  * Every refusal goes back as a DACK with its FI_E* code: FI_EACCES for a
  * key no region has or one without the access, FI_EINVAL for bytes
  * outside the region, FI_EOPNOTSUPP for an endpoint without FI_RMA and
@@ -15,6 +16,8 @@
  * each write it took and each read it answered (FI_REMOTE_WRITE and
  * FI_REMOTE_READ counters).
  */
+#include <stdlib.h>
+
 #include "rdmx.h"
 #include "rdmx_comp.h"
 #include "rdmx_dack.h"
@@ -62,7 +65,7 @@ static struct rdmx_txe *rdmx_rma_read_of(struct rdmx_ep *ep, struct rdmx_peer *p
 
 	if (!txe || !txe->in_use || txe->deferred || txe->peer != peer ||
 	    txe->rma_op != RDMX_RMA_READ || txe->level != RDMX_TX_DELIVERY_AWAITED ||
-	    txe->read_taken || txe->err || (uint64_t) txe->msg_id != pkt->data)
+	    txe->read_fail || txe->err || (uint64_t) txe->msg_id != pkt->data)
 		return NULL;
 	return txe;
 }
@@ -83,20 +86,37 @@ struct rdmx_rxe *rdmx_rma_rxe(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rxe->rma_addr = pkt->rma_addr;
 		return rxe;
 	}
+	/* The next chunk: not past the read's end; empty only for a read of none. */
 	read = peer ? rdmx_rma_read_of(ep, peer, pkt) : NULL;
-	if (!read || pkt->msg_len != read->read_len) {
+	if (!read || pkt->msg_len > read->read_len - read->read_next ||
+	    (!pkt->msg_len && read->read_len)) {
 		ep->stats.rx_malformed++;
 		*err = FI_EINVAL;
 		return NULL;
 	}
 	rdmx_rma_rxe_init(rxe, RDMX_RMA_RESP, NULL, 0);
-	for (size_t i = 0; i < read->iov_cnt; i++)
-		rxe->iov[i] = read->iov[i];
-	rxe->iov_cnt = read->iov_cnt;
+	rxe->iov_cnt = rdmx_iov_slice(rxe->iov, read->iov, read->iov_cnt, read->read_next,
+				      pkt->msg_len);
 	rxe->read = read;
-	read->read_taken = true;
+	read->read_next += pkt->msg_len;
+	read->read_busy++;
 	*err = 0;
 	return rxe;
+}
+
+/*
+ * A chunk of read's answer ended: len bytes landed, or err. The read
+ * ends once no chunk is landing, with its first error or every byte.
+ */
+static void rdmx_rma_read_landed(struct rdmx_ep *ep, struct rdmx_txe *read, size_t len,
+				 int err)
+{
+	read->read_busy--;
+	read->read_got += len;
+	if (err && !read->read_fail)
+		read->read_fail = err;
+	if (!read->read_busy && (read->read_fail || read->read_got == read->read_len))
+		rdmx_tx_delivered(ep, read, read->read_fail);
 }
 
 bool rdmx_rma_live(struct rdmx_ep *ep, const struct rdmx_rxe *rxe, size_t off, size_t len)
@@ -120,7 +140,7 @@ void rdmx_rma_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t len, fi_
 	};
 
 	if (rxe->rma == RDMX_RMA_RESP) {
-		rdmx_tx_delivered(ep, rxe->read, 0);
+		rdmx_rma_read_landed(ep, rxe->read, len, 0);
 		return;
 	}
 	if ((pkt_flags & RDMX_PKT_CQ_DATA) && ep->rx_comp)
@@ -134,7 +154,7 @@ void rdmx_rma_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t len, fi_
 void rdmx_rma_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err)
 {
 	if (rxe->rma == RDMX_RMA_RESP)
-		rdmx_tx_delivered(ep, rxe->read, err);
+		rdmx_rma_read_landed(ep, rxe->read, 0, err);
 }
 
 void rdmx_rma_resp_lost(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt,
@@ -146,23 +166,274 @@ void rdmx_rma_resp_lost(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct
 		ep->stats.rx_malformed++;
 		return;
 	}
-	read->read_taken = true;
-	rdmx_tx_delivered(ep, read, err);
+	read->read_fail = err;
+	if (!read->read_busy)
+		rdmx_tx_delivered(ep, read, err);
+}
+
+/*
+ * Answers to peers' reads. A read is answered in chunks, each a message
+ * small enough to go eager or medium (never long: nothing waits for the
+ * reader's CTS), copied out of the region into one of the endpoint's
+ * RDMX_RMA_CHUNK_BUFS buffers as it is sent. The region's key is checked
+ * again for each chunk, and nothing refers to the region once a chunk
+ * is copied, so fi_close(mr) has nothing to wait for. Answers wait in
+ * order, each with chunks in flight in turn, for a buffer and for a send
+ * entry (the application's sends are never failed for them, nor they for
+ * the application's). A peer has RDMX_RMA_PEER_ANSWERS at most: a read
+ * past that, or past the endpoint's RDMX_RMA_ANSWERS, is refused
+ * FI_EAGAIN. A chunk that fails sends the reader a VOID (rdmx_tx_void); a
+ * region closed meanwhile, a DACK with the key's refusal.
+ */
+#define RDMX_RMA_ANSWERS	256
+#define RDMX_RMA_PEER_ANSWERS	64
+#define RDMX_RMA_CHUNK_BUFS	8
+#define RDMX_RMA_CHUNK_MIN	4096u
+/* The least packet a peer is sent (rdmx_conn.c), for one not yet measured. */
+#define RDMX_RMA_PKT_MIN	512u
+
+struct rdmx_rma_answer {
+	struct rdmx_dlist	link;		/* on queue, or free */
+	struct rdmx_peer	*peer;		/* NULL: its peer's session ended */
+	uint64_t		key;
+	uint64_t		addr;		/* of the next chunk */
+	size_t			left;		/* bytes no chunk has taken yet */
+	uint32_t		inflight;	/* chunks sent, not yet ended */
+	bool			started;	/* a chunk went (a read of none
+						   has one, empty) */
+	bool			failed;		/* the reader was told */
+	uint32_t		read_id;	/* the read's send id: the tag */
+	uint32_t		req_id;		/* its request's msg_id: the data */
+	uint32_t		req_flags;	/* its request's packet flags */
+};
+
+struct rdmx_rma_answers {
+	struct rdmx_rma_answer	slot[RDMX_RMA_ANSWERS];
+	struct rdmx_dlist	free;
+	struct rdmx_dlist	queue;		/* oldest first */
+	uint8_t			*bufs[RDMX_RMA_CHUNK_BUFS];	/* free ones */
+	size_t			nbufs;
+	size_t			chunk;		/* bytes of a buffer */
+	bool			pumping;	/* rdmx_rma_pump is running */
+	uint8_t			mem[];
+};
+
+/* The endpoint's answers, made at the first read it answers; NULL: no memory. */
+static struct rdmx_rma_answers *rdmx_rma_answers(struct rdmx_ep *ep)
+{
+	size_t chunk = RDMX_MAX(ep->medium_max, RDMX_RMA_CHUNK_MIN);
+	struct rdmx_rma_answers *ans = ep->answers;
+
+	if (ans)
+		return ans;
+	ans = calloc(1, sizeof(*ans) + RDMX_RMA_CHUNK_BUFS * chunk);
+	if (!ans)
+		return NULL;
+	rdmx_dlist_init(&ans->free);
+	rdmx_dlist_init(&ans->queue);
+	for (size_t i = 0; i < RDMX_RMA_ANSWERS; i++)
+		rdmx_dlist_insert_tail(&ans->free, &ans->slot[i].link);
+	for (size_t i = 0; i < RDMX_RMA_CHUNK_BUFS; i++)
+		ans->bufs[ans->nbufs++] = ans->mem + i * chunk;
+	ans->chunk = chunk;
+	ep->answers = ans;
+	return ans;
+}
+
+/* a is over: the remote read counted if it went whole, its slot freed. */
+static void rdmx_rma_answer_end(struct rdmx_ep *ep, struct rdmx_rma_answer *a)
+{
+	struct rdmx_cq_entry entry = { .flags = FI_RMA | FI_REMOTE_READ };
+
+	if (!a->failed && a->peer && (ep->caps & FI_RMA_EVENT)) {
+		if (ep->rx_comp)
+			rdmx_comp_count(ep->rx_comp, &entry);
+		rdmx_keys_accessed(ep->keys, a->key, FI_REMOTE_READ);
+	}
+	if (a->peer)
+		a->peer->answers--;
+	rdmx_dlist_remove(&a->link);
+	rdmx_dlist_insert_tail(&ep->answers->free, &a->link);
+}
+
+/* The reader is told a's read failed with err (a DACK); a sends no more. */
+static void rdmx_rma_answer_refuse(struct rdmx_ep *ep, struct rdmx_rma_answer *a, int err)
+{
+	rdmx_dack_send(ep, a->peer, a->req_flags, a->req_id, a->read_id, err);
+	a->failed = true;
+	a->left = 0;
+}
+
+static void rdmx_rma_pump(struct rdmx_ep *ep);
+
+/* txe->ended of a chunk: its buffer back, its answer on (or over). */
+static void rdmx_rma_chunk_ended(struct rdmx_ep *ep, struct rdmx_txe *txe)
+{
+	struct rdmx_rma_answers *ans = ep->answers;
+	struct rdmx_rma_answer *a = txe->owner;
+
+	ans->bufs[ans->nbufs++] = txe->iov[0].iov_base;
+	a->inflight--;
+	if (txe->err) {
+		/* The reader was sent a VOID, or its session is over. */
+		a->failed = true;
+		a->left = 0;
+	}
+	if (!a->inflight && !a->left)
+		rdmx_rma_answer_end(ep, a);
+	if (!ans->pumping)
+		rdmx_rma_pump(ep);
+}
+
+/*
+ * Sends a's next chunk, copied into a free buffer; false when it cannot
+ * now (no send entry: progress tries again).
+ */
+static bool rdmx_rma_chunk(struct rdmx_ep *ep, struct rdmx_rma_answer *a)
+{
+	struct rdmx_rma_answers *ans = ep->answers;
+	struct rdmx_peer *peer = a->peer;
+	size_t pkt = RDMX_MAX(peer->pkt_max, RDMX_RMA_PKT_MIN);
+	size_t fit = RDMX_MAX(ep->medium_max, pkt - sizeof(struct rdmx_wire_eager));
+	size_t len = RDMX_MIN(a->left, RDMX_MIN(ans->chunk, fit));
+	struct iovec iov = { .iov_base = ans->bufs[ans->nbufs - 1], .iov_len = len };
+	struct rdmx_send_req req = {
+		.iov = &iov,
+		.iov_cnt = 1,
+		.dest = peer->addr,
+		.peer = peer,
+		.tag = a->read_id,
+		.data = a->req_id,
+		.rma_op = RDMX_RMA_RESP,
+		.rma_key = a->key,
+		.rma_addr = a->addr,
+		.ended = rdmx_rma_chunk_ended,
+		.owner = a,
+	};
+	uint8_t *buf;
+	int err = -rdmx_rma_region(ep, a->key, a->addr, len, FI_REMOTE_READ, &buf);
+
+	if (err) {
+		rdmx_rma_answer_refuse(ep, a, err);
+		return true;
+	}
+	memcpy(iov.iov_base, buf, len);
+	err = (int) -rdmx_send(ep, &req);
+	if (err == FI_EAGAIN)
+		return false;
+	if (err) {
+		rdmx_rma_answer_refuse(ep, a, err);
+		return true;
+	}
+	ans->nbufs--;
+	a->inflight++;
+	a->started = true;
+	a->addr += len;
+	a->left -= len;
+	return true;
+}
+
+/* Whether a has a chunk to send: bytes left, or the empty one of a read of none. */
+static bool rdmx_rma_has_chunk(const struct rdmx_rma_answer *a)
+{
+	return a->peer && !a->failed && (a->left || !a->started);
+}
+
+/*
+ * Sends chunks while buffers are free: one for each answer in turn,
+ * oldest first, until none is left to send.
+ */
+static void rdmx_rma_pump(struct rdmx_ep *ep)
+{
+	struct rdmx_rma_answers *ans = ep->answers;
+	struct rdmx_dlist *it, *next;
+	bool sent = true;
+
+	ans->pumping = true;
+	ep->rma_stalled = false;
+	while (sent && ans->nbufs && !ep->rma_stalled) {
+		sent = false;
+		for (it = ans->queue.next; it != &ans->queue && ans->nbufs; it = next) {
+			struct rdmx_rma_answer *a = rdmx_container_of(it, struct rdmx_rma_answer, link);
+
+			next = it->next;
+			if (!rdmx_rma_has_chunk(a))
+				continue;
+			if (!rdmx_rma_chunk(ep, a)) {
+				ep->rma_stalled = true;
+				break;
+			}
+			sent = true;
+			if (!a->inflight && !a->left)
+				rdmx_rma_answer_end(ep, a);
+		}
+	}
+	ans->pumping = false;
+}
+
+void rdmx_rma_progress(struct rdmx_ep *ep)
+{
+	if (!ep->answers->pumping)
+		rdmx_rma_pump(ep);
+}
+
+void rdmx_rma_forget(struct rdmx_ep *ep, struct rdmx_peer *peer)
+{
+	struct rdmx_dlist *it, *next;
+
+	if (!ep->answers)
+		return;
+	for (it = ep->answers->queue.next; it != &ep->answers->queue; it = next) {
+		struct rdmx_rma_answer *a = rdmx_container_of(it, struct rdmx_rma_answer, link);
+
+		next = it->next;
+		if (a->peer != peer)
+			continue;
+		a->left = 0;
+		if (!a->inflight) {
+			rdmx_rma_answer_end(ep, a);
+			continue;
+		}
+		/* Its chunks end later (their entries are the peer's too). */
+		peer->answers--;
+		a->peer = NULL;
+	}
+}
+
+void rdmx_rma_free(struct rdmx_ep *ep)
+{
+	free(ep->answers);
+	ep->answers = NULL;
+}
+
+/* A new answer to peer's read request pkt, queued; 0 or a positive FI_E*. */
+static int rdmx_rma_answer_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
+			       const struct rdmx_pkt *pkt)
+{
+	struct rdmx_rma_answers *ans = rdmx_rma_answers(ep);
+	struct rdmx_rma_answer *a;
+
+	if (!ans)
+		return FI_ENOMEM;
+	if (peer->answers == RDMX_RMA_PEER_ANSWERS || rdmx_dlist_empty(&ans->free))
+		return FI_EAGAIN;
+	a = rdmx_container_of(rdmx_dlist_pop_front(&ans->free), struct rdmx_rma_answer, link);
+	*a = (struct rdmx_rma_answer) {
+		.peer = peer,
+		.key = pkt->tag,
+		.addr = pkt->rma_addr,
+		.left = pkt->rma_len,
+		.read_id = pkt->tx_id,
+		.req_id = pkt->msg_id,
+		.req_flags = pkt->flags,
+	};
+	rdmx_dlist_insert_tail(&ans->queue, &a->link);
+	peer->answers++;
+	return 0;
 }
 
 void rdmx_rma_read_req(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt)
 {
-	struct rdmx_send_req req = {
-		.iov_cnt = 1,
-		.dest = peer ? peer->addr : FI_ADDR_NOTAVAIL,
-		.peer = peer,
-		.tag = pkt->tx_id,
-		.data = pkt->msg_id,
-		.rma_op = RDMX_RMA_RESP,
-		.rma_key = pkt->tag,
-		.rma_addr = pkt->rma_addr,
-	};
-	struct iovec iov;
 	uint8_t *buf;
 	int err;
 
@@ -171,11 +442,12 @@ void rdmx_rma_read_req(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct 
 	err = -rdmx_rma_region(ep, pkt->tag, pkt->rma_addr, pkt->rma_len, FI_REMOTE_READ, &buf);
 	if (!err && pkt->rma_len > ep->max_msg_size)
 		err = FI_EMSGSIZE;
-	if (!err) {
-		iov = (struct iovec) { .iov_base = buf, .iov_len = pkt->rma_len };
-		req.iov = &iov;
-		err = (int) -rdmx_send(ep, &req);
-	}
-	if (err)
+	if (!err)
+		err = rdmx_rma_answer_new(ep, peer, pkt);
+	if (err) {
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, err);
+		return;
+	}
+	if (!ep->answers->pumping)
+		rdmx_rma_pump(ep);
 }

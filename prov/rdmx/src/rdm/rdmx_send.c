@@ -58,9 +58,9 @@ static void rdmx_tx_dack_unreachable(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	for (size_t i = 0; peer->dack_awaited && i < ep->txe_pool.count; i++) {
 		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
 
-		/* A read whose answer started ends with that answer's message. */
+		/* A read whose answer is landing ends with that answer's message. */
 		if (!rdmx_tx_of_peer(txe, peer) || txe->level != RDMX_TX_DELIVERY_AWAITED ||
-		    txe->err || txe->read_taken)
+		    txe->err || txe->read_busy)
 			continue;
 		txe->err = err;
 		txe->why = why;
@@ -315,7 +315,12 @@ static void rdmx_send_fill_rma(struct rdmx_txe *txe, const struct rdmx_send_req 
 	txe->rma_key = req->rma_key;
 	txe->rma_addr = req->rma_addr;
 	txe->read_len = 0;
-	txe->read_taken = false;
+	txe->read_next = 0;
+	txe->read_got = 0;
+	txe->read_busy = 0;
+	txe->read_fail = 0;
+	txe->ended = req->ended;
+	txe->owner = req->owner;
 	txe->silent = req->inject_op;
 	switch (req->rma_op) {
 	case RDMX_RMA_NONE:
@@ -411,6 +416,8 @@ ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 	ret = rdmx_conn_ready(ep, peer) ? rdmx_tx_start(ep, txe, req->flags & FI_MORE) :
 					  rdmx_conn_defer(ep, peer, txe);
 	if (ret) {
+		/* Never posted: nothing ended for its owner to hear of. */
+		txe->ended = NULL;
 		rdmx_tx_release(ep, txe);
 		return ret;
 	}

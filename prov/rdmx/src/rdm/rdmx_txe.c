@@ -14,7 +14,6 @@
 #include "rdmx.h"
 #include "rdmx_comp.h"
 #include "rdmx_ep.h"
-#include "rdmx_keys.h"
 #include "rdmx_peer.h"
 #include "rdmx_rnr.h"
 #include "rdmx_rx.h"
@@ -48,6 +47,8 @@ void rdmx_tx_release(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	if (txe->pending)
 		rdmx_dlist_remove(&txe->link);
 	txe->in_use = false;
+	if (txe->ended)
+		txe->ended(ep, txe);
 	rdmx_pool_release(&ep->txe_pool, txe);
 }
 
@@ -96,28 +97,9 @@ static void rdmx_tx_queue(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	}
 }
 
-/*
- * An answer to a peer's read sends from a region of this endpoint's
- * domain: one closed since (or registered anew elsewhere) stops it.
- */
-static bool rdmx_tx_region_gone(struct rdmx_ep *ep, struct rdmx_txe *txe)
-{
-	uint8_t *buf;
-
-	if (txe->rma_op != RDMX_RMA_RESP)
-		return false;
-	if (!rdmx_keys_find(ep->keys, txe->rma_key, txe->rma_addr, txe->len, FI_REMOTE_READ,
-			    &buf) && buf == txe->iov[0].iov_base)
-		return false;
-	txe->err = FI_EACCES;
-	txe->why = "the region read was closed";
-	return true;
-}
-
 void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
-	while (!txe->err && txe->cleared && txe->next < txe->limit &&
-	       !rdmx_tx_region_gone(ep, txe)) {
+	while (!txe->err && txe->cleared && txe->next < txe->limit) {
 		struct rdmx_pke *pke = rdmx_rnr_blocked(txe->peer) ? NULL :
 				       rdmx_pool_alloc(&ep->pke_pool);
 		size_t next = txe->next;
@@ -203,18 +185,11 @@ static void rdmx_tx_report_done(struct rdmx_ep *ep, const struct rdmx_txe *txe)
 {
 	struct rdmx_cq_entry entry = rdmx_tx_entry(txe);
 
-	if (txe->completion) {
+	/* A chunk of an answer to a peer's read: its answer counts (rdmx_rma.c). */
+	if (txe->completion)
 		rdmx_comp_write(ep->tx_comp, &entry);
-	} else if (txe->rma_op == RDMX_RMA_RESP) {
-		/* A read this endpoint answered: a remote read (FI_RMA_EVENT). */
-		entry.flags = FI_RMA | FI_REMOTE_READ;
-		if ((ep->caps & FI_RMA_EVENT) && ep->rx_comp)
-			rdmx_comp_count(ep->rx_comp, &entry);
-		if (ep->caps & FI_RMA_EVENT)
-			rdmx_keys_accessed(ep->keys, txe->rma_key, FI_REMOTE_READ);
-	} else if (txe->level != RDMX_TX_INJECT) {
+	else if (txe->level != RDMX_TX_INJECT && txe->rma_op != RDMX_RMA_RESP)
 		rdmx_comp_count(ep->tx_comp, &entry);
-	}
 }
 
 void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
@@ -302,6 +277,12 @@ struct rdmx_txe *rdmx_tx_awaiting_dack(struct rdmx_ep *ep, struct rdmx_peer *pee
 void rdmx_tx_delivered(struct rdmx_ep *ep, struct rdmx_txe *txe, int err)
 {
 	assert(txe->level == RDMX_TX_DELIVERY_AWAITED);
+	/* A read's chunks still landing end it (rdmx_rma.c): its error waits. */
+	if (txe->read_busy) {
+		if (!txe->read_fail)
+			txe->read_fail = err;
+		return;
+	}
 	txe->level = RDMX_TX_DELIVERED;
 	txe->peer->dack_awaited--;
 	if (err && !txe->err) {

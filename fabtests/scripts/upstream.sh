@@ -42,6 +42,13 @@
 # when this script ends is killed. The programs take a port nobody uses
 # (-B/-P through runfabtests.sh's -L/-C) instead of fabtests' fixed 9228.
 #
+# Last, provider keys: with FI_RDMX_MR_PROV_KEY=1 rdmx picks random keys
+# wherever the application allows FI_MR_PROV_KEY (fabtests do), and the
+# RMA programs that exchange keys run so, by -s: fi_rma_bw -e rdm -o read,
+# write and writedata (-I 50) and fi_rdm_rma_event. fi_multi_mr is not
+# among them: it writes with key i + 1 whatever fi_mr_key returned, so it
+# can pass only with requested keys (the default).
+#
 # In a sanitizer build the wrappers preload the sanitizer runtimes
 # (t_foreign_prefix), so that the programs load the sanitized provider.
 #
@@ -86,6 +93,8 @@ CS_FORMS="node ports oob"
 # Over rdmx each of them passes (3 programs, 2 methods, 3 forms).
 CS_MIN_PASS=18
 [ "$PROV" = rdmx ] || CS_MIN_PASS=0
+# The provider-key runs (see above): over rdmx all 4 pass.
+PK_MIN_PASS=4
 # What a fabtests program exits with when the provider lacks what it
 # needs (Linux's ENODATA and ENOSYS): runfabtests.sh counts it not run.
 CS_ENODATA=61 CS_ENOSYS=38
@@ -242,17 +251,18 @@ up_cs_output() {
 	cat "$T_DIR/cs-$1.out" "$T_DIR/cs-$1.err" 2>/dev/null | sed -e 's/^/    /'
 }
 
-# up_cs_case prog method form: one run of fabtests program prog over
-# $PROV with -c method, server and client on this host, the addresses
-# given in form (see up_cs_addrs); prints its record as runfabtests.sh -v
-# does, with the commands and their output unless it passed.
+# up_cs_case prog options form: one run of fabtests program prog over
+# $PROV with the words options, server and client on this host, the
+# addresses given in form (see up_cs_addrs); prints its record as
+# runfabtests.sh -v does, with the commands and their output unless it
+# passed.
 up_cs_case() {
-	local prog=$1 opts="-p $PROV -I $CS_ITERS -c $2" port start res
+	local prog=$1 opts="-p $PROV $2" port start res
 	port=$(t_free_port)
 	up_cs_addrs "$3" "$port"
 	start=$(date +%s)
 	res=$(up_cs_pair "$prog" "$port" "$opts $CS_SARGS" "$opts $CS_CARGS 127.0.0.1")
-	printf -- '- name:   %s -I %s -c %s -p "%s", %s\n' "$prog" "$CS_ITERS" "$2" "$PROV" "$CS_HOW"
+	printf -- '- name:   %s %s -p "%s", %s\n' "$prog" "$2" "$PROV" "$CS_HOW"
 	printf -- '  result: %s\n  time:   %s\n' "$res" $(($(date +%s) - start))
 	[ "$res" != Pass ] || return 0
 	up_cs_output server "$prog $opts $CS_SARGS"
@@ -265,10 +275,21 @@ up_cs_all() {
 	for prog in $CS_PROGS; do
 		for method in $CS_METHODS; do
 			for form in $CS_FORMS; do
-				up_cs_case "$prog" "$method" "$form"
+				up_cs_case "$prog" "-I $CS_ITERS -c $method" "$form"
 			done
 		done
 	done
+}
+
+# up_pk_all: the provider-key runs (see above), one after the other.
+up_pk_all() {
+	local op
+	FI_RDMX_MR_PROV_KEY=1
+	export FI_RDMX_MR_PROV_KEY
+	for op in read write writedata; do
+		up_cs_case fi_rma_bw "-e rdm -o $op -I $CS_ITERS" node
+	done
+	up_cs_case fi_rdm_rma_event "" node
 }
 
 t_init
@@ -276,7 +297,7 @@ t_on_exit up_kill_session
 
 start=$(date +%s)
 up_prepare || { echo "SKIP: $UP_WHY"; exit 77; }
-for tool in bash python3 getopt timeout; do
+for tool in bash python3 getopt timeout fi_info; do
 	command -v "$tool" >/dev/null ||
 		t_fail "$tool not found: contrib/rdmx installs what the suite needs"
 done
@@ -294,6 +315,7 @@ tag=$(echo "$PROV" | tr -c 'a-z0-9_\n' _)$lane_log
 mkdir -p "$RDMX_BUILDDIR/upstream"
 LOG="$RDMX_BUILDDIR/upstream/runfabtests-$tag.log"
 CS_LOG="$RDMX_BUILDDIR/upstream/methods-$tag.log"
+PK_LOG="$RDMX_BUILDDIR/upstream/prov-keys-$tag.log"
 # fabtests' own port (9228) is taken whenever someone else runs them here.
 port=$(t_free_port)
 echo "fabtests: runfabtests.sh -v -T $RDMX_TEST_TIMEOUT -t quick -s 127.0.0.1 -c 127.0.0.1 $PROV, port $port"
@@ -320,8 +342,23 @@ rm -f "$T_DIR"/cs-*
 echo "== -c sread and -c fd over $PROV$lane, $((cs_done_at - done_at)) s (log: $CS_LOG)"
 up_count "$CS_LOG" "!"
 
+if [ "$PROV" = rdmx ]; then
+	echo "fabtests: fi_rma_bw and fi_rdm_rma_event with FI_RDMX_MR_PROV_KEY=1"
+	FI_RDMX_MR_PROV_KEY=1 fi_info -p rdmx -c FI_RMA -v | grep -q 'mr_mode:.*FI_MR_PROV_KEY' ||
+		t_fail "FI_RDMX_MR_PROV_KEY=1: fi_info shows no FI_MR_PROV_KEY"
+	running=$PK_LOG
+	up_wait up_pk_all > "$PK_LOG" 2>&1 || :
+	pk_done_at=$(date +%s) running=""
+	cat "$PK_LOG"
+	up_kill_session
+	rm -f "$T_DIR"/cs-*
+	echo "== provider keys over $PROV$lane, $((pk_done_at - cs_done_at)) s (log: $PK_LOG)"
+	up_count "$PK_LOG" "!"
+fi
+
 grep -q '^# Total Pass' "$LOG" || t_fail "runfabtests.sh ended (status $rc) before its summary"
 up_check "$LOG" "upstream tests" "$MIN_PASS"
 [ "$rc" -eq 0 ] || t_fail "runfabtests.sh exited with status $rc"
 up_check "$CS_LOG" "completion-method runs" "$CS_MIN_PASS"
+[ "$PROV" != rdmx ] || up_check "$PK_LOG" "provider-key runs" "$PK_MIN_PASS"
 echo "PASS: upstream.sh"

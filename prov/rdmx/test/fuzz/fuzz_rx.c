@@ -61,6 +61,7 @@ struct fuzz_run {
 	struct fid_ep		*ep;
 	struct rdmx_dev		*dev;
 	fi_addr_t		peer[2];
+	struct fid_mr		*mr[2];		/* FUZZ_KEY_RW, FUZZ_KEY_RO */
 	struct fuzz_op		ops[FUZZ_OPS_MAX];
 	size_t			op_cnt;
 	struct fi_context2	*claim;		/* of the last PEEK | CLAIM */
@@ -176,6 +177,23 @@ static void fuzz_params(uint8_t cfg)
 	g_rdmx_params.long_read = !(cfg & FUZZ_CFG_NO_LONG_READ);
 }
 
+/*
+ * Regions peers may reach, with the keys the seeds name: FUZZ_KEY_RW
+ * (read and write) and FUZZ_KEY_RO (read only), FUZZ_REGION bytes each,
+ * addressed by offset.
+ */
+static uint8_t g_fuzz_region[2][FUZZ_REGION];
+
+static void fuzz_regions_open(struct fuzz_run *run)
+{
+	static const uint64_t keys[2] = { FUZZ_KEY_RW, FUZZ_KEY_RO };
+	static const uint64_t access[2] = { FI_REMOTE_READ | FI_REMOTE_WRITE, FI_REMOTE_READ };
+
+	for (int i = 0; i < 2; i++)
+		fuzz_check(!fi_mr_reg(run->domain, g_fuzz_region[i], FUZZ_REGION, access[i], 0,
+				      keys[i], 0, &run->mr[i], NULL));
+}
+
 static void fuzz_open(struct fuzz_run *run, uint8_t cfg)
 {
 	struct fi_fabric_attr fattr = { .name = (char *) "udp" };
@@ -194,6 +212,7 @@ static void fuzz_open(struct fuzz_run *run, uint8_t cfg)
 	/* The fabric of the udp device, over the fake one. */
 	rdmx_container_of(run->fabric, struct rdmx_fabric, fabric_fid)->dev_ops = &fuzz_dev_ops;
 	fuzz_check(!fi_domain(run->fabric, &info, &run->domain, NULL));
+	fuzz_regions_open(run);
 	fuzz_check(!fi_av_open(run->domain, &av_attr, &run->av, NULL));
 	fuzz_check(!fi_cq_open(run->domain, &cq_attr, &run->cq, NULL));
 	fuzz_check(!fi_endpoint(run->domain, recv ? NULL : &send_only, &run->ep, NULL));
@@ -227,6 +246,9 @@ static void fuzz_print_stats(struct fuzz_run *run)
 static void fuzz_close(struct fuzz_run *run)
 {
 	fuzz_print_stats(run);
+	/* First: an answer to a read may still be under way. */
+	for (int i = 0; i < 2; i++)
+		fuzz_check(!fi_close(&run->mr[i]->fid));
 	g_fuzz_closing = true;
 	fuzz_check(!fi_close(&run->ep->fid));
 	g_fuzz_closing = false;

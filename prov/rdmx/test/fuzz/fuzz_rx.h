@@ -23,6 +23,11 @@
 #ifndef FUZZ_RX_H
 #define FUZZ_RX_H
 
+/* The regions of the endpoint (fuzz_rx.c), by key, and their size. */
+#define FUZZ_KEY_RW		0x100		/* FI_REMOTE_READ | FI_REMOTE_WRITE */
+#define FUZZ_KEY_RO		0x200		/* FI_REMOTE_READ */
+#define FUZZ_REGION		65536
+
 /* The configuration byte. */
 #define FUZZ_CFG_RM_DISABLED	(1u << 0)	/* domain with FI_RM_DISABLED */
 #define FUZZ_CFG_NO_LONG_READ	(1u << 1)	/* FI_RDMX_LONG_READ=0 */

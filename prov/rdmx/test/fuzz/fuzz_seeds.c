@@ -326,11 +326,17 @@ static void seeds_eager(void)
 	seed_eager(&s, 0, RDMX_PKT_TAGGED | RDMX_PKT_DACK_REQ, 1, 40);
 	seed_write(&s, "eager_void_dack_req");
 
-	/* RMA: a write, a read request, an answer naming no read, a VOID one. */
+	/*
+	 * RMA: a write, a read of all of a region (chunks of it wait for buffers),
+	 * one of a read-only region, an answer naming no read, a VOID one.
+	 */
 	seed_start(&s, 0);
 	seed_connect(&s, 0);
-	seed_rma(&s, 0, RDMX_PKT_RMA | RDMX_PKT_DACK_REQ | RDMX_PKT_CQ_DATA, 0x100, 0, 0, 64);
-	seed_rma(&s, 0, RDMX_PKT_RMA | RDMX_PKT_RMA_READ | RDMX_PKT_DACK_REQ, 0x100, 0, 64, 0);
+	seed_rma(&s, 0, RDMX_PKT_RMA | RDMX_PKT_DACK_REQ | RDMX_PKT_CQ_DATA, FUZZ_KEY_RW, 0, 0, 64);
+	seed_rma(&s, 0, RDMX_PKT_RMA | RDMX_PKT_RMA_READ | RDMX_PKT_DACK_REQ, FUZZ_KEY_RW, 0,
+		 FUZZ_REGION, 0);
+	seed_rma(&s, 0, RDMX_PKT_RMA | RDMX_PKT_RMA_READ | RDMX_PKT_DACK_REQ, FUZZ_KEY_RO, 8,
+		 100, 0);
 	seed_rma(&s, 0, RDMX_PKT_RMA_RESP, 3, 0, 0, 64);
 	seed_rma(&s, 0, RDMX_PKT_RMA_RESP | RDMX_PKT_VOID, 3, 0, 0, 0);
 	seed_write(&s, "rma");

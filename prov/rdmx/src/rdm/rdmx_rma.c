@@ -20,10 +20,12 @@
 
 #include "rdmx.h"
 #include "rdmx_comp.h"
+#include "rdmx_conn.h"
 #include "rdmx_dack.h"
 #include "rdmx_ep.h"
 #include "rdmx_keys.h"
 #include "rdmx_peer.h"
+#include "rdmx_rnr.h"
 #include "rdmx_rx.h"
 #include "rdmx_tx.h"
 
@@ -106,7 +108,8 @@ struct rdmx_rxe *rdmx_rma_rxe(struct rdmx_ep *ep, struct rdmx_peer *peer,
 
 /*
  * A chunk of read's answer ended: len bytes landed, or err. The read
- * ends once no chunk is landing, with its first error or every byte.
+ * ends once no chunk is landing, with its first error (its request's
+ * too: rdmx_tx_advance waits for this) or every byte.
  */
 static void rdmx_rma_read_landed(struct rdmx_ep *ep, struct rdmx_txe *read, size_t len,
 				 int err)
@@ -115,7 +118,8 @@ static void rdmx_rma_read_landed(struct rdmx_ep *ep, struct rdmx_txe *read, size
 	read->read_got += len;
 	if (err && !read->read_fail)
 		read->read_fail = err;
-	if (!read->read_busy && (read->read_fail || read->read_got == read->read_len))
+	if (!read->read_busy &&
+	    (read->read_fail || read->err || read->read_got == read->read_len))
 		rdmx_tx_delivered(ep, read, read->read_fail);
 }
 
@@ -177,10 +181,12 @@ void rdmx_rma_resp_lost(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct
  * reader's CTS), copied out of the region into one of the endpoint's
  * RDMX_RMA_CHUNK_BUFS buffers as it is sent. The region's key is checked
  * again for each chunk, and nothing refers to the region once a chunk
- * is copied, so fi_close(mr) has nothing to wait for. Answers wait in
- * order, each with chunks in flight in turn, for a buffer and for a send
- * entry (the application's sends are never failed for them, nor they for
- * the application's). A peer has RDMX_RMA_PEER_ANSWERS at most: a read
+ * is copied, so fi_close(mr) has nothing to wait for. Answers take turns,
+ * oldest first, a chunk each, for a buffer and a send entry; the
+ * application's sends are never failed for them, nor they for the
+ * application's. A reader that cannot take a chunk now (not connected,
+ * in RNR backoff, its queue full) is passed over, not waited for, and
+ * progress tries again. A peer has RDMX_RMA_PEER_ANSWERS at most: a read
  * past that, or past the endpoint's RDMX_RMA_ANSWERS, is refused
  * FI_EAGAIN. A chunk that fails sends the reader a VOID (rdmx_tx_void); a
  * region closed meanwhile, a DACK with the key's refusal.
@@ -188,9 +194,9 @@ void rdmx_rma_resp_lost(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct
 #define RDMX_RMA_ANSWERS	256
 #define RDMX_RMA_PEER_ANSWERS	64
 #define RDMX_RMA_CHUNK_BUFS	8
-#define RDMX_RMA_CHUNK_MIN	4096u
-/* The least packet a peer is sent (rdmx_conn.c), for one not yet measured. */
-#define RDMX_RMA_PKT_MIN	512u
+#define RDMX_RMA_CHUNK_MAX	65536u
+/* Readers passed over in one round of rdmx_rma_pump, at most. */
+#define RDMX_RMA_PASSED_MAX	8
 
 struct rdmx_rma_answer {
 	struct rdmx_dlist	link;		/* on queue, or free */
@@ -213,20 +219,18 @@ struct rdmx_rma_answers {
 	struct rdmx_dlist	queue;		/* oldest first */
 	uint8_t			*bufs[RDMX_RMA_CHUNK_BUFS];	/* free ones */
 	size_t			nbufs;
-	size_t			chunk;		/* bytes of a buffer */
 	bool			pumping;	/* rdmx_rma_pump is running */
-	uint8_t			mem[];
+	uint8_t			mem[RDMX_RMA_CHUNK_BUFS][RDMX_RMA_CHUNK_MAX];
 };
 
 /* The endpoint's answers, made at the first read it answers; NULL: no memory. */
 static struct rdmx_rma_answers *rdmx_rma_answers(struct rdmx_ep *ep)
 {
-	size_t chunk = RDMX_MAX(ep->medium_max, RDMX_RMA_CHUNK_MIN);
 	struct rdmx_rma_answers *ans = ep->answers;
 
 	if (ans)
 		return ans;
-	ans = calloc(1, sizeof(*ans) + RDMX_RMA_CHUNK_BUFS * chunk);
+	ans = calloc(1, sizeof(*ans));
 	if (!ans)
 		return NULL;
 	rdmx_dlist_init(&ans->free);
@@ -234,8 +238,7 @@ static struct rdmx_rma_answers *rdmx_rma_answers(struct rdmx_ep *ep)
 	for (size_t i = 0; i < RDMX_RMA_ANSWERS; i++)
 		rdmx_dlist_insert_tail(&ans->free, &ans->slot[i].link);
 	for (size_t i = 0; i < RDMX_RMA_CHUNK_BUFS; i++)
-		ans->bufs[ans->nbufs++] = ans->mem + i * chunk;
-	ans->chunk = chunk;
+		ans->bufs[ans->nbufs++] = ans->mem[i];
 	ep->answers = ans;
 	return ans;
 }
@@ -285,18 +288,23 @@ static void rdmx_rma_chunk_ended(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		rdmx_rma_pump(ep);
 }
 
+/* What rdmx_rma_chunk did. */
+enum rdmx_rma_sent {
+	RDMX_RMA_SENT,		/* a chunk, or the refusal that ends the answer */
+	RDMX_RMA_PASS,		/* nothing: the reader cannot take one now */
+	RDMX_RMA_STOP,		/* nothing: no send entry for anyone */
+};
+
 /*
- * Sends a's next chunk, copied into a free buffer; false when it cannot
- * now (no send entry: progress tries again).
+ * Sends a's next chunk, copied into a free buffer: at most
+ * RDMX_RMA_CHUNK_MAX bytes, and no more than an eager packet to the
+ * reader or a medium message holds, so never by the long protocol.
  */
-static bool rdmx_rma_chunk(struct rdmx_ep *ep, struct rdmx_rma_answer *a)
+static enum rdmx_rma_sent rdmx_rma_chunk(struct rdmx_ep *ep, struct rdmx_rma_answer *a)
 {
 	struct rdmx_rma_answers *ans = ep->answers;
 	struct rdmx_peer *peer = a->peer;
-	size_t pkt = RDMX_MAX(peer->pkt_max, RDMX_RMA_PKT_MIN);
-	size_t fit = RDMX_MAX(ep->medium_max, pkt - sizeof(struct rdmx_wire_eager));
-	size_t len = RDMX_MIN(a->left, RDMX_MIN(ans->chunk, fit));
-	struct iovec iov = { .iov_base = ans->bufs[ans->nbufs - 1], .iov_len = len };
+	struct iovec iov = { .iov_base = ans->bufs[ans->nbufs - 1] };
 	struct rdmx_send_req req = {
 		.iov = &iov,
 		.iov_cnt = 1,
@@ -311,26 +319,34 @@ static bool rdmx_rma_chunk(struct rdmx_ep *ep, struct rdmx_rma_answer *a)
 		.owner = a,
 	};
 	uint8_t *buf;
-	int err = -rdmx_rma_region(ep, a->key, a->addr, len, FI_REMOTE_READ, &buf);
+	int err;
 
+	if (ep->txe_pool.in_use == ep->txe_pool.count)
+		return RDMX_RMA_STOP;
+	/* Connected (so its packet size is known), with nothing deferred. */
+	if (rdmx_rnr_blocked(peer) || !rdmx_conn_ready(ep, peer))
+		return RDMX_RMA_PASS;
+	iov.iov_len = RDMX_MIN(a->left, RDMX_MIN(RDMX_RMA_CHUNK_MAX, RDMX_MAX(ep->medium_max,
+				peer->pkt_max - sizeof(struct rdmx_wire_eager))));
+	err = -rdmx_rma_region(ep, a->key, a->addr, iov.iov_len, FI_REMOTE_READ, &buf);
 	if (err) {
 		rdmx_rma_answer_refuse(ep, a, err);
-		return true;
+		return RDMX_RMA_SENT;
 	}
-	memcpy(iov.iov_base, buf, len);
+	memcpy(iov.iov_base, buf, iov.iov_len);
 	err = (int) -rdmx_send(ep, &req);
 	if (err == FI_EAGAIN)
-		return false;
+		return RDMX_RMA_PASS;
 	if (err) {
 		rdmx_rma_answer_refuse(ep, a, err);
-		return true;
+		return RDMX_RMA_SENT;
 	}
 	ans->nbufs--;
 	a->inflight++;
 	a->started = true;
-	a->addr += len;
-	a->left -= len;
-	return true;
+	a->addr += iov.iov_len;
+	a->left -= iov.iov_len;
+	return RDMX_RMA_SENT;
 }
 
 /* Whether a has a chunk to send: bytes left, or the empty one of a read of none. */
@@ -339,35 +355,56 @@ static bool rdmx_rma_has_chunk(const struct rdmx_rma_answer *a)
 	return a->peer && !a->failed && (a->left || !a->started);
 }
 
+/* Whether peer is one of the n in passed. */
+static bool rdmx_rma_passed(struct rdmx_peer *const *passed, size_t n,
+			    const struct rdmx_peer *peer)
+{
+	for (size_t i = 0; i < n; i++)
+		if (passed[i] == peer)
+			return true;
+	return false;
+}
+
 /*
  * Sends chunks while buffers are free: one for each answer in turn,
- * oldest first, until none is left to send.
+ * oldest first, until none is left to send. A reader that cannot take
+ * one is passed over for the round (ep->rma_stalled: progress comes
+ * back); with no send entry left, or too many passed over, it stops.
  */
 static void rdmx_rma_pump(struct rdmx_ep *ep)
 {
+	struct rdmx_peer *passed[RDMX_RMA_PASSED_MAX];
 	struct rdmx_rma_answers *ans = ep->answers;
 	struct rdmx_dlist *it, *next;
-	bool sent = true;
+	bool sent = true, stop = false;
+	size_t npassed = 0;
 
+	/* At close, peers go one by one: none is sent another chunk. */
+	if (!ep->enabled)
+		return;
 	ans->pumping = true;
 	ep->rma_stalled = false;
-	while (sent && ans->nbufs && !ep->rma_stalled) {
+	while (sent && !stop && ans->nbufs) {
 		sent = false;
-		for (it = ans->queue.next; it != &ans->queue && ans->nbufs; it = next) {
+		for (it = ans->queue.next; it != &ans->queue && ans->nbufs && !stop; it = next) {
 			struct rdmx_rma_answer *a = rdmx_container_of(it, struct rdmx_rma_answer, link);
+			enum rdmx_rma_sent res;
 
 			next = it->next;
-			if (!rdmx_rma_has_chunk(a))
+			if (!rdmx_rma_has_chunk(a) || rdmx_rma_passed(passed, npassed, a->peer))
 				continue;
-			if (!rdmx_rma_chunk(ep, a)) {
-				ep->rma_stalled = true;
-				break;
-			}
+			res = rdmx_rma_chunk(ep, a);
+			if (res == RDMX_RMA_PASS)
+				passed[npassed++] = a->peer;
+			stop = res == RDMX_RMA_STOP || npassed == RDMX_RMA_PASSED_MAX;
+			if (res != RDMX_RMA_SENT)
+				continue;
 			sent = true;
 			if (!a->inflight && !a->left)
 				rdmx_rma_answer_end(ep, a);
 		}
 	}
+	ep->rma_stalled = stop || npassed;
 	ans->pumping = false;
 }
 

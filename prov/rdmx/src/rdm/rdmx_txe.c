@@ -201,6 +201,9 @@ void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	/* Delivery complete: every packet is in, the receiver must say so too. */
 	if (!txe->err && txe->level == RDMX_TX_DELIVERY_AWAITED)
 		return;
+	/* A read whose answer's chunks are landing ends when they did (rdmx_rma.c). */
+	if (txe->read_busy)
+		return;
 	/* Over, either way: the buffers go back to the application. */
 	rdmx_tx_unexpose(txe);
 	if (!txe->err) {

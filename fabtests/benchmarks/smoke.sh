@@ -11,11 +11,12 @@
 # size.
 # tcp;ofi_rxm runs as a check of the programs themselves; its absence is
 # reported, not fatal. Then, where upstream.sh (earlier in make check)
-# built fabtests 1.17.0, libfabric's own fi_rdm_tagged_pingpong and fi_rdm_tagged_bw
-# through the driver (uplat, upbw) over rdmx at 8, 65536 and 1048576
+# built fabtests 1.17.0, libfabric's own fi_rdm_tagged_pingpong,
+# fi_rdm_tagged_bw and fi_rma_bw -o write and -o read through the driver
+# (uplat, upbw, upwrite, upread) over rdmx at 8, 65536 and 1048576
 # bytes, payloads checked (-v). Correctness only: it neither waits for a
-# quiet machine nor reruns disturbed runs. Takes a few seconds; capped
-# at 120.
+# quiet machine nor reruns disturbed runs. Takes about a minute (the
+# upstream programs set up gigabytes of buffers each); capped at 240.
 #
 # Exit status: 0 pass, 1 fail (automake's test protocol).
 set -eu
@@ -26,7 +27,7 @@ SMOKE_LARGEST=1048576
 
 . "$(dirname "$0")/../scripts/testlib.sh"
 . "$(dirname "$0")/../scripts/upstream_lib.sh"
-t_cap_runtime 120 "$@"
+t_cap_runtime 240 "$@"
 t_env_defaults
 t_init
 t_require_prog "$RDMX_BUILDDIR/fabtests/benchmarks/rdmx_bench"
@@ -77,18 +78,18 @@ grep -q '^tcp;ofi_rxm: unavailable' "$T_DIR/run.out" &&
 # Only a build that is there: building it would not fit in the cap.
 if [ -n "$(up_find_tarball fabtests-1.17.0.tar.gz)" ] &&
 		ls "$(up_cache)"/fabtests-*/done >/dev/null 2>&1; then
-	sh "$(dirname "$0")/run" --quick --verify --tests uplat,upbw --providers rdmx \
+	sh "$(dirname "$0")/run" --quick --verify --tests uplat,upbw,upwrite,upread --providers rdmx \
 		--sizes 8,65536,1048576 --timeout 10 --builddir "$RDMX_BUILDDIR" \
 		--quiet-wait 0 --noise 0 --tries 1 \
 		--raw "$raw.up" >"$T_DIR/run-up.out" 2>"$T_DIR/run-up.err" ||
-		t_fail "run --quick --tests uplat,upbw exited non-zero"
+		t_fail "run --quick --tests uplat,upbw,upwrite,upread exited non-zero"
 	cat "$T_DIR/run-up.out"
 	cat "$raw.up" >>"$raw"
-	for test in uplat upbw; do
+	for test in uplat upbw upwrite upread; do
 		smoke_rdmx "$test" "8 65536 1048576"
 	done
 else
-	echo "note: no fabtests 1.17.0 built (upstream.sh builds it): uplat and upbw not run"
+	echo "note: no fabtests 1.17.0 built (upstream.sh builds it): up* tests not run"
 fi
 echo "PASS: smoke.sh ($(grep -c '^RESULT ' "$raw") RESULT lines," \
 	"$(($(date +%s) - start)) s)"

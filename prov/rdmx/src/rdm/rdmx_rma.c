@@ -186,13 +186,15 @@ void rdmx_rma_resp_lost(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct
  * application's sends are never failed for them, nor they for the
  * application's. A reader that cannot take a chunk now (not connected,
  * in RNR backoff, its queue full) is passed over, not waited for, and
- * progress tries again. A peer has RDMX_RMA_PEER_ANSWERS at most: a read
- * past that, or past the endpoint's RDMX_RMA_ANSWERS, is refused
- * FI_EAGAIN. A chunk that fails sends the reader a VOID (rdmx_tx_void); a
+ * progress tries again. A peer has RDMX_RMA_PEER_ANSWERS at most, the
+ * peers outside the AV (anonymous: a forger may make several)
+ * RDMX_RMA_ANON_ANSWERS together: a read past that, or past the
+ * endpoint's RDMX_RMA_ANSWERS, is refused FI_EAGAIN. A chunk that fails sends the reader a VOID (rdmx_tx_void); a
  * region closed meanwhile, a DACK with the key's refusal.
  */
 #define RDMX_RMA_ANSWERS	256
 #define RDMX_RMA_PEER_ANSWERS	64
+#define RDMX_RMA_ANON_ANSWERS	64
 #define RDMX_RMA_CHUNK_BUFS	8
 #define RDMX_RMA_CHUNK_MAX	65536u
 /* Readers passed over in one round of rdmx_rma_pump, at most. */
@@ -208,6 +210,7 @@ struct rdmx_rma_answer {
 	bool			started;	/* a chunk went (a read of none
 						   has one, empty) */
 	bool			failed;		/* the reader was told */
+	bool			anon;		/* counted in rdmx_rma_answers.anon */
 	uint32_t		read_id;	/* the read's send id: the tag */
 	uint32_t		req_id;		/* its request's msg_id: the data */
 	uint32_t		req_flags;	/* its request's packet flags */
@@ -219,6 +222,7 @@ struct rdmx_rma_answers {
 	struct rdmx_dlist	queue;		/* oldest first */
 	uint8_t			*bufs[RDMX_RMA_CHUNK_BUFS];	/* free ones */
 	size_t			nbufs;
+	size_t			anon;		/* answers to anonymous peers */
 	bool			pumping;	/* rdmx_rma_pump is running */
 	uint8_t			mem[RDMX_RMA_CHUNK_BUFS][RDMX_RMA_CHUNK_MAX];
 };
@@ -255,6 +259,8 @@ static void rdmx_rma_answer_end(struct rdmx_ep *ep, struct rdmx_rma_answer *a)
 	}
 	if (a->peer)
 		a->peer->answers--;
+	if (a->anon)
+		ep->answers->anon--;
 	rdmx_dlist_remove(&a->link);
 	rdmx_dlist_insert_tail(&ep->answers->free, &a->link);
 }
@@ -452,7 +458,8 @@ static int rdmx_rma_answer_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
 
 	if (!ans)
 		return FI_ENOMEM;
-	if (peer->answers == RDMX_RMA_PEER_ANSWERS || rdmx_dlist_empty(&ans->free))
+	if (peer->answers == RDMX_RMA_PEER_ANSWERS || rdmx_dlist_empty(&ans->free) ||
+	    (peer->anon && ans->anon == RDMX_RMA_ANON_ANSWERS))
 		return FI_EAGAIN;
 	a = rdmx_container_of(rdmx_dlist_pop_front(&ans->free), struct rdmx_rma_answer, link);
 	*a = (struct rdmx_rma_answer) {
@@ -463,9 +470,11 @@ static int rdmx_rma_answer_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		.read_id = pkt->tx_id,
 		.req_id = pkt->msg_id,
 		.req_flags = pkt->flags,
+		.anon = peer->anon,
 	};
 	rdmx_dlist_insert_tail(&ans->queue, &a->link);
 	peer->answers++;
+	ans->anon += a->anon;
 	return 0;
 }
 

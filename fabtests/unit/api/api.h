@@ -84,6 +84,7 @@ struct fixture_opts {
 	uint64_t		a_tx_flags;	/* extra flags binding A's tx CQ */
 	bool			verbose;	/* report every set-up step */
 	bool			rma;		/* FI_RMA asked for too */
+	bool			atomic;		/* FI_ATOMIC asked for too */
 	uint64_t		mr_mode;	/* the hints' */
 };
 
@@ -237,6 +238,9 @@ void test_pending_queue(struct fixture *fx);
 
 /* rma.c */
 void test_rma(struct fixture *fx);
+
+/* atomic.c */
+void test_atomics(struct fixture *fx);
 
 /* ping.c */
 void test_ping_threads(struct fixture *fx);

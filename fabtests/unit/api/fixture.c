@@ -99,7 +99,7 @@ static int get_info(const struct fixture_opts *o, enum fi_threading threading,
 	if (!hints)
 		return -FI_ENOMEM;
 	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE |
-		      (o->rma ? FI_RMA : 0);
+		      (o->rma ? FI_RMA : 0) | (o->atomic ? FI_ATOMIC : 0);
 	hints->domain_attr->mr_mode = o->mr_mode;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->threading = threading;

@@ -136,13 +136,17 @@ Test(info, auto_progress_is_echoed)
 	fi_freeinfo(info);
 }
 
-Test(info, atomic_caps_find_nothing)
+/* FI_ATOMIC alone means every direction of it too. */
+Test(info, atomics_are_offered_with_their_directions)
 {
+	struct fi_info *info;
+
 	hints->caps = FI_TAGGED | FI_ATOMIC;
-	expect_nodata("FI_ATOMIC");
-	hints->caps = FI_MSG;
-	hints->tx_attr->caps = FI_ATOMIC;
-	expect_nodata("FI_ATOMIC in tx_attr");
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
+	cr_assert_eq(info->caps & (FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
+				   FI_REMOTE_WRITE),
+		     FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
+	fi_freeinfo(info);
 }
 
 /* FI_RMA alone means every direction of it, and one remote segment. */
@@ -469,7 +473,7 @@ Test(info, check_and_narrow_directly)
 {
 	struct fi_info *ours = offered();
 
-	hints->caps = FI_MSG | FI_ATOMIC;
+	hints->caps = FI_MSG | FI_COLLECTIVE;
 	cr_assert_eq(rdmx_info_check(ours, hints, API_VERSION), -FI_ENODATA);
 	hints->caps = FI_MSG;
 	cr_assert_eq(rdmx_info_check(ours, hints, API_VERSION), 0);

@@ -110,7 +110,7 @@ Test(wire, eager_round_trip_all_ones)
 	 */
 	const uint32_t flags = RDMX_PKT_FLAGS_KNOWN & ~(RDMX_PKT_READ | RDMX_PKT_DACK_REQ |
 							RDMX_PKT_RMA | RDMX_PKT_RMA_READ |
-							RDMX_PKT_RMA_RESP);
+							RDMX_PKT_RMA_RESP | RDMX_PKT_ATOMIC);
 
 	rdmx_wire_eager_encode(&hdr, flags, UINT32_MAX, UINT64_MAX, UINT64_MAX);
 	cr_assert_eq(rdmx_wire_decode(&hdr, sizeof(hdr), &pkt), 0);

@@ -7,6 +7,7 @@
 #ifndef RDMX_EP_H
 #define RDMX_EP_H
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_ext_rdmx.h>
 
@@ -170,6 +171,10 @@ void rdmx_ep_queues_init(struct rdmx_ep *ep);
 extern struct fi_ops_msg rdmx_msg_ops;
 extern struct fi_ops_tagged rdmx_tagged_ops;
 extern struct fi_ops_rma rdmx_rma_ops;
+/* And atomics (rdmx_atomic_ops.c); rdmx_atomic_query is fi_query_atomic's. */
+extern struct fi_ops_atomic rdmx_atomic_ops;
+int rdmx_atomic_query(enum fi_datatype datatype, enum fi_op op, struct fi_atomic_attr *attr,
+		      uint64_t flags);
 
 /* Operation flags accepted by the *msg calls. */
 #define RDMX_TX_MSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | \

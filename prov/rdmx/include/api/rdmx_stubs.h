@@ -3,7 +3,7 @@
  * rdmx: typed stubs for calls rdmx does not implement. Each returns
  * -FI_ENOSYS, so an application calling one gets a clear error instead of
  * a crash through a NULL slot. Whole tables are provided for the endpoint
- * interfaces rdmx does not offer yet (RMA, atomics, collectives).
+ * interfaces rdmx does not offer yet (collectives).
  */
 #ifndef RDMX_STUBS_H
 #define RDMX_STUBS_H
@@ -13,7 +13,6 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_rma.h>
-#include <rdma/fi_atomic.h>
 #include <rdma/fi_collective.h>
 
 int rdmx_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
@@ -24,7 +23,6 @@ int rdmx_no_tostr(const struct fid *fid, char *buf, size_t len);
 int rdmx_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context);
 
-extern struct fi_ops_atomic rdmx_no_atomic_ops;
 extern struct fi_ops_collective rdmx_no_collective_ops;
 
 /* fi_ops_cm slots for an RDM endpoint (connection calls). */

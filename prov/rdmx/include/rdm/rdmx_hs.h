@@ -72,9 +72,10 @@
 #define RDMX_HS_FEAT_HOST		(1ULL << 3)
 #define RDMX_HS_FEAT_SHM		(1ULL << 4)
 #define RDMX_HS_FEAT_RMA		(1ULL << 5)	/* RMA packets (rdmx_wire.h) */
+#define RDMX_HS_FEAT_ATOMIC		(1ULL << 6)	/* RDMX_PKT_ATOMIC */
 /* What an endpoint announces besides RX_MAX, which rx_max implies. */
 #define RDMX_HS_FEATURES	(RDMX_HS_FEAT_DELIVERY_ACK | RDMX_HS_FEAT_CLOSE | \
-				 RDMX_HS_FEAT_HOST | RDMX_HS_FEAT_RMA)
+				 RDMX_HS_FEAT_HOST | RDMX_HS_FEAT_RMA | RDMX_HS_FEAT_ATOMIC)
 
 /* Probes one side sends, at most; and what an endpoint sends. */
 #define RDMX_HS_PROBES_MAX	32

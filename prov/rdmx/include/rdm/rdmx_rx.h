@@ -179,6 +179,13 @@ void rdmx_rma_fail(struct rdmx_ep *ep, struct rdmx_rxe *rxe, int err);
 /* A read request from peer: answered with the bytes, or refused by DACK. */
 void rdmx_rma_read_req(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt);
 
+/*
+ * An atomic from peer: applied at once, then acknowledged by DACK, or
+ * for one that fetches answered with the old values as a read is; a
+ * refusal (key, bounds, access, no answer left) is a DACK with its code.
+ */
+void rdmx_rma_atomic(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt);
+
 /* Sends the answers' chunks that found no send entry (ep->rma_stalled). */
 void rdmx_rma_progress(struct rdmx_ep *ep);
 

@@ -42,14 +42,19 @@ enum rdmx_proto {
 
 /*
  * What a send carries besides a message (rdmx_rma.c): an RMA write's
- * bytes, a read's request, or the bytes a peer's read asked for.
+ * bytes, a read's request, the bytes a peer's read asked for, or an
+ * atomic's operands (which may fetch old values as a read does).
  */
 enum rdmx_rma_op {
 	RDMX_RMA_NONE,
 	RDMX_RMA_WRITE,
 	RDMX_RMA_READ,
 	RDMX_RMA_RESP,
+	RDMX_RMA_ATOMIC,
 };
+
+/* Buffers of an atomic's operands, compare values or results, at most. */
+#define RDMX_ATOMIC_IOV		4
 
 /*
  * When a send completes (fi_cq(3) completion levels). The transitions:
@@ -139,6 +144,12 @@ struct rdmx_txe {
 	size_t			read_got;
 	uint32_t		read_busy;
 	int			read_fail;
+	/* ATOMIC: what it does, and where fetched old values land. */
+	uint8_t			atomic_op;	/* enum fi_op */
+	uint8_t			atomic_datatype;	/* enum fi_datatype */
+	uint16_t		atomic_count;
+	struct iovec		result[RDMX_ATOMIC_IOV];
+	size_t			result_cnt;
 	/* RESP: called as the entry is released (txe->err says how it went). */
 	void			(*ended)(struct rdmx_ep *ep, struct rdmx_txe *txe);
 	void			*owner;		/* ended's: the answer sent */
@@ -164,7 +175,18 @@ struct rdmx_send_req {
 	uint64_t		rma_addr;
 	void			(*ended)(struct rdmx_ep *ep, struct rdmx_txe *txe);
 	void			*owner;		/* RESP: see rdmx_txe */
+	uint8_t			atomic_op;	/* ATOMIC (see rdmx_txe); iov holds */
+	uint8_t			atomic_datatype;	/* the operands, then the */
+	uint16_t		atomic_count;	/* compare values */
+	const struct iovec	*result;	/* fetched old values; NULL: none */
+	size_t			result_cnt;
 };
+
+/* Whether txe waits for an answer of bytes: a read, or an atomic that fetches. */
+static inline bool rdmx_tx_fetches(const struct rdmx_txe *txe)
+{
+	return txe->pkt_flags & RDMX_PKT_RMA_READ;
+}
 
 /* Posting (rdmx_send.c), the top of the send side. */
 

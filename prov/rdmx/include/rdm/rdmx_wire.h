@@ -55,9 +55,17 @@ enum rdmx_pkt_type {
 						   a read asked for (tag: the
 						   read's send id; data: its
 						   request's msg_id) */
+#define RDMX_PKT_ATOMIC		(1u << 8)	/* EAGER with RMA and DACK_REQ:
+						   an atomic (rdmx_wire_atomic
+						   after the rdmx_wire_rma, then
+						   the operands, then the compare
+						   values); with RMA_READ it
+						   fetches: the rma's len bytes of
+						   old values come back; only to
+						   a peer with RDMX_HS_FEAT_ATOMIC */
 #define RDMX_PKT_FLAGS_KNOWN	(RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA | RDMX_PKT_VOID | \
 				 RDMX_PKT_READ | RDMX_PKT_DACK_REQ | RDMX_PKT_RMA | \
-				 RDMX_PKT_RMA_READ | RDMX_PKT_RMA_RESP)
+				 RDMX_PKT_RMA_READ | RDMX_PKT_RMA_RESP | RDMX_PKT_ATOMIC)
 
 /* Starts every packet. */
 struct rdmx_wire_base {
@@ -106,6 +114,22 @@ struct rdmx_wire_rma {
 	uint64_t	len;		/* RMA_READ: bytes asked; else zero */
 };
 _Static_assert(sizeof(struct rdmx_wire_rma) == 16, "wire rma size");
+
+/*
+ * After the rdmx_wire_rma of a packet flagged RDMX_PKT_ATOMIC: the
+ * operation (enum fi_op), the datatype (enum fi_datatype) and how many
+ * elements; the packet's payload holds count operands (none for
+ * FI_ATOMIC_READ) and, for a compare (FI_CSWAP to FI_MSWAP), count
+ * compare values after them.
+ */
+struct rdmx_wire_atomic {
+	uint8_t		op;
+	uint8_t		datatype;
+	uint16_t	count;
+	uint32_t	reserved;	/* zero */
+};
+_Static_assert(sizeof(struct rdmx_wire_atomic) == 8, "wire atomic size");
+
 
 /* Bytes of a device's remote read key (struct rdmx_dev_rkey). */
 #define RDMX_WIRE_RKEY_LEN	48
@@ -239,6 +263,9 @@ struct rdmx_pkt {
 	uint32_t		count;		/* DACK */
 	uint64_t		rma_addr;	/* RMA: the rdmx_wire_rma's */
 	uint64_t		rma_len;	/* RMA_READ: the bytes asked */
+	uint8_t			atomic_op;	/* ATOMIC: the rdmx_wire_atomic's, */
+	uint8_t			atomic_datatype;	/* checked against */
+	uint16_t		atomic_count;	/* each other and the payload */
 	const uint8_t		*payload;
 	size_t			payload_len;
 };
@@ -278,6 +305,10 @@ int rdmx_wire_read_decode(const void *buf, size_t len, uint64_t msg_len,
 
 /* Fills the rdmx_wire_rma that follows the header of an RMA packet. */
 void rdmx_wire_rma_encode(struct rdmx_wire_rma *rma, uint64_t addr, uint64_t len);
+
+/* Fills the rdmx_wire_atomic that follows it in an atomic. */
+void rdmx_wire_atomic_encode(struct rdmx_wire_atomic *atomic, uint8_t op, uint8_t datatype,
+			     uint16_t count);
 
 /* Fills a handshake packet. */
 void rdmx_wire_hs_encode(struct rdmx_wire_hs *hdr, const struct rdmx_hs_msg *msg);

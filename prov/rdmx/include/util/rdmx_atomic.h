@@ -14,6 +14,9 @@
 
 #include <rdma/fi_domain.h>
 
+/* Bytes of operands one atomic carries at most (and of compare values, and results). */
+#define RDMX_ATOMIC_MAX_BYTES	128
+
 /* The call an operation comes by. */
 enum rdmx_atomic_kind {
 	RDMX_ATOMIC_WRITE,	/* fi_atomic: the target's elements change */

@@ -51,12 +51,11 @@ static int rdmx_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 	return -FI_ENOSYS;
 }
 
-static int rdmx_no_query_atomic(struct fid_domain *domain,
-				enum fi_datatype datatype, enum fi_op op,
-				struct fi_atomic_attr *attr, uint64_t flags)
+static int rdmx_domain_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+				    enum fi_op op, struct fi_atomic_attr *attr, uint64_t flags)
 {
-	(void) domain; (void) datatype; (void) op; (void) attr; (void) flags;
-	return -FI_ENOSYS;
+	(void) domain;
+	return rdmx_atomic_query(datatype, op, attr, flags);
 }
 
 static int rdmx_no_query_collective(struct fid_domain *domain,
@@ -99,7 +98,7 @@ static struct fi_ops_domain rdmx_domain_ops = {
 	.poll_open = rdmx_poll_open,
 	.stx_ctx = rdmx_no_stx_ctx,
 	.srx_ctx = rdmx_no_srx_ctx,
-	.query_atomic = rdmx_no_query_atomic,
+	.query_atomic = rdmx_domain_query_atomic,
 	.query_collective = rdmx_no_query_collective,
 	.endpoint2 = rdmx_domain_endpoint2,
 };

@@ -740,8 +740,8 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 	ep->caps = info && info->caps ? info->caps : RDMX_CAPS;
 	if (!(ep->caps & (FI_SEND | FI_RECV)))
 		ep->caps |= FI_SEND | FI_RECV;
-	/* FI_RMA without any of its four directions means all (fi_getinfo(3)). */
-	if ((ep->caps & FI_RMA) &&
+	/* FI_RMA or FI_ATOMIC without any of the four directions means all (fi_getinfo(3)). */
+	if ((ep->caps & (FI_RMA | FI_ATOMIC)) &&
 	    !(ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
 		ep->caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	ep->tx_size = info && info->tx_attr && info->tx_attr->size ?
@@ -810,7 +810,7 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.msg = &rdmx_msg_ops;
 	ep->ep_fid.tagged = &rdmx_tagged_ops;
 	ep->ep_fid.rma = &rdmx_rma_ops;
-	ep->ep_fid.atomic = &rdmx_no_atomic_ops;
+	ep->ep_fid.atomic = &rdmx_atomic_ops;
 	ep->ep_fid.collective = &rdmx_no_collective_ops;
 	rdmx_ref_get(&ep->domain->refs);
 	*ep_p = &ep->ep_fid;

@@ -245,7 +245,8 @@ static uint64_t rdmx_info_caps(uint64_t prov, uint64_t hint)
 	/* Neither direction named means both (fi_getinfo(3)). */
 	if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
-	if ((caps & FI_RMA) && !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+	if ((caps & (FI_RMA | FI_ATOMIC)) &&
+	    !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
 		caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	return caps & prov;
 }

@@ -117,7 +117,7 @@ void rdmx_dack_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	 * its answer or between two of its chunks (rdmx_tx_delivered lets
 	 * a chunk landing end first).
 	 */
-	if (!last || (last->rma_op == RDMX_RMA_READ && (!pkt->status || last->read_fail))) {
+	if (!last || (rdmx_tx_fetches(last) && (!pkt->status || last->read_fail))) {
 		ep->stats.rx_malformed++;
 		return;
 	}
@@ -126,7 +126,7 @@ void rdmx_dack_recv(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		struct rdmx_txe *txe = rdmx_pool_at(&ep->txe_pool, i);
 
 		if (txe != last && txe->in_use && !txe->deferred && txe->peer == peer &&
-		    txe->level == RDMX_TX_DELIVERY_AWAITED && txe->rma_op != RDMX_RMA_READ &&
+		    txe->level == RDMX_TX_DELIVERY_AWAITED && !rdmx_tx_fetches(txe) &&
 		    txe->msg_id - first < pkt->count - 1)
 			rdmx_tx_delivered(ep, txe, 0);
 	}

@@ -10,7 +10,7 @@
 #include "rdmx_ep.h"
 #include "rdmx_rx.h"
 
-/* An eager packet of RMA: a read request, a write or a read's answer. */
+/* An eager packet of RMA: a read request, a write, an atomic or a read's answer. */
 static RDMX_NOINLINE void rdmx_eager_rma(struct rdmx_ep *ep, struct rdmx_peer *peer,
 					 const struct rdmx_pkt *pkt, fi_addr_t src)
 {
@@ -23,6 +23,10 @@ static RDMX_NOINLINE void rdmx_eager_rma(struct rdmx_ep *ep, struct rdmx_peer *p
 	}
 	if (pkt->flags & RDMX_PKT_VOID) {
 		rdmx_rma_resp_lost(ep, peer, pkt, FI_EIO);
+		return;
+	}
+	if (pkt->flags & RDMX_PKT_ATOMIC) {
+		rdmx_rma_atomic(ep, peer, pkt);
 		return;
 	}
 	if (pkt->flags & RDMX_PKT_RMA_READ) {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "rdmx.h"
+#include "rdmx_atomic.h"
 #include "rdmx_comp.h"
 #include "rdmx_conn.h"
 #include "rdmx_dack.h"
@@ -29,21 +30,28 @@
 #include "rdmx_rx.h"
 #include "rdmx_tx.h"
 
-/* What an endpoint must offer to be the target of access. */
-static int rdmx_rma_target_cap(const struct rdmx_ep *ep, uint64_t access)
+/* What an endpoint must offer to be the target of access by cap (FI_RMA, FI_ATOMIC). */
+static int rdmx_rma_target_cap(const struct rdmx_ep *ep, uint64_t cap, uint64_t access)
 {
 	uint64_t caps = ep->caps;
 
-	return (caps & FI_RMA) && (caps & access) && ep->keys ? 0 : -FI_EOPNOTSUPP;
+	return (caps & cap) && (caps & access) == access && ep->keys ? 0 : -FI_EOPNOTSUPP;
 }
 
-/* The len bytes at addr of the region with key, if access is granted. */
+/* The len bytes at addr of the region with key, if access by cap is granted. */
+static int rdmx_rma_region_of(const struct rdmx_ep *ep, uint64_t cap, uint64_t key,
+			      uint64_t addr, size_t len, uint64_t access, uint8_t **buf)
+{
+	int ret = rdmx_rma_target_cap(ep, cap, access);
+
+	return ret ? ret : rdmx_keys_find(ep->keys, key, addr, len, access, buf);
+}
+
+/* rdmx_rma_region_of for RMA. */
 static int rdmx_rma_region(const struct rdmx_ep *ep, uint64_t key, uint64_t addr,
 			   size_t len, uint64_t access, uint8_t **buf)
 {
-	int ret = rdmx_rma_target_cap(ep, access);
-
-	return ret ? ret : rdmx_keys_find(ep->keys, key, addr, len, access, buf);
+	return rdmx_rma_region_of(ep, FI_RMA, key, addr, len, access, buf);
 }
 
 /* An rxe standing for RMA (not on any queue), in rxe: its bytes are iov. */
@@ -66,7 +74,7 @@ static struct rdmx_txe *rdmx_rma_read_of(struct rdmx_ep *ep, struct rdmx_peer *p
 			       rdmx_pool_at(&ep->txe_pool, (size_t) pkt->tag) : NULL;
 
 	if (!txe || !txe->in_use || txe->deferred || txe->peer != peer ||
-	    txe->rma_op != RDMX_RMA_READ || txe->level != RDMX_TX_DELIVERY_AWAITED ||
+	    !rdmx_tx_fetches(txe) || txe->level != RDMX_TX_DELIVERY_AWAITED ||
 	    txe->read_fail || txe->err || (uint64_t) txe->msg_id != pkt->data)
 		return NULL;
 	return txe;
@@ -97,8 +105,13 @@ struct rdmx_rxe *rdmx_rma_rxe(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		return NULL;
 	}
 	rdmx_rma_rxe_init(rxe, RDMX_RMA_RESP, NULL, 0);
-	rxe->iov_cnt = rdmx_iov_slice(rxe->iov, read->iov, read->iov_cnt, read->read_next,
-				      pkt->msg_len);
+	/* A read's bytes land in its buffers, an atomic's old values in its results. */
+	if (read->rma_op == RDMX_RMA_ATOMIC)
+		rxe->iov_cnt = rdmx_iov_slice(rxe->iov, read->result, read->result_cnt,
+					      read->read_next, pkt->msg_len);
+	else
+		rxe->iov_cnt = rdmx_iov_slice(rxe->iov, read->iov, read->iov_cnt,
+					      read->read_next, pkt->msg_len);
 	rxe->read = read;
 	read->read_next += pkt->msg_len;
 	read->read_busy++;
@@ -211,6 +224,9 @@ struct rdmx_rma_answer {
 						   has one, empty) */
 	bool			failed;		/* the reader was told */
 	bool			anon;		/* counted in rdmx_rma_answers.anon */
+	bool			fetched;	/* an atomic's: the bytes are result's,
+						   and addr an offset into it */
+	uint8_t			result[RDMX_ATOMIC_MAX_BYTES];
 	uint32_t		read_id;	/* the read's send id: the tag */
 	uint32_t		req_id;		/* its request's msg_id: the data */
 	uint32_t		req_flags;	/* its request's packet flags */
@@ -252,7 +268,7 @@ static void rdmx_rma_answer_end(struct rdmx_ep *ep, struct rdmx_rma_answer *a)
 {
 	struct rdmx_cq_entry entry = { .flags = FI_RMA | FI_REMOTE_READ };
 
-	if (!a->failed && a->peer && (ep->caps & FI_RMA_EVENT)) {
+	if (!a->failed && !a->fetched && a->peer && (ep->caps & FI_RMA_EVENT)) {
 		if (ep->rx_comp)
 			rdmx_comp_count(ep->rx_comp, &entry);
 		rdmx_keys_accessed(ep->keys, a->key, FI_REMOTE_READ);
@@ -334,7 +350,9 @@ static enum rdmx_rma_sent rdmx_rma_chunk(struct rdmx_ep *ep, struct rdmx_rma_ans
 		return RDMX_RMA_PASS;
 	iov.iov_len = RDMX_MIN(a->left, RDMX_MIN(RDMX_RMA_CHUNK_MAX, RDMX_MAX(ep->medium_max,
 				peer->pkt_max - sizeof(struct rdmx_wire_eager))));
-	err = -rdmx_rma_region(ep, a->key, a->addr, iov.iov_len, FI_REMOTE_READ, &buf);
+	buf = a->result + a->addr;
+	err = a->fetched ? 0 :
+	      -rdmx_rma_region(ep, a->key, a->addr, iov.iov_len, FI_REMOTE_READ, &buf);
 	if (err) {
 		rdmx_rma_answer_refuse(ep, a, err);
 		return RDMX_RMA_SENT;
@@ -449,9 +467,9 @@ void rdmx_rma_free(struct rdmx_ep *ep)
 	ep->answers = NULL;
 }
 
-/* A new answer to peer's read request pkt, queued; 0 or a positive FI_E*. */
+/* A new answer to peer's read request pkt, queued as *ap; 0 or a positive FI_E*. */
 static int rdmx_rma_answer_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
-			       const struct rdmx_pkt *pkt)
+			       const struct rdmx_pkt *pkt, struct rdmx_rma_answer **ap)
 {
 	struct rdmx_rma_answers *ans = rdmx_rma_answers(ep);
 	struct rdmx_rma_answer *a;
@@ -475,11 +493,13 @@ static int rdmx_rma_answer_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
 	rdmx_dlist_insert_tail(&ans->queue, &a->link);
 	peer->answers++;
 	ans->anon += a->anon;
+	*ap = a;
 	return 0;
 }
 
 void rdmx_rma_read_req(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt)
 {
+	struct rdmx_rma_answer *a;
 	uint8_t *buf;
 	int err;
 
@@ -489,11 +509,51 @@ void rdmx_rma_read_req(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct 
 	if (!err && pkt->rma_len > ep->max_msg_size)
 		err = FI_EMSGSIZE;
 	if (!err)
-		err = rdmx_rma_answer_new(ep, peer, pkt);
+		err = rdmx_rma_answer_new(ep, peer, pkt, &a);
 	if (err) {
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, err);
 		return;
 	}
+	if (!ep->answers->pumping)
+		rdmx_rma_pump(ep);
+}
+
+void rdmx_rma_atomic(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rdmx_pkt *pkt)
+{
+	enum fi_op op = (enum fi_op) pkt->atomic_op;
+	size_t bytes = pkt->atomic_count * rdmx_atomic_size((enum fi_datatype)
+							   pkt->atomic_datatype);
+	bool fetch = pkt->flags & RDMX_PKT_RMA_READ;
+	uint64_t access = op == FI_ATOMIC_READ ? FI_REMOTE_READ :
+			  fetch ? FI_REMOTE_READ | FI_REMOTE_WRITE : FI_REMOTE_WRITE;
+	struct rdmx_cq_entry entry = { .flags = FI_ATOMIC | FI_REMOTE_WRITE };
+	struct rdmx_rma_answer *a = NULL;
+	uint8_t *buf;
+	int err;
+
+	err = -rdmx_rma_region_of(ep, FI_ATOMIC, pkt->tag, pkt->rma_addr, bytes, access, &buf);
+	if (!err && fetch)
+		err = rdmx_rma_answer_new(ep, peer, pkt, &a);
+	if (err) {
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, err);
+		return;
+	}
+	/* Applied now, in the sender's message order, under the domain's lock. */
+	rdmx_atomic_apply(op, (enum fi_datatype) pkt->atomic_datatype, buf,
+			  op == FI_ATOMIC_READ ? NULL : pkt->payload,
+			  op >= FI_CSWAP ? pkt->payload + bytes : NULL, a ? a->result : NULL,
+			  pkt->atomic_count);
+	if ((ep->caps & FI_RMA_EVENT) && op != FI_ATOMIC_READ) {
+		if (ep->rx_comp)
+			rdmx_comp_count(ep->rx_comp, &entry);
+		rdmx_keys_accessed(ep->keys, pkt->tag, FI_REMOTE_WRITE);
+	}
+	if (!a) {
+		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, 0);
+		return;
+	}
+	a->fetched = true;
+	a->addr = 0;
 	if (!ep->answers->pumping)
 		rdmx_rma_pump(ep);
 }

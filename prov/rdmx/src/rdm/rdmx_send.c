@@ -225,7 +225,8 @@ void rdmx_tx_peer_reset(struct rdmx_ep *ep, struct rdmx_peer *peer, int err,
 static void rdmx_send_plan(const struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
 	size_t pkt = txe->peer->pkt_max -
-		     ((txe->pkt_flags & RDMX_PKT_RMA) ? sizeof(struct rdmx_wire_rma) : 0);
+		     ((txe->pkt_flags & RDMX_PKT_RMA) ? sizeof(struct rdmx_wire_rma) : 0) -
+		     ((txe->pkt_flags & RDMX_PKT_ATOMIC) ? sizeof(struct rdmx_wire_atomic) : 0);
 
 	if (txe->len <= pkt - sizeof(struct rdmx_wire_eager))
 		txe->proto = RDMX_PROTO_EAGER;
@@ -249,6 +250,8 @@ static uint64_t rdmx_send_cap(const struct rdmx_send_req *req)
 		return FI_RMA | FI_WRITE;
 	case RDMX_RMA_READ:
 		return FI_RMA | FI_READ;
+	case RDMX_RMA_ATOMIC:
+		return FI_ATOMIC | (req->result_cnt ? FI_READ : FI_WRITE);
 	default:
 		return 0;
 	}
@@ -290,7 +293,8 @@ static enum rdmx_tx_level rdmx_send_level(const struct rdmx_ep *ep,
 					  const struct rdmx_send_req *req, size_t len)
 {
 	/* RMA waits for the target's word, which alone tells of a refusal. */
-	if (req->rma_op == RDMX_RMA_WRITE || req->rma_op == RDMX_RMA_READ)
+	if (req->rma_op == RDMX_RMA_WRITE || req->rma_op == RDMX_RMA_READ ||
+	    req->rma_op == RDMX_RMA_ATOMIC)
 		return RDMX_TX_DELIVERY_ASKED;
 	if (req->inject_op)
 		return RDMX_TX_INJECT;
@@ -340,6 +344,19 @@ static void rdmx_send_fill_rma(struct rdmx_txe *txe, const struct rdmx_send_req 
 		return;
 	case RDMX_RMA_RESP:
 		txe->pkt_flags = RDMX_PKT_RMA_RESP;
+		return;
+	case RDMX_RMA_ATOMIC:
+		txe->cq_flags = FI_ATOMIC | (req->result_cnt ? FI_READ : FI_WRITE);
+		txe->pkt_flags |= RDMX_PKT_RMA | RDMX_PKT_ATOMIC |
+				  (req->result_cnt ? RDMX_PKT_RMA_READ : 0);
+		txe->tag = req->rma_key;
+		txe->atomic_op = req->atomic_op;
+		txe->atomic_datatype = req->atomic_datatype;
+		txe->atomic_count = req->atomic_count;
+		txe->result_cnt = req->result_cnt;
+		for (size_t i = 0; i < req->result_cnt; i++)
+			txe->result[i] = req->result[i];
+		txe->read_len = rdmx_iov_len(req->result, req->result_cnt);
 		return;
 	}
 }

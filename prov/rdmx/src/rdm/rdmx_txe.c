@@ -66,8 +66,12 @@ size_t rdmx_tx_rma_hdr(const struct rdmx_txe *txe, struct rdmx_pke *pke, size_t 
 
 	if (!(txe->pkt_flags & RDMX_PKT_RMA))
 		return hdr_len;
-	rdmx_wire_rma_encode(rma, txe->rma_addr, txe->rma_op == RDMX_RMA_READ ? txe->read_len : 0);
-	return hdr_len + sizeof(*rma);
+	rdmx_wire_rma_encode(rma, txe->rma_addr, rdmx_tx_fetches(txe) ? txe->read_len : 0);
+	if (!(txe->pkt_flags & RDMX_PKT_ATOMIC))
+		return hdr_len + sizeof(*rma);
+	rdmx_wire_atomic_encode((struct rdmx_wire_atomic *) (rma + 1), txe->atomic_op,
+				txe->atomic_datatype, txe->atomic_count);
+	return hdr_len + sizeof(*rma) + sizeof(struct rdmx_wire_atomic);
 }
 
 /* Fills pke with the next segment of a medium or long send. */
@@ -302,6 +306,8 @@ bool rdmx_tx_level_refused(const struct rdmx_txe *txe)
 
 	if (txe->rma_op == RDMX_RMA_WRITE || txe->rma_op == RDMX_RMA_READ)
 		return !(features & RDMX_HS_FEAT_RMA);
+	if (txe->rma_op == RDMX_RMA_ATOMIC)
+		return !(features & RDMX_HS_FEAT_ATOMIC);
 	return txe->level == RDMX_TX_DELIVERY_ASKED && !(features & RDMX_HS_FEAT_DELIVERY_ACK);
 }
 

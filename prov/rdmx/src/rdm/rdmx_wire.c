@@ -3,6 +3,7 @@
 #include <endian.h>
 
 #include "rdmx.h"
+#include "rdmx_atomic.h"
 #include "rdmx_wire.h"
 
 static void rdmx_wire_base_encode(struct rdmx_wire_base *base,
@@ -131,6 +132,49 @@ void rdmx_wire_rma_encode(struct rdmx_wire_rma *rma, uint64_t addr, uint64_t len
 	rma->len = htole64(len);
 }
 
+void rdmx_wire_atomic_encode(struct rdmx_wire_atomic *atomic, uint8_t op, uint8_t datatype,
+			     uint16_t count)
+{
+	*atomic = (struct rdmx_wire_atomic) {
+		.op = op,
+		.datatype = datatype,
+		.count = htole16(count),
+	};
+}
+
+/*
+ * The rdmx_wire_atomic taken off the front of an atomic's payload: an
+ * operation offered on its datatype for its kind (a fetch with
+ * RMA_READ), at least one element, the payload exactly the operands
+ * (and compare values), each at most RDMX_ATOMIC_MAX_BYTES bytes, and for
+ * a fetch the rma's len exactly the old values' bytes.
+ */
+static int rdmx_wire_decode_atomic(struct rdmx_pkt *pkt)
+{
+	const struct rdmx_wire_atomic *atomic = (const void *) pkt->payload;
+	bool fetch = pkt->flags & RDMX_PKT_RMA_READ;
+	enum rdmx_atomic_kind kind;
+	size_t bytes, want;
+
+	if (pkt->type != RDMX_PKT_EAGER || (pkt->flags & RDMX_PKT_CQ_DATA) ||
+	    pkt->payload_len < sizeof(*atomic) || atomic->reserved)
+		return -FI_EINVAL;
+	pkt->atomic_op = atomic->op;
+	pkt->atomic_datatype = atomic->datatype;
+	pkt->atomic_count = le16toh(atomic->count);
+	pkt->payload += sizeof(*atomic);
+	pkt->payload_len -= sizeof(*atomic);
+	kind = !fetch ? RDMX_ATOMIC_WRITE : pkt->atomic_op >= FI_CSWAP ? RDMX_ATOMIC_COMPARE :
+	       RDMX_ATOMIC_FETCH;
+	if (!rdmx_atomic_valid(kind, pkt->atomic_op, pkt->atomic_datatype))
+		return -FI_EINVAL;
+	bytes = pkt->atomic_count * rdmx_atomic_size(pkt->atomic_datatype);
+	want = pkt->atomic_op == FI_ATOMIC_READ ? 0 : kind == RDMX_ATOMIC_COMPARE ? 2 * bytes :
+	       bytes;
+	return !bytes || bytes > RDMX_ATOMIC_MAX_BYTES || pkt->payload_len != want ||
+	       pkt->rma_len != (fetch ? bytes : 0) ? -FI_EINVAL : 0;
+}
+
 /*
  * The RMA flags of a message packet: which combinations exist, and the
  * rdmx_wire_rma taken off the front of the payload.
@@ -142,10 +186,10 @@ static int rdmx_wire_decode_rma(struct rdmx_pkt *pkt)
 
 	if (f & RDMX_PKT_RMA_RESP)
 		return f & (RDMX_PKT_TAGGED | RDMX_PKT_CQ_DATA | RDMX_PKT_RMA |
-			    RDMX_PKT_RMA_READ | RDMX_PKT_DACK_REQ | RDMX_PKT_READ) ?
-		       -FI_EINVAL : 0;
+			    RDMX_PKT_RMA_READ | RDMX_PKT_DACK_REQ | RDMX_PKT_READ |
+			    RDMX_PKT_ATOMIC) ? -FI_EINVAL : 0;
 	if (!(f & RDMX_PKT_RMA))
-		return f & RDMX_PKT_RMA_READ ? -FI_EINVAL : 0;
+		return f & (RDMX_PKT_RMA_READ | RDMX_PKT_ATOMIC) ? -FI_EINVAL : 0;
 	/* RMA: never tagged, never offered for reading; always answered. */
 	if ((f & (RDMX_PKT_TAGGED | RDMX_PKT_READ | RDMX_PKT_VOID)) ||
 	    !(f & RDMX_PKT_DACK_REQ) || pkt->payload_len < sizeof(*rma))
@@ -154,6 +198,8 @@ static int rdmx_wire_decode_rma(struct rdmx_pkt *pkt)
 	pkt->rma_len = le64toh(rma->len);
 	pkt->payload += sizeof(*rma);
 	pkt->payload_len -= sizeof(*rma);
+	if (f & RDMX_PKT_ATOMIC)
+		return rdmx_wire_decode_atomic(pkt);
 	if (f & RDMX_PKT_RMA_READ)
 		return pkt->type != RDMX_PKT_EAGER || (f & RDMX_PKT_CQ_DATA) ||
 		       pkt->payload_len ? -FI_EINVAL : 0;
@@ -193,8 +239,8 @@ static int rdmx_wire_decode_msg(const void *buf, struct rdmx_pkt *pkt)
 	/* EAGER and MEDIUM carry a send id only for a DACK to name. */
 	if (pkt->tx_id && pkt->type != RDMX_PKT_RTS && !(pkt->flags & RDMX_PKT_DACK_REQ))
 		return -FI_EINVAL;
-	if ((pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_READ | RDMX_PKT_RMA_RESP)) &&
-	    rdmx_wire_decode_rma(pkt))
+	if ((pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_READ | RDMX_PKT_RMA_RESP |
+			   RDMX_PKT_ATOMIC)) && rdmx_wire_decode_rma(pkt))
 		return -FI_EINVAL;
 	/* RMA: the tag field carries the key, or the read's send id. */
 	if (pkt->flags & (RDMX_PKT_RMA | RDMX_PKT_RMA_RESP))

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "rdmx_test.h"
+#include "rdmx_atomic.h"
 #include "rdmx_wire.h"
 
 #define HDR	sizeof(struct rdmx_wire_eager)
@@ -188,6 +189,76 @@ Test(wire, rma_combinations_that_do_not_exist_are_malformed)
 	rdmx_wire_eager_encode(&hdr, RDMX_PKT_RMA | RDMX_PKT_DACK_REQ, 1, 0, 0);
 	rdmx_wire_msg_set_id(&hdr, 1);
 	cr_assert_eq(rdmx_wire_decode(&hdr, sizeof(hdr), &pkt), -FI_EINVAL);
+}
+
+/* An atomic: its EAGER header, rdmx_wire_rma, rdmx_wire_atomic, len payload bytes. */
+static int atomic_decode(uint32_t flags, uint64_t rlen, uint8_t op, uint8_t datatype,
+			 uint16_t count, size_t len, struct rdmx_pkt *pkt)
+{
+	struct {
+		struct rdmx_wire_eager	hdr;
+		struct rdmx_wire_rma	rma;
+		struct rdmx_wire_atomic	atomic;
+		uint8_t			payload[2 * RDMX_ATOMIC_MAX_BYTES + 8];
+	} p;
+
+	memset(&p, 0x5a, sizeof(p));
+	rdmx_wire_eager_encode(&p.hdr, flags, 7, 0x1234, 0);
+	rdmx_wire_msg_set_id(&p.hdr, 3);
+	rdmx_wire_rma_encode(&p.rma, 64, rlen);
+	rdmx_wire_atomic_encode(&p.atomic, op, datatype, count);
+	return rdmx_wire_decode(&p, sizeof(p.hdr) + sizeof(p.rma) + sizeof(p.atomic) + len,
+				pkt);
+}
+
+#define ATOMIC_FLAGS	(RDMX_PKT_RMA | RDMX_PKT_ATOMIC | RDMX_PKT_DACK_REQ)
+#define FETCH_FLAGS	(ATOMIC_FLAGS | RDMX_PKT_RMA_READ)
+
+Test(wire, atomic_round_trip)
+{
+	struct rdmx_pkt pkt;
+
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS, 0, FI_SUM, FI_UINT64, 3, 24, &pkt), 0);
+	cr_assert_eq(pkt.atomic_op, FI_SUM);
+	cr_assert_eq(pkt.atomic_datatype, FI_UINT64);
+	cr_assert_eq(pkt.atomic_count, 3);
+	cr_assert_eq(pkt.payload_len, 24, "the operands");
+	cr_assert_eq(pkt.rma_addr, 64);
+	cr_assert_eq(atomic_decode(FETCH_FLAGS, 16, FI_CSWAP, FI_INT32, 4, 32, &pkt), 0,
+		     "a compare: operands and compare values");
+	cr_assert_eq(atomic_decode(FETCH_FLAGS, 8, FI_ATOMIC_READ, FI_DOUBLE, 1, 0, &pkt), 0,
+		     "an atomic read: no operands");
+}
+
+/* Every size a sender announces is checked against the others. */
+Test(wire, atomics_that_do_not_add_up_are_malformed)
+{
+	struct rdmx_pkt pkt;
+
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS, 0, FI_SUM, FI_UINT64, 3, 16, &pkt), -FI_EINVAL,
+		     "fewer operands than the count");
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS, 0, FI_SUM, FI_UINT64, 0, 0, &pkt), -FI_EINVAL,
+		     "no element");
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS, 0, FI_SUM, FI_UINT64, 17, 136, &pkt),
+		     -FI_EINVAL, "more than RDMX_ATOMIC_MAX_BYTES");
+	cr_assert_eq(atomic_decode(FETCH_FLAGS, 4, FI_SUM, FI_UINT64, 1, 8, &pkt), -FI_EINVAL,
+		     "a fetch naming fewer result bytes than it returns");
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS, 8, FI_SUM, FI_UINT64, 1, 8, &pkt), -FI_EINVAL,
+		     "a non-fetching atomic naming a length");
+	cr_assert_eq(atomic_decode(FETCH_FLAGS, 8, FI_CSWAP, FI_UINT64, 1, 8, &pkt), -FI_EINVAL,
+		     "a compare without its compare values");
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS, 0, FI_CSWAP, FI_UINT64, 1, 16, &pkt),
+		     -FI_EINVAL, "a compare that fetches nothing");
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS, 0, FI_MIN, FI_DOUBLE_COMPLEX, 1, 16, &pkt),
+		     -FI_EINVAL, "a pair not offered");
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS, 0, FI_ATOMIC_OP_LAST, FI_INT8, 1, 1, &pkt),
+		     -FI_EINVAL, "an operation that does not exist");
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS, 0, FI_SUM, 200, 1, 1, &pkt), -FI_EINVAL,
+		     "a datatype that does not exist");
+	cr_assert_eq(atomic_decode(ATOMIC_FLAGS | RDMX_PKT_CQ_DATA, 0, FI_SUM, FI_INT8, 1, 1,
+				   &pkt), -FI_EINVAL, "remote CQ data");
+	cr_assert_eq(atomic_decode(RDMX_PKT_ATOMIC | RDMX_PKT_DACK_REQ, 0, FI_SUM, FI_INT8, 1,
+				   1, &pkt), -FI_EINVAL, "ATOMIC without RMA");
 }
 
 /* The layout peers agree on, whatever the byte order of this host. */

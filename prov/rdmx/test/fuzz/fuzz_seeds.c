@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <rdma/fi_domain.h>
+
 #include "rdmx.h"
 #include "rdmx_wire.h"
 #include "fuzz_dev.h"
@@ -223,6 +225,30 @@ static void seed_rma(struct seed *s, unsigned src, uint32_t flags, uint64_t tag,
 	seed_data(s, src, 0, pkt, n + len);
 }
 
+/*
+ * An atomic on key at addr: op on count elements of datatype (size bytes
+ * each), with RDMX_PKT_RMA_READ when it fetches; its operands, and for a
+ * compare its compare values, all bytes 0x41.
+ */
+static void seed_atomic(struct seed *s, unsigned src, bool fetch, uint64_t key, uint64_t addr,
+			uint8_t op, uint8_t datatype, uint16_t count, size_t size)
+{
+	uint8_t pkt[FUZZ_DEV_MTU];
+	struct rdmx_wire_eager *hdr = (struct rdmx_wire_eager *) pkt;
+	size_t n = sizeof(*hdr), len = op == FI_ATOMIC_READ ? 0 :
+				       (op >= FI_CSWAP ? 2 : 1) * count * size;
+
+	rdmx_wire_eager_encode(hdr, RDMX_PKT_RMA | RDMX_PKT_ATOMIC | RDMX_PKT_DACK_REQ |
+			       (fetch ? RDMX_PKT_RMA_READ : 0), s->msg_id[src]++, key, 0);
+	rdmx_wire_msg_set_id(hdr, 3);
+	rdmx_wire_rma_encode((struct rdmx_wire_rma *) (pkt + n), addr, fetch ? count * size : 0);
+	n += sizeof(struct rdmx_wire_rma);
+	rdmx_wire_atomic_encode((struct rdmx_wire_atomic *) (pkt + n), op, datatype, count);
+	n += sizeof(struct rdmx_wire_atomic);
+	memset(pkt + n, 0x41, len);
+	seed_data(s, src, 0, pkt, n + len);
+}
+
 /* A medium message of len bytes, its segments in the order given. */
 static void seed_medium(struct seed *s, unsigned src, uint32_t flags, uint64_t tag,
 			size_t len, const unsigned *order, size_t segs)
@@ -340,6 +366,15 @@ static void seeds_eager(void)
 	seed_rma(&s, 0, RDMX_PKT_RMA_RESP, 3, 0, 0, 64);
 	seed_rma(&s, 0, RDMX_PKT_RMA_RESP | RDMX_PKT_VOID, 3, 0, 0, 0);
 	seed_write(&s, "rma");
+
+	/* Atomics: a sum, a fetching minimum, a compare, a sum refused (read-only). */
+	seed_start(&s, 0);
+	seed_connect(&s, 0);
+	seed_atomic(&s, 0, false, FUZZ_KEY_RW, 0, FI_SUM, FI_UINT64, 4, 8);
+	seed_atomic(&s, 0, true, FUZZ_KEY_RW, 32, FI_MIN, FI_INT32, 8, 4);
+	seed_atomic(&s, 0, true, FUZZ_KEY_RW, 64, FI_CSWAP, FI_DOUBLE, 2, 8);
+	seed_atomic(&s, 0, false, FUZZ_KEY_RO, 0, FI_SUM, FI_INT8, 1, 1);
+	seed_write(&s, "atomic");
 
 	/* Messages 2, 1, 0: held for order, then matched at once. */
 	seed_start(&s, 0);

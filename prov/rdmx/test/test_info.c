@@ -229,15 +229,18 @@ Test(info, max_msg_size_beyond_ours_finds_nothing)
 	fi_freeinfo(ours);
 }
 
-/* Send-after-send ordering is not implemented yet, so it must not be promised. */
+/* Send-after-send and the atomics' orders are kept, RMA's are not: never promised. */
 Test(info, msg_order_sas_is_offered_and_other_orders_are_not)
 {
+	const uint64_t atomic = FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |
+				FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
 	struct fi_info *info;
 
-	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->tx_attr->msg_order = FI_ORDER_SAS | atomic;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;
 	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
 	cr_assert(info->tx_attr->msg_order & FI_ORDER_SAS);
+	cr_assert_eq(info->tx_attr->msg_order & atomic, atomic);
 	cr_assert(info->rx_attr->msg_order & FI_ORDER_SAS);
 	fi_freeinfo(info);
 	hints->tx_attr->msg_order = FI_ORDER_RAW;

@@ -44,8 +44,13 @@
 /* The default completion level rdmx advertises in tx_attr->op_flags. */
 #define RDMX_TX_OP_FLAGS	FI_TRANSMIT_COMPLETE
 
-/* Send-after-send: receives match messages in their sender's order. */
-#define RDMX_MSG_ORDER		FI_ORDER_SAS
+/*
+ * Send-after-send: receives match messages in their sender's order; and
+ * atomics to one peer are applied in the order they were posted (each is
+ * one message, applied as it is admitted in order).
+ */
+#define RDMX_MSG_ORDER		(FI_ORDER_SAS | FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | \
+				 FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
 
 /* The fi_info rdmx offers on one device domain; NULL on no memory. */
 struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,

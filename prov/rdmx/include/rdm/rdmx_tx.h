@@ -53,8 +53,11 @@ enum rdmx_rma_op {
 	RDMX_RMA_ATOMIC,
 };
 
-/* Buffers of an atomic's operands, compare values or results, at most. */
-#define RDMX_ATOMIC_IOV		4
+/*
+ * Buffers of an atomic's operands, compare values or results, at most:
+ * operands and compare values share a send's RDMX_IOV_LIMIT.
+ */
+#define RDMX_ATOMIC_IOV		2
 
 /*
  * When a send completes (fi_cq(3) completion levels). The transitions:

@@ -14,8 +14,12 @@
 
 #include <rdma/fi_domain.h>
 
-/* Bytes of operands one atomic carries at most (and of compare values, and results). */
-#define RDMX_ATOMIC_MAX_BYTES	128
+/*
+ * Bytes of operands one atomic carries at most (and of compare values,
+ * and of results): so that a compare, with its 56 bytes of headers,
+ * fits the smallest packet rdmx sends (256 bytes, FI_RDMX_MTU's least).
+ */
+#define RDMX_ATOMIC_MAX_BYTES	64
 
 /* The call an operation comes by. */
 enum rdmx_atomic_kind {

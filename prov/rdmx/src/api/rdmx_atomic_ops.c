@@ -28,15 +28,21 @@ struct rdmx_atomic_bufs {
 	size_t			res_cnt;
 };
 
-/* Elements in cnt iocs; SIZE_MAX past the limit of buffers. */
+/*
+ * Elements in cnt iocs; SIZE_MAX past the limit of buffers, for a buffer
+ * without an address, or for counts that do not add up in a size_t.
+ */
 static size_t rdmx_atomic_elems(const struct fi_ioc *ioc, size_t cnt)
 {
 	size_t n = 0;
 
-	if (cnt > RDMX_ATOMIC_IOV)
+	if (cnt > RDMX_ATOMIC_IOV || (cnt && !ioc))
 		return SIZE_MAX;
-	for (size_t i = 0; i < cnt; i++)
+	for (size_t i = 0; i < cnt; i++) {
+		if ((ioc[i].count && !ioc[i].addr) || ioc[i].count >= SIZE_MAX - n)
+			return SIZE_MAX;
 		n += ioc[i].count;
+	}
 	return n;
 }
 

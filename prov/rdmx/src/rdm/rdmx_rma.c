@@ -350,9 +350,12 @@ static enum rdmx_rma_sent rdmx_rma_chunk(struct rdmx_ep *ep, struct rdmx_rma_ans
 		return RDMX_RMA_PASS;
 	iov.iov_len = RDMX_MIN(a->left, RDMX_MIN(RDMX_RMA_CHUNK_MAX, RDMX_MAX(ep->medium_max,
 				peer->pkt_max - sizeof(struct rdmx_wire_eager))));
-	buf = a->result + a->addr;
-	err = a->fetched ? 0 :
-	      -rdmx_rma_region(ep, a->key, a->addr, iov.iov_len, FI_REMOTE_READ, &buf);
+	if (a->fetched) {
+		buf = a->result + a->addr;
+		err = 0;
+	} else {
+		err = -rdmx_rma_region(ep, a->key, a->addr, iov.iov_len, FI_REMOTE_READ, &buf);
+	}
 	if (err) {
 		rdmx_rma_answer_refuse(ep, a, err);
 		return RDMX_RMA_SENT;
@@ -361,8 +364,9 @@ static enum rdmx_rma_sent rdmx_rma_chunk(struct rdmx_ep *ep, struct rdmx_rma_ans
 	err = (int) -rdmx_send(ep, &req);
 	if (err == FI_EAGAIN)
 		return RDMX_RMA_PASS;
+	/* An atomic's old values lost: it was applied all the same (FI_EIO). */
 	if (err) {
-		rdmx_rma_answer_refuse(ep, a, err);
+		rdmx_rma_answer_refuse(ep, a, a->fetched ? FI_EIO : err);
 		return RDMX_RMA_SENT;
 	}
 	ans->nbufs--;
@@ -543,10 +547,17 @@ void rdmx_rma_atomic(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct rd
 			  op == FI_ATOMIC_READ ? NULL : pkt->payload,
 			  op >= FI_CSWAP ? pkt->payload + bytes : NULL, a ? a->result : NULL,
 			  pkt->atomic_count);
+	/* FI_RMA_EVENT: a write if it changes, a read if it fetches, or both. */
 	if ((ep->caps & FI_RMA_EVENT) && op != FI_ATOMIC_READ) {
 		if (ep->rx_comp)
 			rdmx_comp_count(ep->rx_comp, &entry);
 		rdmx_keys_accessed(ep->keys, pkt->tag, FI_REMOTE_WRITE);
+	}
+	if ((ep->caps & FI_RMA_EVENT) && fetch) {
+		entry.flags = FI_ATOMIC | FI_REMOTE_READ;
+		if (ep->rx_comp)
+			rdmx_comp_count(ep->rx_comp, &entry);
+		rdmx_keys_accessed(ep->keys, pkt->tag, FI_REMOTE_READ);
 	}
 	if (!a) {
 		rdmx_dack_send(ep, peer, pkt->flags, pkt->msg_id, pkt->tx_id, 0);

@@ -266,9 +266,10 @@ static int rdmx_send_check(struct rdmx_ep *ep, const struct rdmx_send_req *req,
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	if ((ep->caps & cap) != cap) {
-		RDMX_WARN(FI_LOG_EP_DATA, "%s on an endpoint without %s\n",
-			  cap == FI_SEND ? "send" : "RMA", cap == FI_SEND ? "FI_SEND" :
-			  (cap & FI_READ) ? "FI_RMA and FI_READ" : "FI_RMA and FI_WRITE");
+		RDMX_WARN(FI_LOG_EP_DATA, "%s on an endpoint without %s%s\n",
+			  cap == FI_SEND ? "send" : (cap & FI_ATOMIC) ? "atomic" : "RMA",
+			  cap == FI_SEND ? "FI_SEND" : (cap & FI_ATOMIC) ? "FI_ATOMIC" : "FI_RMA",
+			  cap == FI_SEND ? "" : (cap & FI_READ) ? " and FI_READ" : " and FI_WRITE");
 		return -FI_EOPNOTSUPP;
 	}
 	if (req->iov_cnt > RDMX_IOV_LIMIT) {
@@ -458,8 +459,9 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 	/* The peer's features are read only for the level that needs them. */
 	if (txe->level == RDMX_TX_DELIVERY_ASKED && rdmx_tx_level_refused(txe)) {
 		RDMX_WARN(FI_LOG_EP_DATA, "%s to fi_addr %lu: the peer cannot %s\n",
-			  txe->rma_op ? "RMA" : "FI_DELIVERY_COMPLETE send",
-			  (unsigned long) txe->addr, txe->rma_op ?
+			  txe->rma_op == RDMX_RMA_ATOMIC ? "atomic" : txe->rma_op ? "RMA" :
+			  "FI_DELIVERY_COMPLETE send", (unsigned long) txe->addr,
+			  txe->rma_op == RDMX_RMA_ATOMIC ? "take atomics" : txe->rma_op ?
 			  "take RMA" : "acknowledge delivery");
 		return -FI_EOPNOTSUPP;
 	}

@@ -325,10 +325,10 @@ static void apply_ep_dgram(struct fi_info *h, const struct fi_info *b)
 	h->ep_attr->type = FI_EP_DGRAM;
 }
 
-static void apply_caps_atomic(struct fi_info *h, const struct fi_info *b)
+static void apply_caps_collective(struct fi_info *h, const struct fi_info *b)
 {
 	(void) b;
-	h->caps = FI_MSG | FI_ATOMIC;
+	h->caps = FI_MSG | FI_COLLECTIVE;
 }
 
 static void apply_cq_data_16(struct fi_info *h, const struct fi_info *b)
@@ -378,7 +378,7 @@ static void apply_fabric_name(struct fi_info *h, const struct fi_info *b)
 static const struct nodata_case nodata_cases[] = {
 	{ "ep_type FI_EP_MSG", apply_ep_msg, true, NULL },
 	{ "ep_type FI_EP_DGRAM", apply_ep_dgram, true, NULL },
-	{ "caps FI_ATOMIC", apply_caps_atomic, false, NULL },
+	{ "caps FI_COLLECTIVE", apply_caps_collective, false, NULL },
 	{ "cq_data_size 16", apply_cq_data_16, false, NULL },
 	{ "msg_order FI_ORDER_RAW (a long write's data may follow a later read)", apply_order_raw, false, NULL },
 	{ "tx size above the provider's", apply_tx_size, false, NULL },

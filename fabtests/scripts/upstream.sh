@@ -344,7 +344,9 @@ up_count "$CS_LOG" "!"
 
 if [ "$PROV" = rdmx ]; then
 	echo "fabtests: fi_rma_bw and fi_rdm_rma_event with FI_RDMX_MR_PROV_KEY=1"
-	FI_RDMX_MR_PROV_KEY=1 fi_info -p rdmx -c FI_RMA -v | grep -q 'mr_mode:.*FI_MR_PROV_KEY' ||
+	# fi_info is not ours: in a sanitizer build it needs their runtimes preloaded.
+	FI_RDMX_MR_PROV_KEY=1 $(t_foreign_prefix) fi_info -p rdmx -c FI_RMA -v |
+		grep -q 'mr_mode:.*FI_MR_PROV_KEY' ||
 		t_fail "FI_RDMX_MR_PROV_KEY=1: fi_info shows no FI_MR_PROV_KEY"
 	running=$PK_LOG
 	up_wait up_pk_all > "$PK_LOG" 2>&1 || :

@@ -20,6 +20,13 @@
 # and no process of the run is left. pml cm carries every message
 # through the mtl, so no btl but self needs to start (--mca btl self).
 #
+# mpi_osc (MPI one-sided) runs at 2 and 4 ranks over osc rdma, which
+# needs a btl that does RMA and atomics: btl ofi with rdmx alone
+# (btl_ofi_provider_include), which every rank must report started
+# (btl_base_verbose); then once more at 4 ranks with its all-ops
+# argument and osc_rdma_acc_use_amo=0 (Open MPI 4.1's btl ofi aborts on
+# max, min and the bitwise ops as network atomics; mpi_osc.c says more).
+#
 # Every process of a run carries RDMX_MPI_RUN=<scratch folder> in its
 # environment, which is how the leftovers of a run that hung or failed
 # are found and killed on exit. Open MPI's session folder goes to the
@@ -37,7 +44,7 @@
 # Exit status: 0 pass, 1 fail.
 set -eu
 
-MPI_PROGS="mpi_p2p mpi_match mpi_threads mpi_coll"
+MPI_PROGS="mpi_p2p mpi_match mpi_threads mpi_coll mpi_osc"
 MPI_RANKS="2 4"
 MPI_INSTALL="install openmpi-bin libopenmpi-dev (contrib/rdmx does)"
 
@@ -82,17 +89,24 @@ mpi_count() {
 	grep -c -- "$2" "$T_DIR/$1.err" || :
 }
 
-# mpi_run name ranks cmd... : one mpirun of cmd at ranks ranks, the
-# variables in MPI_X ("-x VAR=value" words) exported to every rank;
-# checks exit, pml and provider selection and leftovers as the header
-# says. Output stays in $T_DIR/name.out and name.err.
+# The btl (and osc) flags of a run: btl self alone for the point-to-point
+# programs; osc rdma over btl ofi over rdmx for mpi_osc.
+MPI_MCA_P2P="--mca btl self"
+MPI_MCA_OSC="--mca osc rdma --mca btl ofi,self --mca btl_ofi_provider_include rdmx
+	--mca btl_base_verbose 10"
+
+# mpi_run name ranks cmd... : one mpirun of cmd at ranks ranks, with the
+# flags in MPI_MCA and the variables in MPI_X ("-x VAR=value" words)
+# exported to every rank; checks exit, pml, provider and btl selection
+# and leftovers as the header says. Output stays in $T_DIR/name.out and
+# name.err.
 mpi_run() {
 	local name=$1 ranks=$2
 	shift 2
 	MPI_START=$(date +%s%N)
 	t_spawn_with "$name" "env $MPI_MARK TMPDIR=$T_DIR" mpirun --oversubscribe -np "$ranks" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include rdmx \
-		--mca btl self --mca mtl_ofi_verbose 1 --mca pml_base_verbose 10 \
+		$MPI_MCA --mca mtl_ofi_verbose 1 --mca pml_base_verbose 10 \
 		-x FI_PROVIDER_PATH $MPI_SAN $MPI_X "$@"
 	t_collect "$T_LAST_PID"
 	case $T_RC in
@@ -105,6 +119,9 @@ mpi_run() {
 	[ "$(mpi_count "$name" 'mtl:ofi:prov: ')" -eq "$ranks" ] &&
 		[ "$(mpi_count "$name" 'mtl:ofi:prov: rdmx$')" -eq "$ranks" ] ||
 		t_fail "$name: not every rank's mtl ofi named rdmx as its provider"
+	[ "$MPI_MCA" = "$MPI_MCA_P2P" ] ||
+		[ "$(mpi_count "$name" 'select: init of component ofi returned success$')" -eq "$ranks" ] ||
+		t_fail "$name: not every rank started btl ofi (over rdmx alone)"
 	[ -z "$(mpi_strays)" ] || t_fail "$name: processes left after mpirun: $(mpi_strays)"
 }
 
@@ -116,17 +133,20 @@ mpi_pass() {
 }
 
 # mpi_case prog ranks [VAR=value...]: one run of a fabtests/mpi program,
-# with the variables given exported to every rank.
+# with the variables given exported to every rank, and MPI_ARG (if set)
+# as the program's argument.
 mpi_case() {
 	local prog=$1 ranks=$2 name var
 	shift 2
-	name="$prog-$ranks${1:+-$(echo "$*" | tr ' =' '-_')}"
+	name="$prog-$ranks${1:+-$(echo "$*" | tr ' =' '-_')}${MPI_ARG:+-$MPI_ARG}"
 	MPI_X=""
 	for var in "$@"; do
 		MPI_X="$MPI_X -x $var"
 	done
-	echo "== $prog, $ranks ranks${1:+, $*}"
-	mpi_run "$name" "$ranks" "$RDMX_BUILDDIR/fabtests/mpi/$prog"
+	MPI_MCA=$MPI_MCA_P2P
+	[ "$prog" != mpi_osc ] || MPI_MCA="$MPI_MCA_OSC${MPI_OSC_MCA:+ $MPI_OSC_MCA}"
+	echo "== $prog, $ranks ranks${1:+, $*}${MPI_ARG:+, $MPI_ARG}${MPI_OSC_MCA:+, $MPI_OSC_MCA}"
+	mpi_run "$name" "$ranks" "$RDMX_BUILDDIR/fabtests/mpi/$prog" ${MPI_ARG:-}
 	t_out_has "$name" "^$prog: PASS ($ranks ranks)" || t_fail "$name: rank 0 printed no PASS"
 	cat "$T_DIR/$name.out"
 	mpi_pass "$name"
@@ -164,6 +184,7 @@ done
 if [ "${RDMX_MPI_QUICK:-0}" != 1 ]; then
 	mpi_case mpi_p2p 4 FI_RDMX_LONG_READ=0
 	mpi_case mpi_match 4 FI_RDMX_LONG_READ=0
+	MPI_ARG=all-ops MPI_OSC_MCA="--mca osc_rdma_acc_use_amo 0" mpi_case mpi_osc 4
 	mpi_netpipe
 fi
 echo "PASS: mpi.sh"

@@ -220,3 +220,28 @@ Test(swsrd, wire_rejects_payload_on_ack_rnr_and_skip)
 		free(pkt);
 	}
 }
+
+/*
+ * A datagram endpoint's UNREL carries a payload and nothing else: any
+ * other field set, or a flag, makes it malformed.
+ */
+Test(swsrd, wire_unrel_is_the_type_alone)
+{
+	const struct rdmx_srd_hdr unrel = { .type = RDMX_SRD_UNREL };
+	static const size_t fields[] = {
+		SRD_OFF_FLAGS, SRD_OFF_EPOCH, SRD_OFF_PSN, SRD_OFF_ACK_EPOCH, SRD_OFF_ACK,
+		SRD_OFF_RESERVED, SRD_OFF_SACK, SRD_OFF_DST_TAG, SRD_OFF_SRC_TAG,
+	};
+	struct rdmx_srd_hdr out;
+	uint8_t *pkt = srd_packet(&unrel, 5);
+
+	cr_assert_eq(rdmx_wire_srd_decode(pkt, SRD_HDR + 5, &out), 0);
+	cr_assert_eq(out.type, RDMX_SRD_UNREL);
+	cr_assert_eq(rdmx_wire_srd_decode(pkt, SRD_HDR, &out), 0, "an empty UNREL");
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		pkt[fields[i]] = 1;
+		srd_expect_rejected(pkt, SRD_HDR + 5, "an UNREL with a field set");
+		pkt[fields[i]] = 0;
+	}
+	free(pkt);
+}

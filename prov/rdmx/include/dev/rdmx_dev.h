@@ -189,6 +189,15 @@ struct rdmx_dev_attr {
 	const struct rdmx_dev_domain	*domain;	/* where; NULL: src_addr's */
 	size_t				sq_size;
 	size_t				rq_size;
+	/*
+	 * For a datagram endpoint (FI_EP_DGRAM): no reliability added. A
+	 * device that makes its datagrams reliable in software (udp, verbs:
+	 * swsrd) sends each as it comes, completes it once handed to the
+	 * wire, and drops what arrives with no buffer posted; receive
+	 * completions have src_addr and a src_ah only if one exists. A
+	 * device reliable by itself (efa) ignores it.
+	 */
+	bool				unreliable;
 };
 
 /* Flags for post_send. */

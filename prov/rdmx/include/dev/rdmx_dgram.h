@@ -104,6 +104,15 @@ struct rdmx_dgram {
 	/* Posted receive buffers, a stack: any buffer fits any packet. */
 	struct rdmx_dgram_buf		*rq;
 	size_t				rq_size, rq_cnt;
+
+	/*
+	 * attr.unreliable: datagrams sent as they come, with an UNREL
+	 * header, and handed up with their sender's address, kept here
+	 * (rq_size of them, a ring) until the next poll.
+	 */
+	bool				unreliable;
+	uint8_t				(*rx_srcs)[RDMX_DEV_ADDR_MAX];
+	size_t				rx_src_next;
 };
 
 /*

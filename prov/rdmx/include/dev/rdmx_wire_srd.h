@@ -30,6 +30,8 @@ enum rdmx_srd_type {
 	RDMX_SRD_ACK,		/* acknowledges only */
 	RDMX_SRD_RNR,		/* refuses psn: no receive buffer was posted */
 	RDMX_SRD_CHALLENGE,	/* src_tag is the sender's tag: use it */
+	RDMX_SRD_UNREL,		/* a datagram endpoint's: payload only, every
+				   other field zero, never acknowledged */
 	RDMX_SRD_TYPE_MAX,
 };
 
@@ -76,7 +78,8 @@ void rdmx_wire_srd_encode(struct rdmx_wire_srd *wire, const struct rdmx_srd_hdr 
  * Validates the swsrd header at the start of a datagram of len bytes;
  * 0 or -FI_EINVAL (short, bad magic/type/flags, non-zero reserved, a
  * zero src_tag, an ACK, RNR or CHALLENGE with a payload, a SKIP with a
- * payload, a CHALLENGE with flags or acknowledgement fields).
+ * payload, a CHALLENGE with flags or acknowledgement fields, an UNREL
+ * with any field but its type set).
  */
 int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr);
 

@@ -216,6 +216,62 @@ static struct rdmx_dgram_ah *rdmx_dgram_ah_sender(struct rdmx_dgram *dg,
 	return ah;
 }
 
+/*
+ * A datagram endpoint's send: one datagram with an UNREL header, done
+ * once the device took it. Whether it arrives nobody will know.
+ */
+static int rdmx_dgram_send_unrel(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
+				 const struct iovec *iov, size_t iov_cnt,
+				 struct rdmx_dgram_send *send)
+{
+	const struct rdmx_srd_hdr hdr = { .type = RDMX_SRD_UNREL };
+	struct iovec all[RDMX_DEV_SGE_MAX + 1];
+	struct rdmx_wire_srd wire;
+	int ret;
+
+	rdmx_wire_srd_encode(&wire, &hdr);
+	all[0] = (struct iovec) { &wire, sizeof(wire) };
+	memcpy(all + 1, iov, iov_cnt * sizeof(*iov));
+	ret = dg->ops->xmit(dg, ah, all, iov_cnt + 1);
+	if (!ret)
+		rdmx_dgram_done(dg, &send->srd, RDMX_DEV_OK);
+	return ret;
+}
+
+/*
+ * A datagram endpoint's receive (rdmx_dgram_rx's arguments): only UNREL
+ * datagrams, each whole in a posted buffer, else dropped. Nothing is
+ * made for the sender, who proved nothing: its handle if one exists.
+ */
+static bool rdmx_dgram_rx_unrel(struct rdmx_dgram *dg, const struct rdmx_srd_hdr *hdr,
+				size_t len, const void *src,
+				const struct rdmx_dgram_buf *buf, bool truncated,
+				struct rdmx_dev_cqe *cqe)
+{
+	struct rdmx_dgram_ah *ah;
+	uint8_t *keep;
+
+	if (hdr->type != RDMX_SRD_UNREL || truncated) {
+		dg->dev.stats.rx_malformed++;
+		return false;
+	}
+	if (!buf) {
+		dg->dev.stats.rx_dropped++;
+		return false;
+	}
+	keep = dg->rx_srcs[dg->rx_src_next++ % dg->rq_size];
+	memcpy(keep, src, dg->dev.ops->addr_size);
+	ah = rdmx_dgram_ah_get(dg, src, false, 0, NULL);
+	cqe->wr_id = buf->wr_id;
+	cqe->op = RDMX_DEV_OP_RECV;
+	cqe->status = RDMX_DEV_OK;
+	cqe->len = (uint32_t) (len - sizeof(struct rdmx_wire_srd));
+	cqe->src_ah = ah ? &ah->ah : NULL;
+	cqe->src_addr = keep;
+	cqe->data = NULL;
+	return true;
+}
+
 int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			 const struct iovec *iov, size_t iov_cnt,
 			 uint64_t wr_id, unsigned flags)
@@ -229,6 +285,13 @@ int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	send = rdmx_pool_alloc(&dg->send_pool);
 	if (!send)
 		return -FI_EAGAIN;
+	if (dg->unreliable) {
+		send->srd.wr_id = wr_id;
+		ret = rdmx_dgram_send_unrel(dg, rdmx_dgram_ah(ah), iov, iov_cnt, send);
+		if (ret)
+			rdmx_pool_release(&dg->send_pool, send);
+		return ret;
+	}
 	send->srd.wr_id = wr_id;
 	send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
 	memcpy(send->srd.iov, iov, iov_cnt * sizeof(*iov));
@@ -258,10 +321,13 @@ bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
 	struct rdmx_dgram_ah *ah;
 	enum rdmx_srd_room room;
 
-	if (rdmx_wire_srd_decode(hdr, len, &srd_hdr)) {
+	if (rdmx_wire_srd_decode(hdr, len, &srd_hdr) ||
+	    (!dg->unreliable && srd_hdr.type == RDMX_SRD_UNREL)) {
 		dg->dev.stats.rx_malformed++;
 		return false;
 	}
+	if (dg->unreliable)
+		return rdmx_dgram_rx_unrel(dg, &srd_hdr, len, src, buf, truncated, cqe);
 	ah = rdmx_dgram_ah_sender(dg, src, &srd_hdr, now);
 	if (!ah)
 		return false;
@@ -334,7 +400,10 @@ int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_o
 	dg->done_cap = attr->sq_size;
 	dg->rq = calloc(dg->rq_size, sizeof(*dg->rq));
 	dg->done = calloc(dg->done_cap, sizeof(*dg->done));
-	if (!dg->rq || !dg->done) {
+	dg->unreliable = attr->unreliable;
+	if (dg->unreliable)
+		dg->rx_srcs = calloc(dg->rq_size, sizeof(*dg->rx_srcs));
+	if (!dg->rq || !dg->done || (dg->unreliable && !dg->rx_srcs)) {
 		ret = -FI_ENOMEM;
 		goto err_free;
 	}
@@ -356,6 +425,7 @@ err_destruct_pool:
 err_free:
 	free(dg->rq);
 	free(dg->done);
+	free(dg->rx_srcs);
 	return ret;
 }
 
@@ -369,4 +439,5 @@ void rdmx_dgram_destruct(struct rdmx_dgram *dg)
 	rdmx_pool_destruct(&dg->send_pool);
 	free(dg->rq);
 	free(dg->done);
+	free(dg->rx_srcs);
 }

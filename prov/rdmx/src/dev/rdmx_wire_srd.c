@@ -34,8 +34,8 @@ int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr)
 		return -FI_EINVAL;
 	hdr->type = wire->type;
 	hdr->flags = wire->flags;
-	if ((hdr->type != RDMX_SRD_DATA || (hdr->flags & RDMX_SRD_SKIP)) &&
-	    len != sizeof(*wire))
+	if (((hdr->type != RDMX_SRD_DATA && hdr->type != RDMX_SRD_UNREL) ||
+	     (hdr->flags & RDMX_SRD_SKIP)) && len != sizeof(*wire))
 		return -FI_EINVAL;
 	if (hdr->type == RDMX_SRD_DATA ? (hdr->flags & RDMX_SRD_TOO_BIG) :
 	    hdr->flags & ~(hdr->type == RDMX_SRD_RNR ? RDMX_SRD_TOO_BIG : 0))
@@ -47,6 +47,9 @@ int rdmx_wire_srd_decode(const void *buf, size_t len, struct rdmx_srd_hdr *hdr)
 	hdr->sack = le64toh(wire->sack);
 	hdr->dst_tag = le64toh(wire->dst_tag);
 	hdr->src_tag = le64toh(wire->src_tag);
+	if (hdr->type == RDMX_SRD_UNREL)
+		return hdr->epoch || hdr->psn || hdr->ack_epoch || hdr->ack ||
+		       hdr->sack || hdr->dst_tag || hdr->src_tag ? -FI_EINVAL : 0;
 	if (!hdr->src_tag || (hdr->type == RDMX_SRD_CHALLENGE &&
 			      (hdr->flags || hdr->ack_epoch)))
 		return -FI_EINVAL;

@@ -180,6 +180,33 @@ static void test_no_layering_rdm(void)
 	fi_freeinfo(info);
 }
 
+/*
+ * Without prov_name, a DGRAM query yields rdmx's own DGRAM entries and no
+ * layered ones (ofi_rxd over rdmx would answer FI_EP_RDM queries).
+ */
+static void test_dgram_entries(void)
+{
+	struct fi_info *hints = rdm_hints(), *info = NULL;
+	const char *layered;
+	bool all_dgram = true;
+	int ret;
+
+	set_prov_name(hints, NULL);
+	hints->caps = FI_MSG;
+	hints->ep_attr->type = FI_EP_DGRAM;
+	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	layered = ret ? NULL : find_layered(info);
+	for (const struct fi_info *i = ret ? NULL : info; i; i = i->next)
+		all_dgram &= i->ep_attr->type == FI_EP_DGRAM;
+	ft_check(ret == 0 && count_rdmx(info) > 0 && all_dgram && !layered,
+		 "dgram without prov_name: rdmx's FI_EP_DGRAM entries, no layered ones",
+		 "fi_getinfo %d, rdmx entries %d, all DGRAM %d, layered %s", ret,
+		 ret ? 0 : count_rdmx(info), all_dgram, layered ? layered : "(none)");
+	if (!ret)
+		fi_freeinfo(info);
+}
+
 /* node "127.0.0.1", service 9999, no flags: the address is the destination. */
 static void test_node_service(void)
 {
@@ -319,12 +346,6 @@ static void apply_ep_msg(struct fi_info *h, const struct fi_info *b)
 	h->ep_attr->type = FI_EP_MSG;
 }
 
-static void apply_ep_dgram(struct fi_info *h, const struct fi_info *b)
-{
-	(void) b;
-	h->ep_attr->type = FI_EP_DGRAM;
-}
-
 static void apply_caps_collective(struct fi_info *h, const struct fi_info *b)
 {
 	(void) b;
@@ -377,7 +398,6 @@ static void apply_fabric_name(struct fi_info *h, const struct fi_info *b)
 
 static const struct nodata_case nodata_cases[] = {
 	{ "ep_type FI_EP_MSG", apply_ep_msg, true, NULL },
-	{ "ep_type FI_EP_DGRAM", apply_ep_dgram, true, NULL },
 	{ "caps FI_COLLECTIVE", apply_caps_collective, false, NULL },
 	{ "cq_data_size 16", apply_cq_data_16, false, NULL },
 	{ "msg_order FI_ORDER_RAW (a long write's data may follow a later read)", apply_order_raw, false, NULL },
@@ -430,6 +450,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	base = test_baseline();
 	test_no_layering_rdm();
+	test_dgram_entries();
 	test_node_service();
 	test_node_service_source();
 	test_progress_auto();

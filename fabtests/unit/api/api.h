@@ -86,6 +86,7 @@ struct fixture_opts {
 	bool			rma;		/* FI_RMA asked for too */
 	bool			atomic;		/* FI_ATOMIC asked for too */
 	uint64_t		mr_mode;	/* the hints' */
+	bool			dgram;		/* FI_EP_DGRAM endpoints */
 };
 
 typedef ssize_t (*send_fn)(struct fid_ep *ep, const void *buf, size_t len,
@@ -241,6 +242,15 @@ void test_rma(struct fixture *fx);
 
 /* atomic.c */
 void test_atomics(struct fixture *fx);
+
+/* dgram.c */
+void test_dgram_info(struct fixture *fx);
+void test_dgram_msg(struct fixture *fx);
+void test_dgram_held(struct fixture *fx);
+void test_dgram_truncation(struct fixture *fx);
+void test_dgram_limits(struct fixture *fx);
+void test_dgram_wire(struct fixture *fx);
+void test_dgram_loss(struct fixture *fx);
 
 /* ping.c */
 void test_ping_threads(struct fixture *fx);

@@ -98,10 +98,10 @@ static int get_info(const struct fixture_opts *o, enum fi_threading threading,
 
 	if (!hints)
 		return -FI_ENOMEM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE |
+	hints->caps = FI_MSG | FI_DIRECTED_RECV | FI_SOURCE | (o->dgram ? 0 : FI_TAGGED) |
 		      (o->rma ? FI_RMA : 0) | (o->atomic ? FI_ATOMIC : 0);
 	hints->domain_attr->mr_mode = o->mr_mode;
-	hints->ep_attr->type = FI_EP_RDM;
+	hints->ep_attr->type = o->dgram ? FI_EP_DGRAM : FI_EP_RDM;
 	hints->domain_attr->threading = threading;
 	hints->domain_attr->av_type = FI_AV_TABLE;
 	if (o->auto_progress)

@@ -62,12 +62,12 @@ static inline fi_addr_t rdmx_test_pair_insert(struct fid_av *av, struct fid_ep *
 }
 
 /*
- * Opens a fabric, a domain and two connected endpoints with caps on
- * device dev; the two, in one process, talk by dev itself, not by a shm
- * lane.
+ * Opens a fabric, a domain and two connected endpoints of type with
+ * caps on device dev; the two, in one process, talk by dev itself, not
+ * by a shm lane.
  */
-static inline void rdmx_test_pair_open_caps(struct rdmx_test_pair *tp, const char *dev,
-					    uint64_t caps)
+static inline void rdmx_test_pair_open_type(struct rdmx_test_pair *tp, const char *dev,
+					    enum fi_ep_type type, uint64_t caps)
 {
 	static char name[16];
 	struct fi_info *hints = fi_allocinfo();
@@ -79,7 +79,7 @@ static inline void rdmx_test_pair_open_caps(struct rdmx_test_pair *tp, const cha
 	g_rdmx_params.device = name;
 	g_rdmx_params.iface = NULL;
 	g_rdmx_params.shm = 0;
-	hints->ep_attr->type = FI_EP_RDM;
+	hints->ep_attr->type = type;
 	hints->caps = caps;
 	ret = rdmx_getinfo(RDMX_API_VERSION, NULL, NULL, 0, hints, &tp->info);
 	fi_freeinfo(hints);
@@ -94,6 +94,13 @@ static inline void rdmx_test_pair_open_caps(struct rdmx_test_pair *tp, const cha
 	}
 	for (int i = 0; i < 2; i++)
 		tp->peer[i] = rdmx_test_pair_insert(tp->av[i], tp->ep[1 - i]);
+}
+
+/* The same, FI_EP_RDM. */
+static inline void rdmx_test_pair_open_caps(struct rdmx_test_pair *tp, const char *dev,
+					    uint64_t caps)
+{
+	rdmx_test_pair_open_type(tp, dev, FI_EP_RDM, caps);
 }
 
 /* The same with the caps of tagged and untagged messages. */
@@ -183,6 +190,35 @@ static inline void rdmx_test_pair_transfer(struct rdmx_test_pair *tp, size_t len
 	cr_assert_eq(comp.op_context, in);
 	cr_assert_eq(comp.len, len);
 	cr_assert_eq(comp.tag, tag);
+	cr_assert_eq(memcmp(in, out, len), 0, "%zu bytes arrived changed", len);
+	cr_assert_eq(rdmx_test_pair_wait(tp, 0, &comp, NULL), 0);
+	cr_assert_eq(comp.op_context, out);
+	free(out);
+	free(in);
+}
+
+/*
+ * Over FI_EP_DGRAM endpoints: a datagram of len bytes (at most
+ * max_msg_size) with CQ data data from 0 to 1, named by its sender.
+ */
+static inline void rdmx_test_pair_datagram(struct rdmx_test_pair *tp, size_t len,
+					   uint64_t data)
+{
+	uint8_t *out = malloc(len + 1), *in = calloc(1, len + 1);
+	struct fi_cq_tagged_entry comp;
+	fi_addr_t src = FI_ADDR_UNSPEC;
+
+	cr_assert(out && in);
+	for (size_t i = 0; i < len; i++)
+		out[i] = (uint8_t) (i * 7 + data);
+	cr_assert_eq(fi_recv(tp->ep[1], in, len + 1, NULL, FI_ADDR_UNSPEC, in), 0);
+	cr_assert_eq(fi_senddata(tp->ep[0], out, len, NULL, data, tp->peer[0], out), 0);
+	cr_assert_eq(rdmx_test_pair_wait_from(tp, 1, &comp, NULL, &src), 0);
+	cr_assert_eq(comp.op_context, in);
+	cr_assert_eq(comp.len, len);
+	cr_assert_eq(comp.flags, FI_RECV | FI_MSG | FI_REMOTE_CQ_DATA);
+	cr_assert_eq(comp.data, data);
+	cr_assert_eq(src, tp->peer[1], "the sender is named");
 	cr_assert_eq(memcmp(in, out, len), 0, "%zu bytes arrived changed", len);
 	cr_assert_eq(rdmx_test_pair_wait(tp, 0, &comp, NULL), 0);
 	cr_assert_eq(comp.op_context, out);

@@ -717,6 +717,20 @@ Test(efa, rdm_read_registration_failure_goes_by_credit)
 	cr_assert_eq(fake_ibv_live(), 0);
 }
 
+/* FI_EP_DGRAM over efa: one SRD datagram per message, from 0 bytes to the limit. */
+Test(efa, dgram_messages)
+{
+	struct rdmx_test_pair tp;
+
+	rdmx_test_pair_open_type(&tp, "efa", FI_EP_DGRAM, FI_MSG | FI_SOURCE);
+	cr_assert_eq(tp.info->ep_attr->type, FI_EP_DGRAM);
+	rdmx_test_pair_datagram(&tp, 0, 1);
+	rdmx_test_pair_datagram(&tp, 100, 2);
+	rdmx_test_pair_datagram(&tp, tp.info->ep_attr->max_msg_size, 3);
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
 Test(efa, rdm_transfers_every_protocol)
 {
 	struct rdmx_test_pair tp;

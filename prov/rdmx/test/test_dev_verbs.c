@@ -135,6 +135,95 @@ Test(verbs, send_reaches_a_posted_receive)
 	rdmx_test_close_devs(a, b);
 }
 
+static struct rdmx_dev *verbs_open_unreliable(void)
+{
+	struct rdmx_dev_attr attr = { .sq_size = 16, .rq_size = 16, .unreliable = true };
+	struct rdmx_dev *dev;
+
+	cr_assert_eq(rdmx_dev_verbs_ops.open(&attr, &dev), 0);
+	return dev;
+}
+
+/* Polls dev until it gives a completion (at most 10 polls); how many it gave. */
+static int verbs_poll_some(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe)
+{
+	int n = 0;
+
+	for (int i = 0; i < 10 && !n; i++)
+		n = dev->ops->poll_cq(dev, cqe, 4);
+	return n;
+}
+
+/*
+ * A datagram endpoint's device (attr.unreliable): no challenge, no
+ * acknowledgement, a send done once posted, a receive named by its
+ * sender's address alone; no buffer, no datagram; datagrams of a
+ * reliable endpoint and to one are dropped.
+ */
+Test(verbs, unreliable_datagrams_go_without_swsrd)
+{
+	struct rdmx_dev *a = verbs_open_unreliable(), *b = verbs_open_unreliable();
+	struct rdmx_dev *r = verbs_open();
+	struct rdmx_ibv_addr a_addr, b_addr, r_addr;
+	static uint8_t rx[4096], body[100];
+	struct iovec iov = { body, sizeof(body) };
+	struct rdmx_dev_cqe cqe[4];
+	struct rdmx_ah *ah, *r_ah, *ar_ah;
+
+	memset(body, 0x5a, sizeof(body));
+	a->ops->getname(a, &a_addr);
+	b->ops->getname(b, &b_addr);
+	r->ops->getname(r, &r_addr);
+	cr_assert_eq(a->ops->ah_create(a, &b_addr, &ah), 0);
+	cr_assert_eq(b->ops->post_recv(b, rx, sizeof(rx), 3), 0);
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, 77, 0), 0);
+	cr_assert_eq(verbs_poll_some(a, cqe), 1, "the send is done once posted");
+	cr_assert_eq(cqe[0].op, RDMX_DEV_OP_SEND);
+	cr_assert_eq(cqe[0].wr_id, 77);
+	cr_assert_eq(verbs_poll_some(b, cqe), 1);
+	cr_assert_eq(cqe[0].op, RDMX_DEV_OP_RECV);
+	cr_assert_eq(cqe[0].len, sizeof(body));
+	cr_assert_eq(rx[99], 0x5a);
+	cr_assert_null(cqe[0].src_ah, "no handle made for a sender");
+	cr_assert_eq(memcmp(cqe[0].src_addr, &a_addr, sizeof(a_addr)), 0);
+	cr_assert_eq(a->stats.acks_sent + b->stats.acks_sent + b->stats.challenges, 0);
+
+	/* No buffer posted: the datagram is lost, not refused. */
+	cr_assert_eq(a->ops->post_send(a, ah, &iov, 1, 78, 0), 0);
+	cr_assert_eq(verbs_poll_some(a, cqe), 1);
+	cr_assert_eq(verbs_poll_some(b, cqe), 0);
+	cr_assert_eq(b->stats.rx_dropped, 1);
+
+	/* A reliable endpoint's datagram to b, and a's to a reliable endpoint. */
+	cr_assert_eq(b->ops->post_recv(b, rx, sizeof(rx), 4), 0);
+	cr_assert_eq(r->ops->ah_create(r, &b_addr, &r_ah), 0);
+	cr_assert_eq(r->ops->post_send(r, r_ah, &iov, 1, 79, 0), 0);
+	(void) verbs_poll_some(r, cqe);
+	cr_assert_eq(verbs_poll_some(b, cqe), 0);
+	cr_assert_geq(b->stats.rx_malformed, 1);
+	cr_assert_eq(r->ops->post_recv(r, rx, sizeof(rx), 5), 0);
+	cr_assert_eq(a->ops->ah_create(a, &r_addr, &ar_ah), 0);
+	cr_assert_eq(a->ops->post_send(a, ar_ah, &iov, 1, 80, 0), 0);
+	(void) verbs_poll_some(a, cqe);
+	cr_assert_eq(verbs_poll_some(r, cqe), 0);
+	cr_assert_geq(r->stats.rx_malformed, 1);
+	r->ops->close(r);
+	rdmx_test_close_devs(a, b);
+}
+
+/* FI_EP_DGRAM over verbs: one UD datagram per message, from 0 bytes to the limit. */
+Test(verbs, dgram_messages)
+{
+	struct rdmx_test_pair tp;
+
+	rdmx_test_pair_open_type(&tp, "verbs", FI_EP_DGRAM, FI_MSG | FI_SOURCE);
+	rdmx_test_pair_datagram(&tp, 0, 1);
+	rdmx_test_pair_datagram(&tp, 100, 2);
+	rdmx_test_pair_datagram(&tp, tp.info->ep_attr->max_msg_size, 3);
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
 Test(verbs, rdm_transfers_every_protocol)
 {
 	struct rdmx_test_pair tp;

@@ -104,8 +104,30 @@ Test(info, other_ep_types_find_nothing)
 {
 	hints->ep_attr->type = FI_EP_MSG;
 	expect_nodata("FI_EP_MSG");
+	hints->ep_attr->type = FI_EP_SOCK_STREAM;
+	expect_nodata("FI_EP_SOCK_STREAM");
+}
+
+/*
+ * FI_EP_DGRAM when asked for by name: messages of one datagram; never
+ * to a utility provider's lookup (libfabric's OFI_CORE_PROV_ONLY, bit 59).
+ */
+Test(info, dgram_when_asked)
+{
+	struct fi_info *info, *cur;
+
 	hints->ep_attr->type = FI_EP_DGRAM;
-	expect_nodata("FI_EP_DGRAM");
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
+	for (cur = info; cur; cur = cur->next) {
+		cr_assert_eq(cur->ep_attr->type, FI_EP_DGRAM);
+		cr_assert(cur->ep_attr->max_msg_size > 0 && cur->ep_attr->max_msg_size < 65536);
+		cr_assert_eq(cur->caps & (FI_TAGGED | FI_RMA | FI_ATOMIC), 0);
+	}
+	fi_freeinfo(info);
+	info = NULL;
+	cr_assert_eq(rdmx_getinfo(API_VERSION, NULL, NULL, 1ULL << 59, hints, &info),
+		     -FI_ENODATA);
+	cr_assert_null(info);
 }
 
 Test(info, rdm_ep_type_fits)

@@ -22,6 +22,7 @@
 #include "rdmx_pool.h"
 #include "rdmx_rxbufs.h"
 #include "rdmx_sink.h"
+#include "rdmx_ud.h"
 #include "rdmx_wire.h"
 
 struct rdmx_ooo;
@@ -69,6 +70,8 @@ struct rdmx_ep {
 						   at the first */
 	bool			rma_stalled;	/* an answer's chunk found no send
 						   entry: progress tries again */
+	bool			dgram;		/* FI_EP_DGRAM (rdmx_ud.h) */
+	struct rdmx_ud		ud;		/* its datagrams */
 	bool			tx_selective;
 	bool			rx_selective;
 	bool			enabled;

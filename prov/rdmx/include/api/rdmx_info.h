@@ -19,6 +19,10 @@
 			 FI_REMOTE_WRITE | FI_RMA_EVENT)
 #define RDMX_DOM_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define RDMX_CAPS	(RDMX_TX_CAPS | RDMX_RX_CAPS | RDMX_DOM_CAPS)
+/* A datagram endpoint's (FI_EP_DGRAM, rdmx_ud.h): messages only. */
+#define RDMX_UD_TX_CAPS	(FI_MSG | FI_SEND)
+#define RDMX_UD_RX_CAPS	(FI_MSG | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE)
+#define RDMX_UD_CAPS	(RDMX_UD_TX_CAPS | RDMX_UD_RX_CAPS | RDMX_DOM_CAPS)
 #define RDMX_PRIMARY_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \
 			 FI_MULTICAST | FI_NAMED_RX_CTX | FI_DIRECTED_RECV | \
 			 FI_READ | FI_WRITE | FI_RECV | FI_SEND | \
@@ -56,6 +60,23 @@
 struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,
 			       const struct rdmx_dev_domain *dom,
 			       uint32_t version);
+
+/*
+ * The largest message of a datagram endpoint of device ops: the
+ * smallest datagram of every domain it lists, less rdmx's header. The
+ * same on each entry and each endpoint of a host, whichever interface
+ * it is on: a peer that picked another domain (loopback's 64 KiB for
+ * 127.0.0.1 beside a NIC's 1,500 bytes) sends nothing the endpoint
+ * could not take. 0 when the device lists none.
+ */
+size_t rdmx_info_dgram_max(const struct rdmx_dev_ops *ops);
+
+/*
+ * Turns rdmx_info_base's entry into a datagram endpoint's (FI_EP_DGRAM):
+ * its caps, no order, messages of one datagram of at most max_msg bytes
+ * (rdmx_info_dgram_max).
+ */
+void rdmx_info_dgram(struct fi_info *info, size_t max_msg);
 
 /*
  * Whether prov satisfies hints (fi_getinfo(3) rules); 0 or -FI_ENODATA,

@@ -17,10 +17,10 @@ static inline ssize_t rdmx_post_send(struct rdmx_ep *ep, const struct rdmx_send_
 	ssize_t ret;
 
 	rdmx_lock_acquire(&ep->domain->lock);
-	ret = rdmx_send(ep, req);
+	ret = ep->dgram ? rdmx_ud_send(ep, req) : rdmx_send(ep, req);
 	if (ret == -FI_EAGAIN) {
 		rdmx_ep_progress(ep);
-		ret = rdmx_send(ep, req);
+		ret = ep->dgram ? rdmx_ud_send(ep, req) : rdmx_send(ep, req);
 		ep->stats.eagain += ret == -FI_EAGAIN;
 	}
 	rdmx_lock_release(&ep->domain->lock);

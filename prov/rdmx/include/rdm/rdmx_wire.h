@@ -270,6 +270,35 @@ struct rdmx_pkt {
 	size_t			payload_len;
 };
 
+/*
+ * A datagram endpoint's header (FI_EP_DGRAM, rdmx_ud.c), before the
+ * application's bytes in each datagram; nothing else of the rdm layer
+ * travels there. It binds the datagram to nothing: no session, no
+ * sequence, as a datagram's sender proves nothing.
+ */
+#define RDMX_WIRE_UD_MAGIC	0x4455u		/* "UD" */
+#define RDMX_WIRE_UD_VERSION	1
+#define RDMX_UD_CQ_DATA		(1u << 0)	/* data carries remote CQ data */
+
+struct rdmx_wire_ud {
+	uint16_t	magic;
+	uint8_t		version;
+	uint8_t		flags;		/* RDMX_UD_* */
+	uint32_t	reserved;	/* zero */
+	uint64_t	data;
+};
+_Static_assert(sizeof(struct rdmx_wire_ud) == 16, "wire ud size");
+
+/* Fills a datagram endpoint's header. */
+void rdmx_wire_ud_encode(struct rdmx_wire_ud *hdr, uint32_t flags, uint64_t data);
+
+/*
+ * Validates the header of a datagram of len bytes at buf (magic,
+ * version, known flags, zero reserved, data zero without
+ * RDMX_UD_CQ_DATA) and writes its flags and data; 0 or -FI_EINVAL.
+ */
+int rdmx_wire_ud_decode(const void *buf, size_t len, uint32_t *flags, uint64_t *data);
+
 /* Fills an eager header. */
 void rdmx_wire_eager_encode(struct rdmx_wire_eager *hdr, uint32_t flags,
 			    uint32_t msg_id, uint64_t tag, uint64_t data);

@@ -304,6 +304,8 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 {
 	int ret;
 
+	if (ep->dgram)
+		return rdmx_ud_alloc(ep, rdmx_info_dgram_max(ep->domain->dev_ops));
 	ep->max_msg_size = RDMX_MAX_MSG_SIZE;
 	ep->inject_size = RDMX_MIN(ep->inject_size, RDMX_INJECT_MAX);
 	ep->medium_max = RDMX_MIN(g_rdmx_params.medium_max, RDMX_MEDIUM_LIMIT);
@@ -347,6 +349,10 @@ err_destruct_txe:
 
 static void rdmx_ep_free_buffers(struct rdmx_ep *ep)
 {
+	if (ep->dgram) {
+		rdmx_ud_free(ep);
+		return;
+	}
 	rdmx_rma_free(ep);
 	rdmx_pool_destruct(&ep->txe_pool);
 	rdmx_pool_destruct(&ep->pke_pool);
@@ -518,9 +524,13 @@ static int rdmx_ep_close(struct fid *fid)
 		rdmx_epset_del(&ep->domain->rma_eps, &ep->domain->rma_refs, ep);
 	/* No more progress; sends the peers still queue fail first. */
 	ep->enabled = false;
-	rdmx_peer_destroy_all(ep, FI_ECANCELED);
-	rdmx_tx_drain(ep);
-	rdmx_recv_drain(ep);
+	if (ep->dgram) {
+		rdmx_ud_drain(ep);
+	} else {
+		rdmx_peer_destroy_all(ep, FI_ECANCELED);
+		rdmx_tx_drain(ep);
+		rdmx_recv_drain(ep);
+	}
 	rdmx_ep_watch(ep, false);
 	if (ep->tx_cq)
 		rdmx_epset_del(&ep->tx_cq->eps, &ep->tx_cq->refs, ep);
@@ -556,6 +566,7 @@ static struct rdmx_dev_attr rdmx_ep_dev_attr(const struct rdmx_ep *ep, const voi
 		/* A send entry and a segment packet each per tx_size. */
 		.sq_size = 2 * ep->tx_size,
 		.rq_size = g_rdmx_params.rx_bufs,
+		.unreliable = ep->dgram,
 	};
 }
 
@@ -570,7 +581,8 @@ static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
 
 	if (ret)
 		return ret;
-	ep->lanes.nic->admit = (struct rdmx_dev_admit) { rdmx_ep_admit, ep };
+	if (!ep->dgram)
+		ep->lanes.nic->admit = (struct rdmx_dev_admit) { rdmx_ep_admit, ep };
 	ops->getname(ep->lanes.nic, name);
 	ops->addr_str(name, text, sizeof(text));
 	RDMX_INFO(FI_LOG_EP_CTRL, "endpoint %s on domain %s, packets of %zu bytes\n",
@@ -627,7 +639,7 @@ static ssize_t rdmx_ep_cancel(fid_t fid, void *context)
 	int ret;
 
 	rdmx_lock_acquire(&ep->domain->lock);
-	ret = rdmx_recv_cancel(ep, context);
+	ret = ep->dgram ? rdmx_ud_cancel(ep, context) : rdmx_recv_cancel(ep, context);
 	rdmx_lock_release(&ep->domain->lock);
 	return ret;
 }
@@ -727,17 +739,21 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 {
 	const struct rdmx_dev_ops *ops = ep->domain->dev_ops;
 
+	uint64_t offered;
+
 	if (info && info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
-	    info->ep_attr->type != FI_EP_UNSPEC) {
-		RDMX_WARN(FI_LOG_EP_CTRL, "only FI_EP_RDM endpoints exist\n");
+	    info->ep_attr->type != FI_EP_DGRAM && info->ep_attr->type != FI_EP_UNSPEC) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "only FI_EP_RDM and FI_EP_DGRAM endpoints exist\n");
 		return -FI_EINVAL;
 	}
-	if (info && info->caps & ~(uint64_t) RDMX_CAPS) {
+	ep->dgram = info && info->ep_attr && info->ep_attr->type == FI_EP_DGRAM;
+	offered = ep->dgram ? RDMX_UD_CAPS : RDMX_CAPS;
+	if (info && info->caps & ~offered) {
 		RDMX_WARN(FI_LOG_EP_CTRL, "caps %s not offered\n",
 			  fi_tostr(&info->caps, FI_TYPE_CAPS));
 		return -FI_EINVAL;
 	}
-	ep->caps = info && info->caps ? info->caps : RDMX_CAPS;
+	ep->caps = info && info->caps ? info->caps : offered;
 	if (!(ep->caps & (FI_SEND | FI_RECV)))
 		ep->caps |= FI_SEND | FI_RECV;
 	/* FI_RMA or FI_ATOMIC without any of the four directions means all (fi_getinfo(3)). */
@@ -792,7 +808,8 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (ret)
 		goto err_free_ep;
 	attr = rdmx_ep_dev_attr(ep, src);
-	rdmx_lanes_open(&ep->lanes, &attr, g_rdmx_params.shm);
+	/* A datagram endpoint's datagrams all go by the NIC. */
+	rdmx_lanes_open(&ep->lanes, &attr, g_rdmx_params.shm && !ep->dgram);
 	ret = rdmx_ep_alloc_buffers(ep);
 	if (ret)
 		goto err_close_dev;

@@ -19,6 +19,16 @@
 #define RDMX_DOMAINS_MAX	16
 
 /*
+ * The flag libfabric's utility providers (ofi_rxd, ofi_rxm) add to the
+ * fi_getinfo by which they look for a core provider to layer over
+ * (OFI_CORE_PROV_ONLY in libfabric's internal ofi.h, the same since 1.5).
+ * rdmx's datagram endpoints decline it, as libfabric itself keeps its
+ * utility providers off efa and shm: an application asking for FI_EP_RDM
+ * with FI_PROVIDER=rdmx would otherwise be offered "rdmx;ofi_rxd" first.
+ */
+#define RDMX_OFI_CORE_PROV_ONLY	(1ULL << 59)
+
+/*
  * All 64 tag bits are the application's (libfabric's FI_TAG_GENERIC
  * pattern, bit 63 set), as Open MPI's ofi MTL requires.
  */
@@ -88,6 +98,32 @@ struct fi_info *rdmx_info_base(const struct rdmx_dev_ops *ops,
 	info->fabric_attr->prov_version = RDMX_PROV_VERSION;
 	info->fabric_attr->api_version = version;
 	return info;
+}
+
+size_t rdmx_info_dgram_max(const struct rdmx_dev_ops *ops)
+{
+	struct rdmx_dev_domain doms[RDMX_DOMAINS_MAX];
+	int n = ops->domains(NULL, NULL, doms, RDMX_DOMAINS_MAX);
+	size_t mtu = SIZE_MAX;
+
+	for (int i = 0; i < n; i++)
+		mtu = RDMX_MIN(mtu, doms[i].mtu);
+	return n > 0 && mtu > sizeof(struct rdmx_wire_ud) ? mtu - sizeof(struct rdmx_wire_ud) : 0;
+}
+
+void rdmx_info_dgram(struct fi_info *info, size_t max_msg)
+{
+	info->caps = RDMX_UD_CAPS;
+	info->tx_attr->caps = RDMX_UD_TX_CAPS;
+	info->rx_attr->caps = RDMX_UD_RX_CAPS;
+	info->tx_attr->msg_order = FI_ORDER_NONE;
+	info->rx_attr->msg_order = FI_ORDER_NONE;
+	info->tx_attr->inject_size = RDMX_MIN(info->tx_attr->inject_size, max_msg);
+	info->tx_attr->rma_iov_limit = 0;
+	info->ep_attr->type = FI_EP_DGRAM;
+	info->ep_attr->protocol_version = RDMX_WIRE_UD_VERSION;
+	info->ep_attr->max_msg_size = max_msg;
+	info->ep_attr->mem_tag_format = 0;
 }
 
 /* Logs why a hint did not fit and returns -FI_ENODATA. */
@@ -372,6 +408,8 @@ static int rdmx_info_collect(const struct rdmx_dev_ops *ops, uint32_t version,
 {
 	struct rdmx_dev_domain doms[RDMX_DOMAINS_MAX];
 	uint32_t first = FI_FORMAT_UNSPEC;
+	bool dgram = hints && hints->ep_attr && hints->ep_attr->type == FI_EP_DGRAM;
+	size_t dgram_max = dgram ? rdmx_info_dgram_max(ops) : 0;
 	int n, found = 0;
 
 	n = ops->domains(src, dest, doms, RDMX_DOMAINS_MAX);
@@ -382,6 +420,9 @@ static int rdmx_info_collect(const struct rdmx_dev_ops *ops, uint32_t version,
 
 		if (!info)
 			return -FI_ENOMEM;
+		/* Datagram endpoints only when asked for by name. */
+		if (dgram)
+			rdmx_info_dgram(info, dgram_max);
 		if ((hints && rdmx_info_check(info, hints, version)) ||
 		    (first != FI_FORMAT_UNSPEC &&
 		     !rdmx_info_same_format(hints, first, info))) {
@@ -419,9 +460,12 @@ int rdmx_getinfo(uint32_t version, const char *node, const char *service,
 	int ret;
 
 	if (hints && hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
-	    hints->ep_attr->type != FI_EP_RDM)
-		return rdmx_info_nofit("ep type %s (rdmx offers FI_EP_RDM only)",
+	    hints->ep_attr->type != FI_EP_RDM && hints->ep_attr->type != FI_EP_DGRAM)
+		return rdmx_info_nofit("ep type %s (rdmx offers FI_EP_RDM and FI_EP_DGRAM)",
 				  fi_tostr(&hints->ep_attr->type, FI_TYPE_EP_TYPE));
+	if (hints && hints->ep_attr && hints->ep_attr->type == FI_EP_DGRAM &&
+	    (flags & RDMX_OFI_CORE_PROV_ONLY))
+		return rdmx_info_nofit("no utility provider over rdmx's FI_EP_DGRAM");
 	ret = rdmx_dev_select(&ops);
 	if (ret)
 		return ret;

@@ -45,7 +45,7 @@ static inline ssize_t rdmx_recv_common(struct fid_ep *ep_fid, const struct iovec
 	/* What already waits in the device counts as arrived for a peek. */
 	if (flags & FI_PEEK)
 		rdmx_ep_progress(ep);
-	ret = rdmx_recv(ep, &req);
+	ret = ep->dgram ? rdmx_ud_recv(ep, &req) : rdmx_recv(ep, &req);
 	rdmx_lock_release(&ep->domain->lock);
 	/* A receive that took an unexpected long message may have read it. */
 	rdmx_autoprog_wake(&ep->domain->autoprog);

@@ -222,6 +222,10 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 	struct rdmx_dev_cqe cqe[RDMX_PROGRESS_BATCH];
 	int n, rounds = 1;
 
+	if (ep->dgram) {
+		rdmx_ud_progress(ep);
+		return;
+	}
 	if (!ep->enabled)
 		return;
 	n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);

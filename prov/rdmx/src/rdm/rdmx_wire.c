@@ -413,3 +413,28 @@ int rdmx_wire_decode(const void *buf, size_t len, struct rdmx_pkt *pkt)
 		return rdmx_wire_decode_long(buf, pkt);
 	return rdmx_wire_decode_msg(buf, pkt);
 }
+
+void rdmx_wire_ud_encode(struct rdmx_wire_ud *hdr, uint32_t flags, uint64_t data)
+{
+	hdr->magic = htole16(RDMX_WIRE_UD_MAGIC);
+	hdr->version = RDMX_WIRE_UD_VERSION;
+	hdr->flags = (uint8_t) flags;
+	hdr->reserved = 0;
+	hdr->data = htole64(flags & RDMX_UD_CQ_DATA ? data : 0);
+}
+
+int rdmx_wire_ud_decode(const void *buf, size_t len, uint32_t *flags, uint64_t *data)
+{
+	struct rdmx_wire_ud hdr;
+
+	if (len < sizeof(hdr))
+		return -FI_EINVAL;
+	memcpy(&hdr, buf, sizeof(hdr));
+	*data = le64toh(hdr.data);
+	if (le16toh(hdr.magic) != RDMX_WIRE_UD_MAGIC || hdr.version != RDMX_WIRE_UD_VERSION ||
+	    (hdr.flags & ~RDMX_UD_CQ_DATA) || hdr.reserved ||
+	    (!(hdr.flags & RDMX_UD_CQ_DATA) && *data))
+		return -FI_EINVAL;
+	*flags = hdr.flags;
+	return 0;
+}

@@ -251,6 +251,9 @@ void test_dgram_truncation(struct fixture *fx);
 void test_dgram_limits(struct fixture *fx);
 void test_dgram_wire(struct fixture *fx);
 void test_dgram_loss(struct fixture *fx);
+void test_dgram_flood(struct fixture *fx);
+void test_dgram_to_rdm(struct fixture *fx);
+void test_dgram_selective(struct fixture *fx);
 
 /* ping.c */
 void test_ping_threads(struct fixture *fx);

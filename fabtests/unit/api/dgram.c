@@ -39,6 +39,23 @@ static bool dgram_offered(enum fi_ep_type type, bool *layered)
 	return found;
 }
 
+/* Whether a DGRAM query asking FI_DELIVERY_COMPLETE finds rdmx. */
+static bool dgram_delivery_offered(void)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	int ret;
+
+	if (!hints)
+		return false;
+	hints->ep_attr->type = FI_EP_DGRAM;
+	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	hints->fabric_attr->prov_name = strdup("rdmx");
+	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	return ret == 0;
+}
+
 void test_dgram_info(struct fixture *fx)
 {
 	const struct fi_info *info = fx->info;
@@ -52,12 +69,34 @@ void test_dgram_info(struct fixture *fx)
 		 (info->caps & FI_MSG) && (info->caps & FI_SOURCE),
 		 "caps: FI_MSG and FI_SOURCE, no tagged, RMA, atomics or multi-receive",
 		 "%s", fi_tostr(&info->caps, FI_TYPE_CAPS));
+	ft_check(info->tx_attr->inject_size <= info->ep_attr->max_msg_size &&
+		 info->tx_attr->iov_limit == 4 && info->rx_attr->iov_limit == 4 &&
+		 info->tx_attr->msg_order == FI_ORDER_NONE &&
+		 info->rx_attr->msg_order == FI_ORDER_NONE,
+		 "inject_size within max_msg_size, 4 iovs, no order",
+		 "inject %zu max %zu iov %zu/%zu order %#llx/%#llx", info->tx_attr->inject_size,
+		 info->ep_attr->max_msg_size, info->tx_attr->iov_limit, info->rx_attr->iov_limit,
+		 (unsigned long long) info->tx_attr->msg_order,
+		 (unsigned long long) info->rx_attr->msg_order);
+	ft_check(!dgram_delivery_offered(), "FI_DELIVERY_COMPLETE is not offered",
+		 "fi_getinfo offered it");
 	ft_check(!dgram_offered(FI_EP_UNSPEC, &layered),
 		 "no FI_EP_DGRAM entry unless asked for", "one was offered");
 	ft_check(!dgram_offered(FI_EP_RDM, &layered) && !layered,
 		 "FI_EP_RDM: no utility provider layered over rdmx", "one was offered");
 	ft_check(dgram_offered(FI_EP_DGRAM, &layered) && !layered,
 		 "FI_EP_DGRAM asked for: rdmx's own entries", "none, or a layered one");
+}
+
+/* The endpoint's counters (zeros when they cannot be read, which fails). */
+static struct fi_rdmx_ep_stats dg_stats(struct fid_ep *ep)
+{
+	struct fi_rdmx_ep_ops *ops = NULL;
+	struct fi_rdmx_ep_stats stats = { 0 };
+
+	ft_check(!fi_open_ops(&ep->fid, FI_RDMX_EP_OPS, 0, (void **) &ops, NULL) && ops &&
+		 !ops->query_stats(ep, &stats), "the endpoint's counters", "unreadable");
+	return stats;
 }
 
 /* Posts a receive of len bytes at buf from src at b, checking the call. */
@@ -133,6 +172,26 @@ void test_dgram_msg(struct fixture *fx)
 			 (unsigned long long) e.flags);
 	expect_empty(a->tx_cq, "fi_inject writes no send completion");
 
+	{
+		struct iovec iov = { tx, 32 };
+		struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .addr = b->addr };
+		uint8_t keep[32];
+
+		memcpy(keep, tx, sizeof(keep));
+		dg_recv(b, rx, sizeof(rx), FI_ADDR_UNSPEC, &rctx, "post a receive for FI_INJECT | FI_MORE");
+		check_ret(fi_sendmsg(a->ep, &msg, FI_INJECT | FI_MORE), 0,
+			  "fi_sendmsg with FI_INJECT | FI_MORE");
+		memset(tx, 0, 32);
+		expect_comp(fx, a->tx_cq, NULL, FI_SEND, NULL, NULL, "its send completion");
+		if (expect_comp(fx, b->rx_cq, &rctx, FI_RECV, &e, NULL,
+				"it goes out with the next progress"))
+			ft_check(e.len == 32 && !memcmp(rx, keep, 32),
+				 "its bytes as they were when it was posted", "len %zu", e.len);
+		memcpy(tx, keep, sizeof(keep));
+		check_ret(fi_sendmsg(a->ep, &msg, FI_DELIVERY_COMPLETE), -FI_EBADFLAGS,
+			  "FI_DELIVERY_COMPLETE: -FI_EBADFLAGS");
+	}
+
 	check_ret(fi_recvv(b->ep, rxv, NULL, 2, FI_ADDR_UNSPEC, &rctx), 0, "fi_recvv of 2 parts");
 	check_ret(fi_sendv(a->ep, txv, NULL, 3, b->addr, &sctx), 0, "fi_sendv of 3 parts");
 	expect_comp(fx, a->tx_cq, &sctx, FI_SEND, NULL, NULL, "fi_sendv completes");
@@ -187,6 +246,15 @@ void test_dgram_held(struct fixture *fx)
 			   "FI_ECANCELED for it");
 	}
 	check_ret(fi_cancel(&b->ep->fid, &dctx), -FI_ENOENT, "a second fi_cancel: -FI_ENOENT");
+	/* Closed with two datagrams held and a receive posted (ASan, valgrind). */
+	dg_recv(b, dir, sizeof(dir), b->addr, &dctx, "a receive left posted at close");
+	for (uint32_t i = 0; i < 2; i++)
+		check_ret(dg_send(a, b, tx[i], sizeof(tx[i]), i, &sctx[i]), 0,
+			  "a datagram left held at close");
+	for (int64_t end = now_ms() + 100; now_ms() < end;) {
+		drain(a->tx_cq);
+		(void) fi_cq_read(b->rx_cq, NULL, 0);
+	}
 }
 
 /* A datagram longer than its receive: FI_ETRUNC, what fits copied. */
@@ -221,6 +289,16 @@ void test_dgram_limits(struct fixture *fx)
 		  "max_msg_size + 1 bytes: -FI_EMSGSIZE");
 	check_ret(fi_send(a->ep, tx, 8, NULL, 1000, &sctx), -FI_EINVAL,
 		  "an fi_addr never inserted: -FI_EINVAL");
+	{
+		struct iovec iov[5];
+
+		for (int i = 0; i < 5; i++)
+			iov[i] = (struct iovec) { tx + i, 1 };
+		check_ret(fi_sendv(a->ep, iov, NULL, 5, b->addr, &sctx), -FI_EINVAL,
+			  "fi_sendv of iov_limit + 1: -FI_EINVAL");
+		check_ret(fi_recvv(b->ep, iov, NULL, 5, FI_ADDR_UNSPEC, &rctx), -FI_EINVAL,
+			  "fi_recvv of iov_limit + 1: -FI_EINVAL");
+	}
 	ft_check(fi_tsend(a->ep, tx, 8, NULL, b->addr, 1, &sctx) < 0,
 		 "fi_tsend fails", "it was accepted");
 	ft_check(fi_write(a->ep, tx, 8, NULL, b->addr, 0, 0, &sctx) < 0,
@@ -242,6 +320,35 @@ static void raw_send(int fd, const struct node *to, const void *buf, size_t len)
 		      (socklen_t) to->namelen);
 }
 
+/* Bytes of a well-formed datagram of raw_datagram. */
+#define RAW_LEN		(48 + 16 + 5)
+
+/*
+ * A datagram endpoint's datagram carrying "hello", as the udp device
+ * frames it: its unreliable header (swsrd type 5, every other field
+ * zero), then rdmx's datagram header (docs/protocol.md).
+ */
+static void raw_datagram(uint8_t *buf)
+{
+	memset(buf, 0, RAW_LEN);
+	buf[0] = 0x53;
+	buf[1] = 0x59;
+	buf[2] = 5;
+	buf[48] = 0x55;
+	buf[49] = 0x44;
+	buf[50] = 1;
+	memcpy(buf + 64, "hello", 5);
+}
+
+/* A UDP socket of the family of n's address; -1 fails the check. */
+static int raw_socket(const struct node *n)
+{
+	int fd = socket(((const struct sockaddr *) n->name)->sa_family, SOCK_DGRAM, 0);
+
+	ft_check(fd >= 0, "a UDP socket", "socket failed");
+	return fd;
+}
+
 /*
  * Datagrams rdmx never sent: garbage, rdm packets and a bad header are
  * dropped; a well-formed one from outside the AV arrives, its source
@@ -250,21 +357,17 @@ static void raw_send(int fd, const struct node *to, const void *buf, size_t len)
 void test_dgram_wire(struct fixture *fx)
 {
 	struct node *b = &fx->node[B];
-	/* The udp device's unreliable header, then rdmx's datagram header. */
-	uint8_t good[48 + 16 + 5] = { 0x53, 0x59, 5 };
-	uint8_t bad_ud[sizeof(good)], rdm[48 + 24] = { 0x53, 0x59, 1 };
+	uint8_t good[RAW_LEN], bad_ud[RAW_LEN], rdm[48 + 24] = { 0x53, 0x59, 1 };
+	struct fi_rdmx_ep_stats before = dg_stats(b->ep), after;
 	struct fi_context rctx;
 	struct fi_cq_tagged_entry e;
 	uint8_t rx[64];
 	fi_addr_t src;
-	int fd = socket(((struct sockaddr *) b->name)->sa_family, SOCK_DGRAM, 0);
+	int fd = raw_socket(b);
 
-	if (!ft_check(fd >= 0, "a UDP socket", "socket failed"))
+	if (fd < 0)
 		return;
-	good[48] = 0x55;
-	good[49] = 0x44;
-	good[50] = 1;
-	memcpy(good + 64, "hello", 5);
+	raw_datagram(good);
 	memcpy(bad_ud, good, sizeof(good));
 	bad_ud[54] = 1;		/* a reserved byte */
 	rdm[47] = 1;		/* a src_tag, as every swsrd packet has */
@@ -280,8 +383,87 @@ void test_dgram_wire(struct fixture *fx)
 		ft_check(src == FI_ADDR_NOTAVAIL, "FI_SOURCE: FI_ADDR_NOTAVAIL for a stranger",
 			 "src %llu", (unsigned long long) src);
 	}
+	after = dg_stats(b->ep);
+	ft_check(after.rx_malformed - before.rx_malformed == 4,
+		 "each of the four others counted malformed", "%llu counted",
+		 (unsigned long long) (after.rx_malformed - before.rx_malformed));
 	close(fd);
 	send_between(fx, A, B, 32, "a datagram of A's after them");
+}
+
+/*
+ * Datagrams no receive takes cannot keep every buffer: after a flood
+ * from a stranger, a receive directed to A still gets A's datagram.
+ */
+void test_dgram_flood(struct fixture *fx)
+{
+	struct node *a = &fx->node[A], *b = &fx->node[B];
+	struct fi_context sctx, rctx;
+	struct fi_cq_tagged_entry e;
+	uint8_t good[RAW_LEN], tx[64], rx[64];
+	fi_addr_t src = FI_ADDR_UNSPEC;
+	int fd = raw_socket(b);
+
+	if (fd < 0)
+		return;
+	raw_datagram(good);
+	for (int i = 0; i < 400; i++) {
+		raw_send(fd, b, good, sizeof(good));
+		(void) fi_cq_read(b->rx_cq, NULL, 0);
+	}
+	for (int64_t end = now_ms() + 100; now_ms() < end;)
+		(void) fi_cq_read(b->rx_cq, NULL, 0);
+	close(fd);
+	ft_check(dg_stats(b->ep).rx_dropped > 0, "the flood overflowed: some dropped",
+		 "none counted");
+	dg_recv(b, rx, sizeof(rx), a->addr, &rctx, "a receive directed to A");
+	check_ret(dg_send(a, b, tx, sizeof(tx), 77, &sctx), 0, "A sends");
+	if (expect_comp(fx, b->rx_cq, &rctx, FI_RECV, &e, &src, "A's datagram is received"))
+		ft_check(src == a->addr && e.len == sizeof(tx) && !memcmp(rx, tx, sizeof(tx)),
+			 "from A, whole", "src %llu len %zu", (unsigned long long) src, e.len);
+}
+
+/*
+ * A datagram endpoint's datagram to an RDM endpoint is malformed there:
+ * dropped and counted, the endpoint unharmed.
+ */
+void test_dgram_to_rdm(struct fixture *fx)
+{
+	struct node *a = &fx->node[A];
+	struct fi_rdmx_ep_stats before = dg_stats(a->ep);
+	uint8_t good[RAW_LEN];
+	int fd = raw_socket(a);
+
+	if (fd < 0)
+		return;
+	raw_datagram(good);
+	for (int i = 0; i < 50; i++)
+		raw_send(fd, a, good, sizeof(good));
+	close(fd);
+	send_between(fx, B, A, 32, "the RDM endpoint receives afterwards");
+	ft_check(dg_stats(a->ep).rx_malformed - before.rx_malformed == 50,
+		 "all 50 counted malformed", "%llu",
+		 (unsigned long long) (dg_stats(a->ep).rx_malformed - before.rx_malformed));
+}
+
+/* FI_SELECTIVE_COMPLETION on A's sends: an entry only when asked for. */
+void test_dgram_selective(struct fixture *fx)
+{
+	struct node *a = &fx->node[A], *b = &fx->node[B];
+	struct fi_context sctx, rctx;
+	uint8_t tx[16] = { 1 }, rx[16];
+	struct iovec iov = { tx, sizeof(tx) };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .addr = b->addr,
+			      .context = &sctx };
+
+	dg_recv(b, rx, sizeof(rx), FI_ADDR_UNSPEC, &rctx, "post a receive");
+	check_ret(fi_send(a->ep, tx, sizeof(tx), NULL, b->addr, &sctx), 0, "fi_send");
+	expect_comp(fx, b->rx_cq, &rctx, FI_RECV, NULL, NULL, "it arrives");
+	expect_empty(a->tx_cq, "fi_send writes no entry");
+	dg_recv(b, rx, sizeof(rx), FI_ADDR_UNSPEC, &rctx, "post a receive");
+	check_ret(fi_sendmsg(a->ep, &msg, FI_COMPLETION), 0, "fi_sendmsg with FI_COMPLETION");
+	expect_comp(fx, a->tx_cq, &sctx, FI_SEND | FI_MSG, NULL, NULL, "it writes an entry");
+	expect_comp(fx, b->rx_cq, &rctx, FI_RECV, NULL, NULL, "it arrives");
 }
 
 /*
@@ -333,5 +515,6 @@ void test_dgram_loss(struct fixture *fx)
 	ft_check(got > 0 && got < SENT && !bad, "some held, the rest lost, none damaged",
 		 "%zu of %d received, %zu wrong", got, SENT, bad);
 	printf("# %zu of %d datagrams held\n", got, SENT);
+	ft_check(dg_stats(b->ep).rx_dropped > 0, "the drops are counted", "none counted");
 	send_between(fx, A, B, 32, "B receives again afterwards");
 }

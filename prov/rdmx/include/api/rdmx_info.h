@@ -45,6 +45,16 @@
  * persistent memory, which rdmx does not know.
  */
 #define RDMX_TX_LEVELS_REFUSED	(FI_MATCH_COMPLETE | FI_COMMIT_COMPLETE)
+
+/*
+ * The completion levels an endpoint refuses: a datagram endpoint's
+ * delivers nothing for sure, so FI_DELIVERY_COMPLETE too (fi_cq(3):
+ * reliable endpoints only).
+ */
+static inline uint64_t rdmx_levels_refused(enum fi_ep_type type)
+{
+	return RDMX_TX_LEVELS_REFUSED | (type == FI_EP_DGRAM ? FI_DELIVERY_COMPLETE : 0);
+}
 /* The default completion level rdmx advertises in tx_attr->op_flags. */
 #define RDMX_TX_OP_FLAGS	FI_TRANSMIT_COMPLETE
 

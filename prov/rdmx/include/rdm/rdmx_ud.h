@@ -7,8 +7,9 @@
  *
  * A datagram lost on the way is lost. One that arrives before a receive
  * waits for it stays in its receive buffer until one is posted, as a
- * socket keeps it; when every buffer holds one, the device drops what
- * comes. Senders are named by a reverse lookup of the address the
+ * socket keeps it, three quarters of the buffers at most: past that the
+ * oldest held is dropped, and the device drops what comes when no
+ * buffer is free. Senders are named by a reverse lookup of the address the
  * datagram came from, which nothing authenticates (FI_SOURCE is what the
  * datagram claims, as on any UDP socket).
  *
@@ -24,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rdmx_dev.h"
 #include "rdmx_list.h"
 
 struct rdmx_ep;
@@ -37,12 +39,21 @@ struct rdmx_ud_held {
 	uint64_t		data;
 	uint32_t		len;		/* the application's bytes */
 	uint32_t		flags;		/* RDMX_UD_* */
+	/* Its sender's canonical address, looked up again while unknown. */
+	uint8_t			addr[RDMX_DEV_ADDR_MAX];
 };
 
 struct rdmx_ud {
 	struct rdmx_dlist	posted;		/* of rdmx_ud_rx, oldest first */
 	struct rdmx_dlist	arrived;	/* of rdmx_ud_held, oldest first */
 	struct rdmx_ud_held	*held;		/* one per receive buffer */
+	size_t			held_cnt;	/* on arrived */
+	/*
+	 * Held at most: past it the oldest is dropped for the newcomer, so
+	 * that datagrams no receive takes (from a stranger, or for a
+	 * directed receive never posted) cannot keep every buffer.
+	 */
+	size_t			held_max;
 	size_t			max_msg;	/* bytes a datagram carries */
 };
 

@@ -285,7 +285,8 @@ static int rdmx_ep_control(struct fid *fid, int command, void *arg)
 	case FI_SETOPSFLAG:
 		if (!flags || ((*flags & FI_TRANSMIT) && (*flags & FI_RECV)))
 			return -FI_EINVAL;
-		if ((*flags & FI_TRANSMIT) && (*flags & RDMX_TX_LEVELS_REFUSED)) {
+		if ((*flags & FI_TRANSMIT) &&
+		    (*flags & rdmx_levels_refused(ep->dgram ? FI_EP_DGRAM : FI_EP_RDM))) {
 			RDMX_WARN(FI_LOG_EP_CTRL, "completion level not supported\n");
 			return -FI_EBADFLAGS;
 		}
@@ -305,7 +306,8 @@ static int rdmx_ep_alloc_buffers(struct rdmx_ep *ep)
 	int ret;
 
 	if (ep->dgram)
-		return rdmx_ud_alloc(ep, rdmx_info_dgram_max(ep->domain->dev_ops));
+		return rdmx_ud_alloc(ep, ep->max_msg_size ? ep->max_msg_size :
+				     rdmx_info_dgram_max(ep->domain->dev_ops));
 	ep->max_msg_size = RDMX_MAX_MSG_SIZE;
 	ep->inject_size = RDMX_MIN(ep->inject_size, RDMX_INJECT_MAX);
 	ep->medium_max = RDMX_MIN(g_rdmx_params.medium_max, RDMX_MEDIUM_LIMIT);
@@ -765,7 +767,7 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 	ep->rx_size = info && info->rx_attr && info->rx_attr->size ?
 		      info->rx_attr->size : g_rdmx_params.rx_size;
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
-	if (ep->tx_op_flags & RDMX_TX_LEVELS_REFUSED) {
+	if (ep->tx_op_flags & rdmx_levels_refused(ep->dgram ? FI_EP_DGRAM : FI_EP_RDM)) {
 		RDMX_WARN(FI_LOG_EP_CTRL, "tx op_flags: completion level not supported\n");
 		return -FI_EBADFLAGS;
 	}
@@ -773,6 +775,8 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 	ep->min_multi_recv = RDMX_MIN_MULTI_RECV;
 	ep->inject_size = info && info->tx_attr && info->tx_attr->inject_size ?
 			  info->tx_attr->inject_size : g_rdmx_params.inject_size;
+	/* A datagram endpoint keeps the size fi_getinfo offered it. */
+	ep->max_msg_size = ep->dgram && info && info->ep_attr ? info->ep_attr->max_msg_size : 0;
 
 	*src_p = ep->domain->dev_dom.addr;
 	if (info && info->src_addr) {

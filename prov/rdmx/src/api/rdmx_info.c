@@ -251,7 +251,8 @@ int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
 					 prov->tx_attr->iov_limit,
 					 hints->tx_attr->iov_limit)))
 		return ret;
-	if (hints->tx_attr && (hints->tx_attr->op_flags & RDMX_TX_LEVELS_REFUSED))
+	if (hints->tx_attr &&
+	    (hints->tx_attr->op_flags & rdmx_levels_refused(prov->ep_attr->type)))
 		return rdmx_info_nofit("tx op_flags %s (completion level)",
 				       fi_tostr(&hints->tx_attr->op_flags, FI_TYPE_OP_FLAGS));
 	if (hints->tx_attr && (hints->tx_attr->inject_size > prov->tx_attr->inject_size ||

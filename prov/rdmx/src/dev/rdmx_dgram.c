@@ -99,43 +99,6 @@ static struct rdmx_dgram_ah *rdmx_dgram_ah_get(struct rdmx_dgram *dg,
 	return ah;
 }
 
-int rdmx_dgram_ah_create(struct rdmx_dev *dev, const void *canon,
-			 struct rdmx_ah **ah_p)
-{
-	struct rdmx_dgram *dg = rdmx_dgram(dev);
-	int ret = 0;
-	struct rdmx_dgram_ah *ah = rdmx_dgram_ah_get(dg, canon, true, 0, &ret);
-
-	if (!ah)
-		return ret;
-	if (ah->anon) {
-		/* The rdm layer knows this sender now: no longer evictable. */
-		ah->anon = false;
-		dg->anon_cnt--;
-	}
-	ah->refs++;
-	*ah_p = &ah->ah;
-	return 0;
-}
-
-void rdmx_dgram_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
-{
-	struct rdmx_dgram *dg = rdmx_dgram(dev);
-	struct rdmx_dgram_ah *dah = rdmx_dgram_ah(ah);
-
-	/* The reliability state outlives the handle: the peer keeps counting. */
-	if (--dah->refs || !dah->stranger)
-		return;
-	/* A stranger the rdm layer let go is bounded and evicted again. */
-	dah->anon = true;
-	dg->anon_cnt++;
-}
-
-void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah)
-{
-	rdmx_swsrd_peer_reset(&rdmx_dgram(dev)->srd, &rdmx_dgram_ah(ah)->srd);
-}
-
 /*
  * Frees the handle made for an unknown sender that nothing uses, that
  * has nothing in flight and that was heard from least recently; false
@@ -158,6 +121,56 @@ static bool rdmx_dgram_evict_anon(struct rdmx_dgram *dg)
 		return true;
 	}
 	return false;
+}
+
+int rdmx_dgram_ah_create(struct rdmx_dev *dev, const void *canon,
+			 struct rdmx_ah **ah_p)
+{
+	struct rdmx_dgram *dg = rdmx_dgram(dev);
+	struct rdmx_dgram_ah *ah;
+	int ret = 0;
+
+	/*
+	 * A datagram endpoint makes a handle per send (rdmx_ud.c): those
+	 * nothing uses are bounded as strangers' are, least recently used
+	 * evicted first.
+	 */
+	if (dg->unreliable && dg->anon_cnt >= RDMX_DGRAM_ANON_MAX)
+		(void) rdmx_dgram_evict_anon(dg);
+	ah = rdmx_dgram_ah_get(dg, canon, true, 0, &ret);
+	if (!ah)
+		return ret;
+	rdmx_dlist_remove(&ah->link);
+	rdmx_dlist_insert_tail(&dg->ahs, &ah->link);
+	if (ah->anon) {
+		/* The rdm layer knows this sender now: no longer evictable. */
+		ah->anon = false;
+		dg->anon_cnt--;
+	}
+	ah->refs++;
+	*ah_p = &ah->ah;
+	return 0;
+}
+
+void rdmx_dgram_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	struct rdmx_dgram *dg = rdmx_dgram(dev);
+	struct rdmx_dgram_ah *dah = rdmx_dgram_ah(ah);
+
+	/*
+	 * The reliability state outlives the handle: the peer keeps
+	 * counting. Without reliability nothing does.
+	 */
+	if (--dah->refs || (!dah->stranger && !dg->unreliable))
+		return;
+	/* A stranger the rdm layer let go is bounded and evicted again. */
+	dah->anon = true;
+	dg->anon_cnt++;
+}
+
+void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah)
+{
+	rdmx_swsrd_peer_reset(&rdmx_dgram(dev)->srd, &rdmx_dgram_ah(ah)->srd);
 }
 
 /* Answers hdr from the unknown sender at src with its cookie, or not at all. */
@@ -251,12 +264,13 @@ static bool rdmx_dgram_rx_unrel(struct rdmx_dgram *dg, const struct rdmx_srd_hdr
 	struct rdmx_dgram_ah *ah;
 	uint8_t *keep;
 
-	if (hdr->type != RDMX_SRD_UNREL || truncated) {
-		dg->dev.stats.rx_malformed++;
+	/* With no buffer the device read only the header: not a malformed one. */
+	if (hdr->type == RDMX_SRD_UNREL && !buf) {
+		dg->dev.stats.rx_dropped++;
 		return false;
 	}
-	if (!buf) {
-		dg->dev.stats.rx_dropped++;
+	if (hdr->type != RDMX_SRD_UNREL || truncated) {
+		dg->dev.stats.rx_malformed++;
 		return false;
 	}
 	keep = dg->rx_srcs[dg->rx_src_next++ % dg->rq_size];

@@ -52,6 +52,8 @@ int rdmx_ud_alloc(struct rdmx_ep *ep, size_t max_msg)
 	if (ret)
 		goto err_rx;
 	ep->ud.held = calloc(ep->rxb.cnt, sizeof(*ep->ud.held));
+	ep->ud.held_cnt = 0;
+	ep->ud.held_max = RDMX_MAX(ep->rxb.cnt - ep->rxb.cnt / 4, (size_t) 1);
 	if (!ep->ud.held) {
 		ret = -FI_ENOMEM;
 		goto err_bufs;
@@ -93,6 +95,9 @@ ssize_t rdmx_ud_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 		return -FI_EOPBADSTATE;
 	if (!(ep->caps & FI_SEND) || (req->flags & FI_TAGGED) || req->rma_op != RDMX_RMA_NONE)
 		return -FI_EOPNOTSUPP;
+	/* Nothing is delivered for sure on a datagram endpoint (fi_cq(3)). */
+	if (req->flags & FI_DELIVERY_COMPLETE)
+		return -FI_EBADFLAGS;
 	if (req->iov_cnt > RDMX_IOV_LIMIT)
 		return -FI_EINVAL;
 	if (len > ep->ud.max_msg || (copy && len > ep->inject_size)) {
@@ -138,10 +143,25 @@ ssize_t rdmx_ud_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 	return ret;
 }
 
-/* Whether a datagram from src is for rx. */
-static bool rdmx_ud_match(const struct rdmx_ud_rx *rx, fi_addr_t src)
+/*
+ * Whether the held datagram h is for rx. Its sender, unknown when it
+ * came, may have been inserted into the AV since.
+ */
+static bool rdmx_ud_match(const struct rdmx_ep *ep, const struct rdmx_ud_rx *rx,
+			  struct rdmx_ud_held *h)
 {
-	return rx->src == FI_ADDR_UNSPEC || rx->src == src;
+	if (rx->src == FI_ADDR_UNSPEC)
+		return true;
+	if (h->src == FI_ADDR_NOTAVAIL)
+		h->src = rdmx_addrs_reverse(ep->addrs, h->addr);
+	return rx->src == h->src;
+}
+
+/* Takes h off the held list. */
+static void rdmx_ud_unhold(struct rdmx_ep *ep, struct rdmx_ud_held *h)
+{
+	rdmx_dlist_remove(&h->link);
+	ep->ud.held_cnt--;
 }
 
 /*
@@ -201,8 +221,8 @@ ssize_t rdmx_ud_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req)
 	rdmx_dlist_foreach(&ep->ud.arrived, it) {
 		struct rdmx_ud_held *h = rdmx_container_of(it, struct rdmx_ud_held, link);
 
-		if (rdmx_ud_match(rx, h->src)) {
-			rdmx_dlist_remove(&h->link);
+		if (rdmx_ud_match(ep, rx, h)) {
+			rdmx_ud_unhold(ep, h);
 			rdmx_ud_deliver(ep, rx, (size_t) (h - ep->ud.held));
 			return 0;
 		}
@@ -243,8 +263,11 @@ static void rdmx_ud_sent(struct rdmx_ep *ep, struct rdmx_ud_tx *tx, enum rdmx_de
 	};
 
 	ep->lanes.nic->ops->ah_destroy(ep->lanes.nic, tx->ah);
-	/* A reliable device's refusal (efa's RNR) is a datagram lost, as any may be. */
-	if (status != RDMX_DEV_OK && status != RDMX_DEV_RNR) {
+	/*
+	 * A reliable device's refusal or a peer it finds gone (efa's RNR,
+	 * UNREACH) is a datagram lost, as any may be (fi_domain(3)).
+	 */
+	if (status != RDMX_DEV_OK && status != RDMX_DEV_RNR && status != RDMX_DEV_UNREACH) {
 		ep->stats.tx_errors++;
 		rdmx_comp_err(ep->tx_comp, &entry, rdmx_dev_status_errno(status), 0,
 			      "rdmx: datagram not sent: %s", rdmx_dev_status_str(status));
@@ -277,19 +300,32 @@ static void rdmx_ud_arrived(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe)
 		return;
 	}
 	h->len = cqe->len - (uint32_t) sizeof(struct rdmx_wire_ud);
+	memset(h->addr, 0, sizeof(h->addr));
+	if (cqe->src_addr)
+		memcpy(h->addr, cqe->src_addr, ep->lanes.nic->ops->addr_size);
 	h->src = cqe->src_addr ? rdmx_addrs_reverse(ep->addrs, cqe->src_addr) :
 		 FI_ADDR_NOTAVAIL;
 	rdmx_dlist_foreach(&ep->ud.posted, it) {
 		struct rdmx_ud_rx *rx = rdmx_container_of(it, struct rdmx_ud_rx, link);
 
-		if (rdmx_ud_match(rx, h->src)) {
+		if (rdmx_ud_match(ep, rx, h)) {
 			rdmx_dlist_remove(&rx->link);
 			rdmx_ud_deliver(ep, rx, idx);
 			return;
 		}
 	}
 	ep->stats.rx_unexpected++;
+	if (ep->ud.held_cnt == ep->ud.held_max) {
+		struct rdmx_ud_held *old = rdmx_container_of(ep->ud.arrived.next,
+							     struct rdmx_ud_held, link);
+
+		/* Counted with the device's drops: a datagram no one took. */
+		ep->lanes.nic->stats.rx_dropped++;
+		rdmx_ud_unhold(ep, old);
+		rdmx_rxbufs_repost(&ep->rxb, &ep->lanes, (size_t) (old - ep->ud.held));
+	}
 	rdmx_dlist_insert_tail(&ep->ud.arrived, &h->link);
+	ep->ud.held_cnt++;
 }
 
 void rdmx_ud_progress(struct rdmx_ep *ep)
@@ -317,4 +353,5 @@ void rdmx_ud_drain(struct rdmx_ep *ep)
 		rdmx_pool_release(&ep->rxe_pool,
 				  rdmx_container_of(it, struct rdmx_ud_rx, link));
 	rdmx_dlist_init(&ep->ud.arrived);
+	ep->ud.held_cnt = 0;
 }

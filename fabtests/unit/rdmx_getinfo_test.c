@@ -181,28 +181,28 @@ static void test_no_layering_rdm(void)
 }
 
 /*
- * Without prov_name, a DGRAM query yields rdmx's own DGRAM entries and no
- * layered ones (ofi_rxd over rdmx would answer FI_EP_RDM queries).
+ * Without prov_name, a DGRAM or MSG query yields rdmx's own entries of
+ * that type and no layered ones (ofi_rxd or ofi_rxm over rdmx would
+ * answer FI_EP_RDM queries).
  */
-static void test_dgram_entries(void)
+static void test_type_entries(enum fi_ep_type type, const char *name)
 {
 	struct fi_info *hints = rdm_hints(), *info = NULL;
 	const char *layered;
-	bool all_dgram = true;
+	bool all_type = true;
 	int ret;
 
 	set_prov_name(hints, NULL);
 	hints->caps = FI_MSG;
-	hints->ep_attr->type = FI_EP_DGRAM;
+	hints->ep_attr->type = type;
 	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
 	layered = ret ? NULL : find_layered(info);
 	for (const struct fi_info *i = ret ? NULL : info; i; i = i->next)
-		all_dgram &= i->ep_attr->type == FI_EP_DGRAM;
-	ft_check(ret == 0 && count_rdmx(info) > 0 && all_dgram && !layered,
-		 "dgram without prov_name: rdmx's FI_EP_DGRAM entries, no layered ones",
-		 "fi_getinfo %d, rdmx entries %d, all DGRAM %d, layered %s", ret,
-		 ret ? 0 : count_rdmx(info), all_dgram, layered ? layered : "(none)");
+		all_type &= i->ep_attr->type == type;
+	ft_check(ret == 0 && count_rdmx(info) > 0 && all_type && !layered, name,
+		 "fi_getinfo %d, rdmx entries %d, all of the type %d, layered %s", ret,
+		 ret ? 0 : count_rdmx(info), all_type, layered ? layered : "(none)");
 	if (!ret)
 		fi_freeinfo(info);
 }
@@ -336,15 +336,8 @@ static void test_ompi_hints(void)
 struct nodata_case {
 	const char	*name;
 	void		(*apply)(struct fi_info *hints, const struct fi_info *base);
-	bool		check_layering;	/* also query without prov_name */
 	const char	*node;
 };
-
-static void apply_ep_msg(struct fi_info *h, const struct fi_info *b)
-{
-	(void) b;
-	h->ep_attr->type = FI_EP_MSG;
-}
 
 static void apply_caps_collective(struct fi_info *h, const struct fi_info *b)
 {
@@ -397,24 +390,22 @@ static void apply_fabric_name(struct fi_info *h, const struct fi_info *b)
 }
 
 static const struct nodata_case nodata_cases[] = {
-	{ "ep_type FI_EP_MSG", apply_ep_msg, true, NULL },
-	{ "caps FI_COLLECTIVE", apply_caps_collective, false, NULL },
-	{ "cq_data_size 16", apply_cq_data_16, false, NULL },
-	{ "msg_order FI_ORDER_RAW (a long write's data may follow a later read)", apply_order_raw, false, NULL },
-	{ "tx size above the provider's", apply_tx_size, false, NULL },
-	{ "iov_limit above the provider's", apply_iov_limit, false, NULL },
-	{ "inject_size above the provider's", apply_inject_size, false, NULL },
-	{ "max_msg_size above the provider's", apply_max_msg_size, false, NULL },
-	{ "unknown domain name", apply_domain_name, false, NULL },
-	{ "unknown fabric name", apply_fabric_name, false, NULL },
-	{ "unresolvable node", NULL, false, "rdmx-no-such-host.invalid" },
+	{ "caps FI_COLLECTIVE", apply_caps_collective, NULL },
+	{ "cq_data_size 16", apply_cq_data_16, NULL },
+	{ "msg_order FI_ORDER_RAW (a long write's data may follow a later read)", apply_order_raw, NULL },
+	{ "tx size above the provider's", apply_tx_size, NULL },
+	{ "iov_limit above the provider's", apply_iov_limit, NULL },
+	{ "inject_size above the provider's", apply_inject_size, NULL },
+	{ "max_msg_size above the provider's", apply_max_msg_size, NULL },
+	{ "unknown domain name", apply_domain_name, NULL },
+	{ "unknown fabric name", apply_fabric_name, NULL },
+	{ "unresolvable node", NULL, "rdmx-no-such-host.invalid" },
 };
 
 static void run_nodata_case(const struct nodata_case *c, const struct fi_info *base)
 {
 	struct fi_info *hints = rdm_hints(), *info = NULL;
 	char name[160];
-	const char *layered;
 	int ret;
 
 	if (c->apply)
@@ -426,20 +417,6 @@ static void run_nodata_case(const struct nodata_case *c, const struct fi_info *b
 		 fi_strerror(ret < 0 ? -ret : ret), ret == 0 ? ", an entry came back" : "");
 	if (!ret)
 		fi_freeinfo(info);
-	info = NULL;
-	if (c->check_layering) {
-		/* Any provider: libfabric may try ofi_rxm/ofi_rxd over rdmx. */
-		set_prov_name(hints, NULL);
-		ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info);
-		layered = ret ? NULL : find_layered(info);
-		snprintf(name, sizeof(name), "no layered rdmx entry: %s", c->name);
-		ft_check((ret == -FI_ENODATA || ret == 0) && !layered &&
-			 (ret || !count_rdmx(info)), name,
-			 "fi_getinfo %d, rdmx entries %d, layered %s", ret,
-			 ret ? 0 : count_rdmx(info), layered ? layered : "(none)");
-		if (!ret)
-			fi_freeinfo(info);
-	}
 	fi_freeinfo(hints);
 }
 
@@ -450,7 +427,8 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	base = test_baseline();
 	test_no_layering_rdm();
-	test_dgram_entries();
+	test_type_entries(FI_EP_DGRAM, "dgram without prov_name: rdmx's FI_EP_DGRAM entries, no layered ones");
+	test_type_entries(FI_EP_MSG, "msg without prov_name: rdmx's FI_EP_MSG entries, no layered ones");
 	test_node_service();
 	test_node_service_source();
 	test_progress_auto();

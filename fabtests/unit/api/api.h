@@ -87,6 +87,7 @@ struct fixture_opts {
 	bool			atomic;		/* FI_ATOMIC asked for too */
 	uint64_t		mr_mode;	/* the hints' */
 	bool			dgram;		/* FI_EP_DGRAM endpoints */
+	bool			msg;		/* FI_EP_MSG: fabric and domain only */
 };
 
 typedef ssize_t (*send_fn)(struct fid_ep *ep, const void *buf, size_t len,
@@ -254,6 +255,14 @@ void test_dgram_loss(struct fixture *fx);
 void test_dgram_flood(struct fixture *fx);
 void test_dgram_to_rdm(struct fixture *fx);
 void test_dgram_selective(struct fixture *fx);
+
+/* cm.c */
+void test_cm_accept(struct fixture *fx);
+void test_cm_reject(struct fixture *fx);
+void test_cm_abandon(struct fixture *fx);
+void test_cm_nobody(struct fixture *fx);
+void test_cm_backlog(struct fixture *fx);
+void test_cm_cycles(struct fixture *fx);
 
 /* ping.c */
 void test_ping_threads(struct fixture *fx);

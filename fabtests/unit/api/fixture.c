@@ -98,17 +98,20 @@ static int get_info(const struct fixture_opts *o, enum fi_threading threading,
 
 	if (!hints)
 		return -FI_ENOMEM;
-	hints->caps = FI_MSG | FI_DIRECTED_RECV | FI_SOURCE | (o->dgram ? 0 : FI_TAGGED) |
-		      (o->rma ? FI_RMA : 0) | (o->atomic ? FI_ATOMIC : 0);
+	hints->caps = FI_MSG | (o->msg ? 0 : FI_DIRECTED_RECV | FI_SOURCE) |
+		      (o->dgram ? 0 : FI_TAGGED) | (o->rma ? FI_RMA : 0) |
+		      (o->atomic ? FI_ATOMIC : 0);
 	hints->domain_attr->mr_mode = o->mr_mode;
-	hints->ep_attr->type = o->dgram ? FI_EP_DGRAM : FI_EP_RDM;
+	hints->ep_attr->type = o->dgram ? FI_EP_DGRAM : o->msg ? FI_EP_MSG : FI_EP_RDM;
 	hints->domain_attr->threading = threading;
 	hints->domain_attr->av_type = FI_AV_TABLE;
 	if (o->auto_progress)
 		hints->domain_attr->data_progress = hints->domain_attr->control_progress =
 			FI_PROGRESS_AUTO;
 	hints->fabric_attr->prov_name = strdup("rdmx");
-	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, info);
+	/* Connected endpoints listen and connect on loopback. */
+	ret = fi_getinfo(TEST_VERSION, o->msg ? "127.0.0.1" : NULL, NULL, o->msg ? FI_SOURCE : 0,
+			 hints, info);
 	fi_freeinfo(hints);
 	return ret;
 }
@@ -188,8 +191,11 @@ bool fixture_open(struct fixture *fx, const struct fixture_opts *o)
 	if (!step(v, get_info(o, o->threading ? o->threading : FI_THREAD_SAFE, &fx->info),
 		  "fi_getinfo for rdmx") ||
 	    !step(v, fi_fabric(fx->info->fabric_attr, &fx->fabric, NULL), "fi_fabric") ||
-	    !step(v, fi_domain(fx->fabric, fx->info, &fx->domain, NULL), "fi_domain") ||
-	    !step(v, fi_av_open(fx->domain, &av_attr, &fx->av, NULL), "fi_av_open"))
+	    !step(v, fi_domain(fx->fabric, fx->info, &fx->domain, NULL), "fi_domain"))
+		return false;
+	if (o->msg)
+		return true;
+	if (!step(v, fi_av_open(fx->domain, &av_attr, &fx->av, NULL), "fi_av_open"))
 		return false;
 	for (int i = 0; i < NODES; i++) {
 		if (!node_create(fx->domain, fx->info, &fx->node[i], v, node_label[i]))

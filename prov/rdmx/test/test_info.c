@@ -102,10 +102,32 @@ Test(info, returned_info_fits_as_hints)
 
 Test(info, other_ep_types_find_nothing)
 {
-	hints->ep_attr->type = FI_EP_MSG;
-	expect_nodata("FI_EP_MSG");
 	hints->ep_attr->type = FI_EP_SOCK_STREAM;
 	expect_nodata("FI_EP_SOCK_STREAM");
+	hints->ep_attr->type = FI_EP_SOCK_DGRAM;
+	expect_nodata("FI_EP_SOCK_DGRAM");
+}
+
+/*
+ * FI_EP_MSG when asked for by name: the RDM caps but a sender's name,
+ * 63-bit tags; never to a utility provider's lookup (bit 59).
+ */
+Test(info, msg_when_asked)
+{
+	struct fi_info *info, *cur;
+
+	hints->ep_attr->type = FI_EP_MSG;
+	info = getinfo_ok(API_VERSION, NULL, NULL, 0, hints);
+	for (cur = info; cur; cur = cur->next) {
+		cr_assert_eq(cur->ep_attr->type, FI_EP_MSG);
+		cr_assert_eq(cur->caps & (FI_DIRECTED_RECV | FI_SOURCE), 0);
+		cr_assert_eq(cur->ep_attr->mem_tag_format >> 63, 0);
+	}
+	fi_freeinfo(info);
+	info = NULL;
+	cr_assert_eq(rdmx_getinfo(API_VERSION, NULL, NULL, 1ULL << 59, hints, &info),
+		     -FI_ENODATA);
+	cr_assert_null(info);
 }
 
 /*

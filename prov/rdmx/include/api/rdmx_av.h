@@ -40,6 +40,12 @@ struct rdmx_av {
 int rdmx_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		 struct fid_av **av_p, void *context);
 
+/*
+ * Stores one canonical address, under the domain lock (fi_av_insert's
+ * step); its index, or FI_ADDR_NOTAVAIL without memory.
+ */
+fi_addr_t rdmx_av_store(struct rdmx_av *av, const void *canon);
+
 /* The canonical address of fi_addr, or NULL if it names no entry. */
 const void *rdmx_av_addr(const struct rdmx_av *av, fi_addr_t fi_addr);
 

@@ -25,6 +25,7 @@
 #include "rdmx_ud.h"
 #include "rdmx_wire.h"
 
+struct rdmx_cm;
 struct rdmx_ooo;
 struct rdmx_peer;
 struct rdmx_rxm;
@@ -71,6 +72,11 @@ struct rdmx_ep {
 	bool			rma_stalled;	/* an answer's chunk found no send
 						   entry: progress tries again */
 	bool			dgram;		/* FI_EP_DGRAM (rdmx_ud.h) */
+	struct rdmx_cm		*cm;		/* FI_EP_MSG (rdmx_cm.h), or NULL */
+	fi_addr_t		conn_peer;	/* FI_EP_MSG: the peer while connected,
+						   else FI_ADDR_NOTAVAIL */
+	bool			av_only;	/* packets from outside the AV are
+						   dropped (FI_EP_MSG) */
 	struct rdmx_ud		ud;		/* its datagrams */
 	bool			tx_selective;
 	bool			rx_selective;

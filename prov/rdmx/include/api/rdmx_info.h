@@ -23,6 +23,14 @@
 #define RDMX_UD_TX_CAPS	(FI_MSG | FI_SEND)
 #define RDMX_UD_RX_CAPS	(FI_MSG | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE)
 #define RDMX_UD_CAPS	(RDMX_UD_TX_CAPS | RDMX_UD_RX_CAPS | RDMX_DOM_CAPS)
+/*
+ * A connected endpoint's (FI_EP_MSG, rdmx_cm.h): the RDM endpoint's but
+ * what names a sender; its tags are 63 bits (bit 63 marks its connection
+ * steps, RDMX_CM_TAG_BIT).
+ */
+#define RDMX_MSG_NOT_CAPS (FI_DIRECTED_RECV | FI_SOURCE)
+#define RDMX_MSG_CAPS	(RDMX_CAPS & ~(uint64_t) RDMX_MSG_NOT_CAPS)
+#define RDMX_MSG_TAG_FORMAT	0x5555555555555555ULL
 #define RDMX_PRIMARY_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \
 			 FI_MULTICAST | FI_NAMED_RX_CTX | FI_DIRECTED_RECV | \
 			 FI_READ | FI_WRITE | FI_RECV | FI_SEND | \
@@ -87,6 +95,9 @@ size_t rdmx_info_dgram_max(const struct rdmx_dev_ops *ops);
  * (rdmx_info_dgram_max).
  */
 void rdmx_info_dgram(struct fi_info *info, size_t max_msg);
+
+/* Turns rdmx_info_base's entry into a connected endpoint's (FI_EP_MSG). */
+void rdmx_info_msg(struct fi_info *info);
 
 /*
  * Whether prov satisfies hints (fi_getinfo(3) rules); 0 or -FI_ENODATA,

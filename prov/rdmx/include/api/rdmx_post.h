@@ -14,9 +14,20 @@
  */
 static inline ssize_t rdmx_post_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 {
+	struct rdmx_send_req to_peer;
 	ssize_t ret;
 
 	rdmx_lock_acquire(&ep->domain->lock);
+	/* A FI_EP_MSG endpoint's goes to its peer, whatever its dest says. */
+	if (ep->cm) {
+		if (ep->conn_peer == FI_ADDR_NOTAVAIL) {
+			rdmx_lock_release(&ep->domain->lock);
+			return -FI_ENOTCONN;
+		}
+		to_peer = *req;
+		to_peer.dest = ep->conn_peer;
+		req = &to_peer;
+	}
 	ret = ep->dgram ? rdmx_ud_send(ep, req) : rdmx_send(ep, req);
 	if (ret == -FI_EAGAIN) {
 		rdmx_ep_progress(ep);

@@ -37,6 +37,11 @@ int rdmx_no_shutdown(struct fid_ep *ep, uint64_t flags);
 int rdmx_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		 struct fid_mc **mc, void *context);
 
+/* fi_ops_ep slots of a passive endpoint. */
+ssize_t rdmx_no_cancel(fid_t fid, void *context);
+int rdmx_no_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen);
+ssize_t rdmx_no_size_left(struct fid_ep *ep);
+
 /* fi_ops_ep slots for scalable endpoints. */
 int rdmx_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		   struct fid_ep **tx_ep, void *context);

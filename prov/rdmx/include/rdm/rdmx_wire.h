@@ -299,6 +299,65 @@ void rdmx_wire_ud_encode(struct rdmx_wire_ud *hdr, uint32_t flags, uint64_t data
  */
 int rdmx_wire_ud_decode(const void *buf, size_t len, uint32_t *flags, uint64_t *data);
 
+/*
+ * Connection management of FI_EP_MSG endpoints (api/rdmx_cm.c): each
+ * step is one tagged message of tag RDMX_CM_TAG over the RDM machinery,
+ * this header and then data_len bytes of the application's private
+ * data. The application's tags on a MSG endpoint have bit 63 clear
+ * (RDMX_CM_TAG_BIT), so that they never meet a step.
+ */
+#define RDMX_WIRE_CM_MAGIC	0x4d43u		/* "CM" */
+#define RDMX_WIRE_CM_VERSION	1
+#define RDMX_CM_TAG_BIT		(1ULL << 63)
+#define RDMX_CM_TAG		(RDMX_CM_TAG_BIT | 0x434d434d434d434dULL)
+/* Private data a connection step carries at most (FI_OPT_CM_DATA_SIZE). */
+#define RDMX_CM_DATA_MAX	256
+#define RDMX_CM_NAME_MAX	32
+
+enum rdmx_cm_type {
+	RDMX_CM_REQ = 1,	/* connector to listener: name, data */
+	RDMX_CM_ACCEPT,		/* listener to connector: the acceptor's name, data */
+	RDMX_CM_REJECT,		/* listener to connector: data */
+	RDMX_CM_DISC,		/* either to the other: fi_shutdown */
+	RDMX_CM_TYPE_MAX,
+};
+
+struct rdmx_wire_cm {
+	uint16_t	magic;
+	uint8_t		version;
+	uint8_t		type;		/* enum rdmx_cm_type */
+	uint16_t	data_len;	/* private data after the header */
+	uint8_t		name_len;	/* REQ, ACCEPT: bytes of name */
+	uint8_t		reserved;	/* zero */
+	uint64_t	conn_id;	/* the connector's random id, never 0 */
+	uint8_t		name[RDMX_CM_NAME_MAX];	/* zero past name_len */
+};
+_Static_assert(sizeof(struct rdmx_wire_cm) == 48, "wire cm size");
+
+/* A connection step after validation. */
+struct rdmx_cm_msg {
+	enum rdmx_cm_type	type;
+	uint64_t		conn_id;
+	size_t			name_len;
+	const uint8_t		*name;
+	size_t			data_len;
+	const uint8_t		*data;
+};
+
+/*
+ * Writes a connection step into buf (sizeof(struct rdmx_wire_cm) +
+ * msg->data_len bytes); returns its length.
+ */
+size_t rdmx_wire_cm_encode(void *buf, const struct rdmx_cm_msg *msg);
+
+/*
+ * Validates a connection step of len bytes at buf (magic, version,
+ * type, lengths, a name for REQ and ACCEPT only, data for REQ, ACCEPT
+ * and REJECT only, zero reserved bytes and id) into msg, whose pointers
+ * point into buf; 0 or -FI_EINVAL.
+ */
+int rdmx_wire_cm_decode(const void *buf, size_t len, struct rdmx_cm_msg *msg);
+
 /* Fills an eager header. */
 void rdmx_wire_eager_encode(struct rdmx_wire_eager *hdr, uint32_t flags,
 			    uint32_t msg_id, uint64_t tag, uint64_t data);

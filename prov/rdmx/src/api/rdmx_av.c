@@ -80,8 +80,7 @@ static int rdmx_av_grow(struct rdmx_av *av, size_t need)
 	return 0;
 }
 
-/* Stores one canonical address; returns its index or FI_ADDR_NOTAVAIL. */
-static fi_addr_t rdmx_av_store(struct rdmx_av *av, const void *canon)
+fi_addr_t rdmx_av_store(struct rdmx_av *av, const void *canon)
 {
 	fi_addr_t slot;
 

@@ -7,6 +7,7 @@
 #include "rdmx.h"
 #include "rdmx_clock.h"
 #include "rdmx_av.h"
+#include "rdmx_cm.h"
 #include "rdmx_cntr.h"
 #include "rdmx_conn.h"
 #include "rdmx_cq.h"
@@ -108,7 +109,7 @@ static int rdmx_ep_bind_cntr(struct rdmx_ep *ep, void *obj, uint64_t flags)
 
 /*
  * The wait objects of what the endpoint is bound to and of its domain's
- * progress thread, at most 2 + 6 + 1.
+ * progress thread, at most 2 + 6 + 1 + 1 (a FI_EP_MSG endpoint's EQ).
  */
 static size_t rdmx_ep_waits(const struct rdmx_ep *ep, struct rdmx_wait **waits)
 {
@@ -117,6 +118,8 @@ static size_t rdmx_ep_waits(const struct rdmx_ep *ep, struct rdmx_wait **waits)
 
 	if (ep->domain->autoprog.wait)
 		waits[n++] = ep->domain->autoprog.wait;
+	if (ep->cm && ep->cm->eq && rdmx_eq_wait(ep->cm->eq))
+		waits[n++] = rdmx_eq_wait(ep->cm->eq);
 	for (int s = 0; s < 2; s++) {
 		if (sinks[s]->cq && sinks[s]->cq->waitable.wait)
 			waits[n++] = sinks[s]->cq->waitable.wait;
@@ -134,7 +137,7 @@ static size_t rdmx_ep_waits(const struct rdmx_ep *ep, struct rdmx_wait **waits)
  */
 static int rdmx_ep_watch(struct rdmx_ep *ep, bool on)
 {
-	struct rdmx_wait *waits[3 + 2 * RDMX_SINK_KINDS];
+	struct rdmx_wait *waits[4 + 2 * RDMX_SINK_KINDS];
 	size_t n = rdmx_ep_waits(ep, waits);
 	int fds[2], nfds = rdmx_lanes_wait_fds(&ep->lanes, fds);
 	int ret = 0;
@@ -190,6 +193,10 @@ static int rdmx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 		return rdmx_ep_bind_locked(ep, cq->domain, rdmx_ep_bind_cq, cq, flags);
 	}
+	case FI_CLASS_EQ:
+		if (!ep->cm)
+			return -FI_ENOSYS;
+		return rdmx_cm_bind_eq(ep, rdmx_container_of(bfid, struct fid_eq, fid));
 	case FI_CLASS_AV: {
 		struct rdmx_av *av = rdmx_container_of(bfid, struct rdmx_av, av_fid.fid);
 
@@ -258,6 +265,8 @@ static int rdmx_ep_enable(struct rdmx_ep *ep)
 		ep->enabled = true;
 	else
 		rdmx_ep_watch(ep, false);
+	if (!ret && !was_enabled && ep->cm)
+		ret = rdmx_cm_enable(ep);
 	rdmx_lock_release(&ep->domain->lock);
 	/* Outside the domain lock, which a wait's round takes under its own. */
 	if (!ret && !was_enabled && ep->domain->autoprog.wait) {
@@ -518,6 +527,8 @@ static int rdmx_ep_close(struct fid *fid)
 	struct rdmx_dlist *it;
 
 	rdmx_ep_log_stats(ep);
+	if (ep->cm)
+		rdmx_cm_leave(ep);
 	rdmx_wait_leave(&ep->auto_member);
 	rdmx_lock_acquire(&ep->domain->lock);
 	if (ep->enabled)
@@ -547,6 +558,8 @@ static int rdmx_ep_close(struct fid *fid)
 	rdmx_lock_release(&ep->domain->lock);
 	if (ep->av)
 		rdmx_av_detach(ep->av, ep);
+	if (ep->cm)
+		rdmx_cm_free(ep);
 	ep->lanes.nic->ops->close(ep->lanes.nic);
 	rdmx_lanes_close(&ep->lanes);
 	/* Packets the device held when the linger gave up: it is gone now. */
@@ -646,10 +659,14 @@ static ssize_t rdmx_ep_cancel(fid_t fid, void *context)
 	return ret;
 }
 
-/* Whether rdmx knows the option (it knows FI_OPT_MIN_MULTI_RECV). */
-static bool rdmx_ep_opt_known(int level, int optname)
+/*
+ * Whether rdmx knows the option: FI_OPT_MIN_MULTI_RECV, and
+ * FI_OPT_CM_DATA_SIZE (read only) on a FI_EP_MSG endpoint.
+ */
+static bool rdmx_ep_opt_known(const struct rdmx_ep *ep, int level, int optname)
 {
-	if (level == FI_OPT_ENDPOINT && optname == FI_OPT_MIN_MULTI_RECV)
+	if (level == FI_OPT_ENDPOINT && (optname == FI_OPT_MIN_MULTI_RECV ||
+					 (optname == FI_OPT_CM_DATA_SIZE && ep->cm)))
 		return true;
 	RDMX_INFO(FI_LOG_EP_CTRL, "unknown option %d at level %d\n", optname, level);
 	return false;
@@ -660,14 +677,15 @@ static int rdmx_ep_getopt(fid_t fid, int level, int optname, void *optval,
 {
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
 
-	if (!rdmx_ep_opt_known(level, optname))
+	if (!rdmx_ep_opt_known(ep, level, optname))
 		return -FI_ENOPROTOOPT;
 	if (!optval || !optlen || *optlen < sizeof(size_t)) {
 		if (optlen)
 			*optlen = sizeof(size_t);
 		return -FI_ETOOSMALL;
 	}
-	*(size_t *) optval = ep->min_multi_recv;
+	*(size_t *) optval = optname == FI_OPT_CM_DATA_SIZE ? RDMX_CM_DATA_MAX :
+			     ep->min_multi_recv;
 	*optlen = sizeof(size_t);
 	return 0;
 }
@@ -677,7 +695,7 @@ static int rdmx_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 {
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
 
-	if (!rdmx_ep_opt_known(level, optname))
+	if (!rdmx_ep_opt_known(ep, level, optname) || optname == FI_OPT_CM_DATA_SIZE)
 		return -FI_ENOPROTOOPT;
 	if (!optval || optlen != sizeof(size_t))
 		return -FI_EINVAL;
@@ -722,6 +740,20 @@ static struct fi_ops_ep rdmx_ep_ops = {
 	.tx_size_left = rdmx_ep_tx_size_left,
 };
 
+/* A FI_EP_MSG endpoint's (rdmx_cm.c). */
+static struct fi_ops_cm rdmx_msg_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = rdmx_ep_setname,
+	.getname = rdmx_ep_getname,
+	.getpeer = rdmx_cm_getpeer,
+	.connect = rdmx_cm_connect,
+	.listen = rdmx_no_listen,
+	.accept = rdmx_cm_accept,
+	.reject = rdmx_no_reject,
+	.shutdown = rdmx_cm_shutdown,
+	.join = rdmx_no_join,
+};
+
 static struct fi_ops_cm rdmx_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = rdmx_ep_setname,
@@ -741,21 +773,29 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 {
 	const struct rdmx_dev_ops *ops = ep->domain->dev_ops;
 
+	enum fi_ep_type type = info && info->ep_attr ? info->ep_attr->type : FI_EP_UNSPEC;
 	uint64_t offered;
 
-	if (info && info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
-	    info->ep_attr->type != FI_EP_DGRAM && info->ep_attr->type != FI_EP_UNSPEC) {
-		RDMX_WARN(FI_LOG_EP_CTRL, "only FI_EP_RDM and FI_EP_DGRAM endpoints exist\n");
+	if (type != FI_EP_RDM && type != FI_EP_DGRAM && type != FI_EP_MSG &&
+	    type != FI_EP_UNSPEC) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "endpoint type %s not offered\n",
+			  fi_tostr(&type, FI_TYPE_EP_TYPE));
 		return -FI_EINVAL;
 	}
-	ep->dgram = info && info->ep_attr && info->ep_attr->type == FI_EP_DGRAM;
-	offered = ep->dgram ? RDMX_UD_CAPS : RDMX_CAPS;
+	ep->dgram = type == FI_EP_DGRAM;
+	offered = ep->dgram ? RDMX_UD_CAPS : type == FI_EP_MSG ? RDMX_MSG_CAPS : RDMX_CAPS;
 	if (info && info->caps & ~offered) {
 		RDMX_WARN(FI_LOG_EP_CTRL, "caps %s not offered\n",
 			  fi_tostr(&info->caps, FI_TYPE_CAPS));
 		return -FI_EINVAL;
 	}
 	ep->caps = info && info->caps ? info->caps : offered;
+	/*
+	 * A FI_EP_MSG endpoint's connection steps are tagged, named by
+	 * sender, and take send and receive entries of their own.
+	 */
+	if (type == FI_EP_MSG)
+		ep->caps |= FI_TAGGED | FI_SOURCE;
 	if (!(ep->caps & (FI_SEND | FI_RECV)))
 		ep->caps |= FI_SEND | FI_RECV;
 	/* FI_RMA or FI_ATOMIC without any of the four directions means all (fi_getinfo(3)). */
@@ -772,6 +812,10 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 		return -FI_EBADFLAGS;
 	}
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
+	if (type == FI_EP_MSG) {
+		ep->tx_size += RDMX_CM_TX;
+		ep->rx_size += RDMX_CM_RX;
+	}
 	ep->min_multi_recv = RDMX_MIN_MULTI_RECV;
 	ep->inject_size = info && info->tx_attr && info->tx_attr->inject_size ?
 			  info->tx_attr->inject_size : g_rdmx_params.inject_size;
@@ -779,6 +823,10 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 	ep->max_msg_size = ep->dgram && info && info->ep_attr ? info->ep_attr->max_msg_size : 0;
 
 	*src_p = ep->domain->dev_dom.addr;
+	if (type == FI_EP_MSG && info->handle && info->handle->fclass == FI_CLASS_PEP) {
+		*src_p = src_buf;
+		return rdmx_pep_yield(info->handle, src_buf);
+	}
 	if (info && info->src_addr) {
 		if (ops->addr_canon(info->src_addr, info->src_addrlen, src_buf)) {
 			RDMX_WARN(FI_LOG_EP_CTRL, "src_addr is not a valid address\n");
@@ -822,12 +870,17 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	rdmx_order_construct(ep);
 	ep->rng = rdmx_clock_ns() | 1;
 	rdmx_conn_ep_init(ep);
+	if (info && info->ep_attr && info->ep_attr->type == FI_EP_MSG) {
+		ret = rdmx_cm_open(ep, info);
+		if (ret)
+			goto err_free_buffers;
+	}
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &rdmx_ep_fi_ops;
 	ep->ep_fid.ops = &rdmx_ep_ops;
-	ep->ep_fid.cm = &rdmx_ep_cm_ops;
+	ep->ep_fid.cm = ep->cm ? &rdmx_msg_cm_ops : &rdmx_ep_cm_ops;
 	ep->ep_fid.msg = &rdmx_msg_ops;
 	ep->ep_fid.tagged = &rdmx_tagged_ops;
 	ep->ep_fid.rma = &rdmx_rma_ops;
@@ -837,6 +890,8 @@ int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	*ep_p = &ep->ep_fid;
 	return 0;
 
+err_free_buffers:
+	rdmx_ep_free_buffers(ep);
 err_close_dev:
 	ep->lanes.nic->ops->close(ep->lanes.nic);
 	rdmx_lanes_close(&ep->lanes);

@@ -4,6 +4,7 @@
 #include <rdma/fi_domain.h>
 
 #include "rdmx.h"
+#include "rdmx_cm.h"
 #include "rdmx_domain.h"
 #include "rdmx_fabric.h"
 #include "rdmx_stubs.h"
@@ -35,13 +36,6 @@ static int rdmx_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 	return rdmx_domain_open(fabric, info, dom, context);
 }
 
-static int rdmx_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
-			      struct fid_pep **pep, void *context)
-{
-	(void) fabric; (void) info; (void) pep; (void) context;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops rdmx_fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rdmx_fabric_close,
@@ -55,7 +49,7 @@ static struct fi_ops rdmx_fabric_fi_ops = {
 static struct fi_ops_fabric rdmx_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = rdmx_domain_open,
-	.passive_ep = rdmx_no_passive_ep,
+	.passive_ep = rdmx_pep_open,
 	.eq_open = rdmx_eq_open,
 	.wait_open = rdmx_wait_open,
 	.trywait = rdmx_trywait,

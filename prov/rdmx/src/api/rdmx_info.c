@@ -22,9 +22,10 @@
  * The flag libfabric's utility providers (ofi_rxd, ofi_rxm) add to the
  * fi_getinfo by which they look for a core provider to layer over
  * (OFI_CORE_PROV_ONLY in libfabric's internal ofi.h, the same since 1.5).
- * rdmx's datagram endpoints decline it, as libfabric itself keeps its
- * utility providers off efa and shm: an application asking for FI_EP_RDM
- * with FI_PROVIDER=rdmx would otherwise be offered "rdmx;ofi_rxd" first.
+ * rdmx's datagram and connected endpoints decline it, as libfabric
+ * itself keeps its utility providers off efa and shm: an application
+ * asking for FI_EP_RDM with FI_PROVIDER=rdmx would otherwise be offered
+ * "rdmx;ofi_rxd" or "rdmx;ofi_rxm" first.
  */
 #define RDMX_OFI_CORE_PROV_ONLY	(1ULL << 59)
 
@@ -124,6 +125,15 @@ void rdmx_info_dgram(struct fi_info *info, size_t max_msg)
 	info->ep_attr->protocol_version = RDMX_WIRE_UD_VERSION;
 	info->ep_attr->max_msg_size = max_msg;
 	info->ep_attr->mem_tag_format = 0;
+}
+
+void rdmx_info_msg(struct fi_info *info)
+{
+	info->caps &= ~(uint64_t) RDMX_MSG_NOT_CAPS;
+	info->tx_attr->caps &= ~(uint64_t) RDMX_MSG_NOT_CAPS;
+	info->rx_attr->caps &= ~(uint64_t) RDMX_MSG_NOT_CAPS;
+	info->ep_attr->type = FI_EP_MSG;
+	info->ep_attr->mem_tag_format = RDMX_MSG_TAG_FORMAT;
 }
 
 /* Logs why a hint did not fit and returns -FI_ENODATA. */
@@ -230,8 +240,14 @@ int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
 	    hints->addr_format != FI_SOCKADDR &&
 	    hints->addr_format != prov->addr_format)
 		return rdmx_info_nofit("address format");
-	if (hints->handle)
-		return rdmx_info_nofit("handle (no passive endpoints)");
+	/*
+	 * A handle names a connection request to accept, or a passive
+	 * endpoint whose address the endpoint takes (fi_endpoint).
+	 */
+	if (hints->handle && (prov->ep_attr->type != FI_EP_MSG ||
+			      (hints->handle->fclass != FI_CLASS_CONNREQ &&
+			       hints->handle->fclass != FI_CLASS_PEP)))
+		return rdmx_info_nofit("handle (a connection request's or a passive endpoint's)");
 	if (hints->ep_attr && (ret = rdmx_info_check_ep(prov->ep_attr, hints->ep_attr)))
 		return ret;
 	if (hints->domain_attr &&
@@ -294,6 +310,7 @@ void rdmx_info_narrow(struct fi_info *prov, const struct fi_info *hints,
 	struct fi_domain_attr *dom = prov->domain_attr;
 
 	prov->caps = rdmx_info_caps(prov->caps, hints->caps);
+	prov->handle = hints->handle;
 	prov->tx_attr->caps &= prov->caps;
 	prov->rx_attr->caps &= prov->caps;
 	if (hints->tx_attr) {
@@ -409,7 +426,8 @@ static int rdmx_info_collect(const struct rdmx_dev_ops *ops, uint32_t version,
 {
 	struct rdmx_dev_domain doms[RDMX_DOMAINS_MAX];
 	uint32_t first = FI_FORMAT_UNSPEC;
-	bool dgram = hints && hints->ep_attr && hints->ep_attr->type == FI_EP_DGRAM;
+	enum fi_ep_type type = hints && hints->ep_attr ? hints->ep_attr->type : FI_EP_UNSPEC;
+	bool dgram = type == FI_EP_DGRAM;
 	size_t dgram_max = dgram ? rdmx_info_dgram_max(ops) : 0;
 	int n, found = 0;
 
@@ -421,9 +439,11 @@ static int rdmx_info_collect(const struct rdmx_dev_ops *ops, uint32_t version,
 
 		if (!info)
 			return -FI_ENOMEM;
-		/* Datagram endpoints only when asked for by name. */
+		/* Datagram and connected endpoints only when asked for by name. */
 		if (dgram)
 			rdmx_info_dgram(info, dgram_max);
+		else if (type == FI_EP_MSG)
+			rdmx_info_msg(info);
 		if ((hints && rdmx_info_check(info, hints, version)) ||
 		    (first != FI_FORMAT_UNSPEC &&
 		     !rdmx_info_same_format(hints, first, info))) {
@@ -461,12 +481,15 @@ int rdmx_getinfo(uint32_t version, const char *node, const char *service,
 	int ret;
 
 	if (hints && hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
-	    hints->ep_attr->type != FI_EP_RDM && hints->ep_attr->type != FI_EP_DGRAM)
-		return rdmx_info_nofit("ep type %s (rdmx offers FI_EP_RDM and FI_EP_DGRAM)",
+	    hints->ep_attr->type != FI_EP_RDM && hints->ep_attr->type != FI_EP_DGRAM &&
+	    hints->ep_attr->type != FI_EP_MSG)
+		return rdmx_info_nofit("ep type %s",
 				  fi_tostr(&hints->ep_attr->type, FI_TYPE_EP_TYPE));
-	if (hints && hints->ep_attr && hints->ep_attr->type == FI_EP_DGRAM &&
+	if (hints && hints->ep_attr && (hints->ep_attr->type == FI_EP_DGRAM ||
+					hints->ep_attr->type == FI_EP_MSG) &&
 	    (flags & RDMX_OFI_CORE_PROV_ONLY))
-		return rdmx_info_nofit("no utility provider over rdmx's FI_EP_DGRAM");
+		return rdmx_info_nofit("no utility provider over rdmx's %s",
+				       fi_tostr(&hints->ep_attr->type, FI_TYPE_EP_TYPE));
 	ret = rdmx_dev_select(&ops);
 	if (ret)
 		return ret;

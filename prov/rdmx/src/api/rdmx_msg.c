@@ -10,6 +10,7 @@
 #include "rdmx.h"
 #include "rdmx_post.h"
 #include "rdmx_rx.h"
+#include "rdmx_wire.h"
 
 static ssize_t rdmx_msg_check_flags(uint64_t flags, uint64_t allowed)
 {
@@ -41,6 +42,12 @@ static inline ssize_t rdmx_recv_common(struct fid_ep *ep_fid, const struct iovec
 	};
 	ssize_t ret;
 
+	/* A FI_EP_MSG endpoint's connection steps own tag bit 63 (rdmx_cm.h). */
+	if (ep->cm && (flags & FI_TAGGED)) {
+		if (tag & RDMX_CM_TAG_BIT)
+			return -FI_EINVAL;
+		req.ignore &= ~RDMX_CM_TAG_BIT;
+	}
 	rdmx_lock_acquire(&ep->domain->lock);
 	/* What already waits in the device counts as arrived for a peek. */
 	if (flags & FI_PEEK)
@@ -70,6 +77,8 @@ static inline ssize_t rdmx_send_common(struct fid_ep *ep_fid, const struct iovec
 		.inject_op = inject_op,
 	};
 
+	if (ep->cm && (flags & FI_TAGGED) && (tag & RDMX_CM_TAG_BIT))
+		return -FI_EINVAL;
 	return rdmx_post_send(ep, &req);
 }
 

@@ -80,6 +80,24 @@ int rdmx_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
+ssize_t rdmx_no_cancel(fid_t fid, void *context)
+{
+	(void) fid; (void) context;
+	return -FI_ENOSYS;
+}
+
+int rdmx_no_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
+{
+	(void) fid; (void) level; (void) optname; (void) optval; (void) optlen;
+	return -FI_ENOSYS;
+}
+
+ssize_t rdmx_no_size_left(struct fid_ep *ep)
+{
+	(void) ep;
+	return -FI_ENOSYS;
+}
+
 int rdmx_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		   struct fid_ep **tx_ep, void *context)
 {

@@ -39,11 +39,13 @@ static struct rdmx_peer *rdmx_progress_peer(struct rdmx_ep *ep,
 	/* A packet by shm names no address: its peer's lane has it. */
 	src = cqe->src_addr ? cqe->src_addr : peer ? peer->lane.nic_addr : NULL;
 	if (!src)
-		return peer;
+		return ep->av_only ? NULL : peer;
 	/* Unknown, or outside the AV: it may have been inserted since. */
 	addr = rdmx_addrs_reverse(ep->addrs, src);
 	if (addr != FI_ADDR_NOTAVAIL)
 		return rdmx_peer_get(ep, addr, &peer) ? NULL : peer;
+	if (ep->av_only)
+		return NULL;
 	return peer ? peer : rdmx_peer_anon(ep, src);
 }
 
@@ -164,6 +166,7 @@ static int rdmx_progress_decode(struct rdmx_ep *ep, const struct rdmx_dev_cqe *c
 
 static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe)
 {
+	struct rdmx_peer *peer;
 	struct rdmx_pkt pkt;
 
 	if (cqe->status == RDMX_DEV_OK) {
@@ -171,8 +174,10 @@ static void rdmx_progress_recv(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cq
 			ep->stats.rx_malformed++;
 			RDMX_DBG(FI_LOG_EP_DATA, "malformed packet of %u bytes\n",
 				 cqe->len);
-		} else if (rdmx_progress_pkt(ep, &pkt, rdmx_progress_peer(ep, cqe),
-					     cqe->wr_id)) {
+		} else if (!(peer = rdmx_progress_peer(ep, cqe)) && ep->av_only) {
+			/* A connected endpoint hears its AV only (rdmx_cm.h). */
+			ep->stats.rx_no_peer++;
+		} else if (rdmx_progress_pkt(ep, &pkt, peer, cqe->wr_id)) {
 			return;
 		}
 	}

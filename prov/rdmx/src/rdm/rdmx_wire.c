@@ -438,3 +438,49 @@ int rdmx_wire_ud_decode(const void *buf, size_t len, uint32_t *flags, uint64_t *
 	*flags = hdr.flags;
 	return 0;
 }
+
+size_t rdmx_wire_cm_encode(void *buf, const struct rdmx_cm_msg *msg)
+{
+	struct rdmx_wire_cm hdr = {
+		.magic = htole16(RDMX_WIRE_CM_MAGIC),
+		.version = RDMX_WIRE_CM_VERSION,
+		.type = (uint8_t) msg->type,
+		.data_len = htole16((uint16_t) msg->data_len),
+		.name_len = (uint8_t) msg->name_len,
+		.conn_id = htole64(msg->conn_id),
+	};
+
+	memcpy(hdr.name, msg->name, msg->name_len);
+	memcpy(buf, &hdr, sizeof(hdr));
+	memcpy((uint8_t *) buf + sizeof(hdr), msg->data, msg->data_len);
+	return sizeof(hdr) + msg->data_len;
+}
+
+int rdmx_wire_cm_decode(const void *buf, size_t len, struct rdmx_cm_msg *msg)
+{
+	const struct rdmx_wire_cm *wire = buf;
+	struct rdmx_wire_cm hdr;
+	bool named, carries;
+
+	if (len < sizeof(hdr))
+		return -FI_EINVAL;
+	memcpy(&hdr, buf, sizeof(hdr));
+	msg->type = hdr.type;
+	msg->conn_id = le64toh(hdr.conn_id);
+	msg->name_len = hdr.name_len;
+	msg->name = wire->name;
+	msg->data_len = le16toh(hdr.data_len);
+	msg->data = (const uint8_t *) buf + sizeof(hdr);
+	named = hdr.type == RDMX_CM_REQ || hdr.type == RDMX_CM_ACCEPT;
+	carries = named || hdr.type == RDMX_CM_REJECT;
+	if (le16toh(hdr.magic) != RDMX_WIRE_CM_MAGIC || hdr.version != RDMX_WIRE_CM_VERSION ||
+	    !hdr.type || hdr.type >= RDMX_CM_TYPE_MAX || hdr.reserved || !msg->conn_id ||
+	    len != sizeof(hdr) + msg->data_len || msg->data_len > RDMX_CM_DATA_MAX ||
+	    (!carries && msg->data_len) || msg->name_len > RDMX_CM_NAME_MAX ||
+	    named != (msg->name_len > 0))
+		return -FI_EINVAL;
+	for (size_t i = msg->name_len; i < RDMX_CM_NAME_MAX; i++)
+		if (hdr.name[i])
+			return -FI_EINVAL;
+	return 0;
+}

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * FI_EP_MSG endpoints and their connections, on a fixture opened with
+ * .msg (its fabric and domain only, on 127.0.0.1): a listener,
+ * connectors and acceptors on one EQ, which every read progresses.
+ * Accept and reject with private data both ways, a connect to nobody,
+ * fi_shutdown seen on both sides, the backlog, and 100 connect and
+ * disconnect cycles (the valgrind pass checks what they leave behind).
+ */
+#include "api.h"
+
+/* Bound on a connect to nobody: FI_RDMX_UNREACH_MS (5 s) and then some. */
+#define CM_NOBODY_MS	15000
+
+/* An active endpoint and its CQ. */
+struct conn {
+	struct fid_ep	*ep;
+	struct fid_cq	*cq;
+	struct fi_context rctx;
+	uint8_t		rx[64];
+};
+
+/* A listener and the EQ everything reports to. */
+struct listener {
+	struct fid_eq	*eq;
+	struct fid_pep	*pep;
+	uint8_t		name[NAME_MAX_LEN];
+	size_t		namelen;
+};
+
+/* A connection event's entry with room for private data. */
+struct cm_event {
+	struct fi_eq_cm_entry	entry;
+	uint8_t			data[256];
+};
+
+static bool cm_listen(struct fixture *fx, struct listener *l, int backlog)
+{
+	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_UNSPEC };
+
+	memset(l, 0, sizeof(*l));
+	l->namelen = sizeof(l->name);
+	return check_ret(fi_eq_open(fx->fabric, &attr, &l->eq, NULL), 0, "fi_eq_open") &&
+	       check_ret(fi_passive_ep(fx->fabric, fx->info, &l->pep, NULL), 0,
+			 "fi_passive_ep") &&
+	       check_ret(fi_pep_bind(l->pep, &l->eq->fid, 0), 0, "fi_pep_bind") &&
+	       (!backlog || check_ret(fi_control(&l->pep->fid, FI_BACKLOG, &backlog), 0,
+				      "FI_BACKLOG")) &&
+	       check_ret(fi_listen(l->pep), 0, "fi_listen") &&
+	       check_ret(fi_getname(&l->pep->fid, l->name, &l->namelen), 0,
+			 "fi_getname of the listener");
+}
+
+static void cm_unlisten(struct listener *l)
+{
+	if (l->pep)
+		check_ret(fi_close(&l->pep->fid), 0, "fi_close(pep)");
+	if (l->eq)
+		check_ret(fi_close(&l->eq->fid), 0, "fi_close(eq)");
+}
+
+/* An active endpoint of info with a CQ, bound to eq, enabled, a receive posted. */
+static bool cm_open(struct fixture *fx, struct fi_info *info, struct fid_eq *eq,
+		    struct conn *c)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
+
+	memset(c, 0, sizeof(*c));
+	return check_ret(fi_endpoint(fx->domain, info, &c->ep, NULL), 0, "fi_endpoint") &&
+	       check_ret(fi_cq_open(fx->domain, &attr, &c->cq, NULL), 0, "fi_cq_open") &&
+	       check_ret(fi_ep_bind(c->ep, &c->cq->fid, FI_TRANSMIT | FI_RECV), 0,
+			 "bind the CQ") &&
+	       check_ret(fi_ep_bind(c->ep, &eq->fid, 0), 0, "bind the EQ") &&
+	       check_ret(fi_enable(c->ep), 0, "fi_enable") &&
+	       check_ret(fi_recv(c->ep, c->rx, sizeof(c->rx), NULL, 0, &c->rctx), 0,
+			 "post a receive");
+}
+
+static void cm_close(struct conn *c)
+{
+	if (c->ep)
+		check_ret(fi_close(&c->ep->fid), 0, "fi_close(ep)");
+	if (c->cq)
+		check_ret(fi_close(&c->cq->fid), 0, "fi_close(cq)");
+	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * The next event of eq within ms: its length (the type in *event), or
+ * -FI_EAVAIL with the error entry in *err, or -FI_EAGAIN.
+ */
+static ssize_t cm_next(struct fid_eq *eq, uint32_t *event, struct cm_event *ev,
+		       struct fi_eq_err_entry *err, int64_t ms)
+{
+	int64_t end = now_ms() + ms;
+	ssize_t ret;
+
+	memset(ev, 0, sizeof(*ev));
+	do {
+		ret = fi_eq_read(eq, event, ev, sizeof(*ev), 0);
+	} while (ret == -FI_EAGAIN && now_ms() < end);
+	if (ret == -FI_EAVAIL) {
+		memset(err, 0, sizeof(*err));
+		if (fi_eq_readerr(eq, err, 0) != sizeof(*err))
+			ret = -FI_EOTHER;
+	}
+	return ret;
+}
+
+/* Expects event for fid next, with len bytes of data; true when it came. */
+static bool cm_expect(struct fid_eq *eq, uint32_t want, fid_t fid, const void *data,
+		      size_t len, struct cm_event *ev, const char *name)
+{
+	struct fi_eq_err_entry err;
+	uint32_t event = 0;
+	ssize_t ret = cm_next(eq, &event, ev, &err, WAIT_MS);
+
+	return ft_check(ret == (ssize_t) (sizeof(ev->entry) + len) && event == want &&
+			ev->entry.fid == fid && (!len || !memcmp(ev->data, data, len)), name,
+			"read %zd (%s), event %u (want %u), fid %p (want %p)", ret,
+			ret < 0 ? err_str(ret) : "bytes", event, want, (void *) ev->entry.fid,
+			(void *) fid);
+}
+
+/* Expects an error entry for fid with err and len bytes of data. */
+static bool cm_expect_err(struct fid_eq *eq, fid_t fid, int want, const void *data,
+			  size_t len, int64_t ms, const char *name)
+{
+	struct fi_eq_err_entry err;
+	struct cm_event ev;
+	uint32_t event;
+	ssize_t ret = cm_next(eq, &event, &ev, &err, ms);
+
+	return ft_check(ret == -FI_EAVAIL && err.fid == fid && err.err == want &&
+			err.err_data_size == len && (!len || !memcmp(err.err_data, data, len)),
+			name, "read %zd (%s), err %d (want %d), err_data_size %zu (want %zu)",
+			ret, err_str(ret), err.err, want, err.err_data_size, len);
+}
+
+/*
+ * Events want for x (no data) and for y (len bytes of data), in either
+ * order: the two sides of one connection report to one EQ.
+ */
+static bool cm_pair(struct fid_eq *eq, uint32_t want, const struct conn *x,
+		    const struct conn *y, const void *data, size_t len, const char *name)
+{
+	bool seen_x = false, seen_y = false;
+
+	for (int i = 0; i < 2; i++) {
+		struct fi_eq_err_entry err;
+		struct cm_event ev;
+		uint32_t event = 0;
+		ssize_t ret = cm_next(eq, &event, &ev, &err, WAIT_MS);
+
+		if (ret < 0 || event != want)
+			return ft_check(false, name, "read %zd (%s), event %u (want %u)", ret,
+					ret < 0 ? err_str(ret) : "bytes", event, want);
+		seen_x |= ev.entry.fid == &x->ep->fid && ret == sizeof(ev.entry);
+		seen_y |= ev.entry.fid == &y->ep->fid && ret == (ssize_t) (sizeof(ev.entry) + len) &&
+			  (!len || !memcmp(ev.data, data, len));
+	}
+	return ft_check(seen_x && seen_y, name, "one side %d, the other %d", seen_x, seen_y);
+}
+
+/* Connects c (already open) to l with data; the request's info in *info. */
+static bool cm_request(struct listener *l, struct conn *c, const char *data,
+		       struct fi_info **info)
+{
+	struct cm_event ev;
+	size_t len = data ? strlen(data) : 0;
+
+	*info = NULL;
+	if (!check_ret(fi_connect(c->ep, l->name, data, len), 0, "fi_connect") ||
+	    !cm_expect(l->eq, FI_CONNREQ, &l->pep->fid, data, len, &ev,
+		       "FI_CONNREQ at the listener with the connector's data"))
+		return false;
+	*info = ev.entry.info;
+	return ft_check(*info && (*info)->handle && (*info)->handle->fclass == FI_CLASS_CONNREQ &&
+			(*info)->ep_attr->type == FI_EP_MSG, "its info names the request",
+			"info %p", (void *) *info);
+}
+
+/* A full connection: c connects to l, a accepts with data. */
+static bool cm_connect(struct fixture *fx, struct listener *l, struct conn *c,
+		       struct conn *a)
+{
+	struct fi_info *info = NULL;
+	bool ok = cm_open(fx, fx->info, l->eq, c) && cm_request(l, c, "hello", &info) &&
+		  cm_open(fx, info, l->eq, a) &&
+		  check_ret(fi_accept(a->ep, "world", 5), 0, "fi_accept") &&
+		  cm_pair(l->eq, FI_CONNECTED, a, c, "world", 5,
+			  "FI_CONNECTED on both sides, the acceptor's data at the connector");
+
+	fi_freeinfo(info);
+	return ok;
+}
+
+/*
+ * Sends len bytes from one side to the other and waits for both ends,
+ * progressing both (the first packet waits for their handshake).
+ */
+static bool cm_transfer(struct conn *from, struct conn *to, size_t len)
+{
+	struct fi_cq_tagged_entry rx = { 0 }, tx_e = { 0 };
+	int64_t end = now_ms() + WAIT_MS;
+	struct fi_context sctx;
+	ssize_t got_rx = 0, got_tx = 0;
+	uint8_t tx[64];
+
+	fill(tx, len, (unsigned) len);
+	if (!check_ret(fi_send(from->ep, tx, len, NULL, 0, &sctx), 0, "fi_send"))
+		return false;
+	while ((got_rx != 1 || got_tx != 1) && now_ms() < end) {
+		if (got_rx != 1)
+			got_rx = fi_cq_read(to->cq, &rx, 1);
+		if (got_tx != 1)
+			got_tx = fi_cq_read(from->cq, &tx_e, 1);
+	}
+	return ft_check(got_rx == 1 && rx.op_context == &to->rctx && rx.len == len &&
+			!memcmp(to->rx, tx, len), "the peer receives it whole",
+			"read %zd, len %zu", got_rx, rx.len) &&
+	       ft_check(got_tx == 1 && tx_e.op_context == &sctx, "the send completes",
+			"read %zd", got_tx) &&
+	       check_ret(fi_recv(to->ep, to->rx, sizeof(to->rx), NULL, 0, &to->rctx), 0,
+			 "post the next receive");
+}
+
+/* Whether fi_getpeer of one side is fi_getname of the other. */
+static bool cm_peer_is(struct conn *c, struct conn *other)
+{
+	uint8_t peer[NAME_MAX_LEN], name[NAME_MAX_LEN];
+	size_t peer_len = sizeof(peer), name_len = sizeof(name);
+
+	return !fi_getpeer(c->ep, peer, &peer_len) &&
+	       !fi_getname(&other->ep->fid, name, &name_len) &&
+	       peer_len == name_len && !memcmp(peer, name, name_len);
+}
+
+void test_cm_accept(struct fixture *fx)
+{
+	struct listener l;
+	struct conn c = { 0 }, a = { 0 };
+	size_t size = 0, size_len = sizeof(size);
+	uint8_t byte = 0;
+
+	if (!cm_listen(fx, &l, 0))
+		goto out;
+	check_ret(fi_getopt(&l.pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &size, &size_len),
+		  0, "FI_OPT_CM_DATA_SIZE of the listener");
+	ft_check(size == 256, "256 bytes of private data", "%zu", size);
+	if (!cm_connect(fx, &l, &c, &a))
+		goto out;
+	ft_check(cm_peer_is(&c, &a) && cm_peer_is(&a, &c), "fi_getpeer names the other side",
+		 "it does not");
+	cm_transfer(&c, &a, 40);
+	cm_transfer(&a, &c, 24);
+	check_ret(fi_tsend(c.ep, &byte, 1, NULL, 0, 1ULL << 63, NULL), -FI_EINVAL,
+		  "a tag with bit 63 (the connection's): -FI_EINVAL");
+	check_ret(fi_connect(c.ep, l.name, NULL, 0), -FI_EISCONN, "fi_connect again: -FI_EISCONN");
+	check_ret(fi_shutdown(c.ep, 0), 0, "fi_shutdown");
+	cm_pair(l.eq, FI_SHUTDOWN, &c, &a, NULL, 0, "FI_SHUTDOWN on both sides");
+	check_ret(fi_send(c.ep, &byte, 1, NULL, 0, NULL), -FI_ENOTCONN,
+		  "a send after fi_shutdown: -FI_ENOTCONN");
+	check_ret(fi_send(a.ep, &byte, 1, NULL, 0, NULL), -FI_ENOTCONN,
+		  "a send at the peer after it: -FI_ENOTCONN");
+	check_ret(fi_shutdown(c.ep, 0), -FI_ENOTCONN, "fi_shutdown again: -FI_ENOTCONN");
+out:
+	cm_close(&c);
+	cm_close(&a);
+	cm_unlisten(&l);
+}
+
+void test_cm_reject(struct fixture *fx)
+{
+	struct listener l;
+	struct conn c = { 0 };
+	struct fi_info *info = NULL;
+	uint8_t byte = 0;
+
+	if (!cm_listen(fx, &l, 0) || !cm_open(fx, fx->info, l.eq, &c) ||
+	    !cm_request(&l, &c, "may I", &info))
+		goto out;
+	check_ret(fi_reject(l.pep, info->handle, "nope", 4), 0, "fi_reject with data");
+	check_ret(fi_reject(l.pep, info->handle, NULL, 0), -FI_EINVAL,
+		  "fi_reject of a request answered: -FI_EINVAL");
+	fi_freeinfo(info);
+	cm_expect_err(l.eq, &c.ep->fid, FI_ECONNREFUSED, "nope", 4, WAIT_MS,
+		      "FI_ECONNREFUSED at the connector, with the listener's data");
+	check_ret(fi_send(c.ep, &byte, 1, NULL, 0, NULL), -FI_ENOTCONN,
+		  "a send of the refused: -FI_ENOTCONN");
+out:
+	cm_close(&c);
+	cm_unlisten(&l);
+}
+
+/*
+ * A request taken by an endpoint that closes before fi_accept is refused;
+ * fi_reject cannot answer it meanwhile. 257 bytes of private data are
+ * one too many; a refusal's data lands in a buffer the reader gives.
+ */
+void test_cm_abandon(struct fixture *fx)
+{
+	struct listener l;
+	struct conn c = { 0 }, a = { 0 }, c2 = { 0 };
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_info *info = NULL;
+	char data[257] = { 0 }, mine[8] = { 0 };
+	uint32_t event;
+	ssize_t ret;
+
+	if (!cm_listen(fx, &l, 0) || !cm_open(fx, fx->info, l.eq, &c) ||
+	    !cm_request(&l, &c, "hello", &info) || !cm_open(fx, info, l.eq, &a))
+		goto out;
+	check_ret(fi_reject(l.pep, info->handle, NULL, 0), -FI_EINVAL,
+		  "fi_reject of a request an endpoint took: -FI_EINVAL");
+	cm_close(&a);
+	fi_freeinfo(info);
+	info = NULL;
+	cm_expect_err(l.eq, &c.ep->fid, FI_ECONNREFUSED, NULL, 0, WAIT_MS,
+		      "FI_ECONNREFUSED once the acceptor closed");
+	if (!cm_open(fx, fx->info, l.eq, &c2))
+		goto out;
+	check_ret(fi_connect(c2.ep, l.name, data, sizeof(data)), -FI_EINVAL,
+		  "257 bytes of private data: -FI_EINVAL");
+	if (!cm_request(&l, &c2, "x", &info))
+		goto out;
+	check_ret(fi_reject(l.pep, info->handle, "refused", 7), 0, "fi_reject");
+	for (int64_t end = now_ms() + WAIT_MS;
+	     (ret = fi_eq_read(l.eq, &event, NULL, 0, 0)) == -FI_EAGAIN && now_ms() < end;)
+		;
+	err.err_data = mine;
+	err.err_data_size = sizeof(mine);
+	ft_check(ret == -FI_EAVAIL && fi_eq_readerr(l.eq, &err, 0) == sizeof(err) &&
+		 err.err == FI_ECONNREFUSED && err.err_data == mine && err.err_data_size == 7 &&
+		 !memcmp(mine, "refused", 7), "the refusal's data in the reader's buffer",
+		 "read %zd, err %d, size %zu", ret, err.err, err.err_data_size);
+out:
+	fi_freeinfo(info);
+	cm_close(&c);
+	cm_close(&a);
+	cm_close(&c2);
+	cm_unlisten(&l);
+}
+
+/* A connect to an address where nothing listens ends in FI_ETIMEDOUT. */
+void test_cm_nobody(struct fixture *fx)
+{
+	struct listener l;
+	struct conn c = { 0 };
+	uint8_t nobody[NAME_MAX_LEN];
+
+	if (!cm_listen(fx, &l, 0) || !cm_open(fx, fx->info, l.eq, &c))
+		goto out;
+	memcpy(nobody, l.name, l.namelen);
+	set_port(nobody, (uint16_t) (get_port(l.name) ^ 0x5a5a));
+	check_ret(fi_connect(c.ep, nobody, NULL, 0), 0, "fi_connect to nobody");
+	cm_expect_err(l.eq, &c.ep->fid, FI_ETIMEDOUT, NULL, 0, CM_NOBODY_MS,
+		      "FI_ETIMEDOUT at the connector");
+out:
+	cm_close(&c);
+	cm_unlisten(&l);
+}
+
+/* A backlog of 2: the third request waiting is refused, the others held. */
+void test_cm_backlog(struct fixture *fx)
+{
+	struct listener l;
+	struct conn c[3] = { 0 };
+	struct fi_info *info[2] = { NULL, NULL };
+	size_t held = 0, refused = 0;
+
+	if (!cm_listen(fx, &l, 2))
+		goto out;
+	for (int i = 0; i < 3; i++) {
+		if (!cm_open(fx, fx->info, l.eq, &c[i]) ||
+		    !check_ret(fi_connect(c[i].ep, l.name, NULL, 0), 0, "fi_connect"))
+			goto out;
+	}
+	for (int i = 0; i < 3; i++) {
+		struct fi_eq_err_entry err;
+		struct cm_event ev;
+		uint32_t event = 0;
+		ssize_t ret = cm_next(l.eq, &event, &ev, &err, WAIT_MS);
+
+		if (ret > 0 && event == FI_CONNREQ && held < 2)
+			info[held++] = ev.entry.info;
+		else if (ret == -FI_EAVAIL && err.err == FI_ECONNREFUSED)
+			refused++;
+	}
+	ft_check(held == 2 && refused == 1, "two held, the third refused", "%zu held, %zu refused",
+		 held, refused);
+	for (size_t i = 0; i < held; i++) {
+		check_ret(fi_reject(l.pep, info[i]->handle, NULL, 0), 0, "fi_reject");
+		fi_freeinfo(info[i]);
+	}
+out:
+	for (int i = 0; i < 3; i++)
+		cm_close(&c[i]);
+	cm_unlisten(&l);
+}
+
+/* 100 connections, each up, used, shut down and closed; then one more. */
+void test_cm_cycles(struct fixture *fx)
+{
+	struct listener l;
+	int done = 0;
+
+	if (!cm_listen(fx, &l, 0))
+		goto out;
+	for (; done < 100; done++) {
+		struct conn c, a;
+		bool ok = cm_connect(fx, &l, &c, &a) && cm_transfer(&c, &a, 8) &&
+			  !fi_shutdown(a.ep, 0) &&
+			  cm_pair(l.eq, FI_SHUTDOWN, &a, &c, NULL, 0, "FI_SHUTDOWN on both sides");
+
+		cm_close(&c);
+		cm_close(&a);
+		if (!ok)
+			break;
+	}
+	ft_check(done == 100, "100 connect and shutdown cycles", "%d", done);
+out:
+	cm_unlisten(&l);
+}

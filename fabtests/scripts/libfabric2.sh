@@ -137,7 +137,7 @@ mkdir -p "$RDMX_BUILDDIR/upstream"
 RUN_LOG=$RDMX_BUILDDIR/upstream/quick-rdmx.log
 (cd "$P2/share/fabtests" &&
 	exec $NETNS timeout -k 10 "$SUITE_TIMEOUT" runfabtests.sh -v -T 60 \
-		-t quick -p "$BIN" -s 127.0.0.1 -c 127.0.0.1 rdmx) \
+		-t quick -p "$BIN" -e "$UP_EXCLUDE" -s 127.0.0.1 -c 127.0.0.1 rdmx) \
 	>"$RUN_LOG" 2>&1 &
 suite=$!
 T_PIDS="$T_PIDS $suite"

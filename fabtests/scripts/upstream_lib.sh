@@ -15,6 +15,13 @@
 
 UP_TOP=$(cd "$(dirname "$0")/../.." && pwd)
 
+# The quick-set tests runfabtests.sh leaves out over rdmx (its -e), each
+# a test rdmx cannot pass by design, with why in fi_rdmx(7), CONFORMANCE:
+# fi_msg_sockets wants an accepted endpoint at its listener's own address
+# (TCP's accepted sockets share the listening port); an rdmx acceptor has
+# an address of its own.
+UP_EXCLUDE="fi_msg_sockets"
+
 # up_find_tarball name: prints the path of the tarball name in the
 # shared/upstream folder next to the source tree or next to the main
 # checkout of its git repository; prints nothing when there is none.

@@ -109,7 +109,8 @@ static void rdmx_cm_up(struct rdmx_cm *cm, fi_addr_t peer, const void *data, siz
 	cm->ep->conn_peer = peer;
 	cm->ep->av_only = true;
 	memcpy(buf, &entry, sizeof(entry));
-	memcpy(buf + sizeof(entry), data, len);
+	if (len)
+		memcpy(buf + sizeof(entry), data, len);
 	if (cm->eq)
 		(void) rdmx_eq_push(cm->eq, FI_CONNECTED, buf, sizeof(entry) + len);
 }

@@ -130,7 +130,7 @@ ssize_t rdmx_ud_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 		iov[cnt++] = (struct iovec) { tx->inject,
 					      rdmx_copy_from_iov(tx->inject, req->iov,
 								 req->iov_cnt) };
-	} else {
+	} else if (req->iov_cnt) {
 		memcpy(iov + 1, req->iov, req->iov_cnt * sizeof(*iov));
 		cnt += req->iov_cnt;
 	}
@@ -216,7 +216,8 @@ ssize_t rdmx_ud_recv(struct rdmx_ep *ep, const struct rdmx_recv_req *req)
 	rx->context = req->context;
 	rx->flags = req->flags;
 	rx->src = (ep->caps & FI_DIRECTED_RECV) ? req->src : FI_ADDR_UNSPEC;
-	memcpy(rx->iov, req->iov, req->iov_cnt * sizeof(*rx->iov));
+	if (req->iov_cnt)
+		memcpy(rx->iov, req->iov, req->iov_cnt * sizeof(*rx->iov));
 	rx->iov_cnt = req->iov_cnt;
 	rdmx_dlist_foreach(&ep->ud.arrived, it) {
 		struct rdmx_ud_held *h = rdmx_container_of(it, struct rdmx_ud_held, link);

@@ -450,9 +450,11 @@ size_t rdmx_wire_cm_encode(void *buf, const struct rdmx_cm_msg *msg)
 		.conn_id = htole64(msg->conn_id),
 	};
 
-	memcpy(hdr.name, msg->name, msg->name_len);
+	if (msg->name_len)
+		memcpy(hdr.name, msg->name, msg->name_len);
 	memcpy(buf, &hdr, sizeof(hdr));
-	memcpy((uint8_t *) buf + sizeof(hdr), msg->data, msg->data_len);
+	if (msg->data_len)
+		memcpy((uint8_t *) buf + sizeof(hdr), msg->data, msg->data_len);
 	return sizeof(hdr) + msg->data_len;
 }
 

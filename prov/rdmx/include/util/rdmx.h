@@ -192,6 +192,20 @@ size_t rdmx_iov_slice(struct iovec *dst, const struct iovec *src, size_t count,
 		      size_t off, size_t len);
 
 /*
+ * The out-parameter contract of fi_getname and fi_getpeer: copies what
+ * fits of the len bytes at src into dst (*dst_len bytes; dst may be NULL
+ * when that is 0), sets *dst_len to len; 0, or -FI_ETOOSMALL when it did
+ * not all fit.
+ */
+int rdmx_copy_out(const void *src, size_t len, void *dst, size_t *dst_len);
+
+/*
+ * fi_getopt's for an option of type size_t: val into optval; 0, or
+ * -FI_ETOOSMALL (with *optlen the size wanted) when there is no room.
+ */
+int rdmx_opt_size_out(size_t val, void *optval, size_t *optlen);
+
+/*
  * 64 random bits for identities that must differ between processes and
  * opens (incarnations, connection ids): the kernel's, or, before it has
  * entropy (early boot), time, pid and a count mixed.

@@ -506,16 +506,8 @@ int rdmx_cm_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 int rdmx_cm_getpeer(struct fid_ep *ep_fid, void *addr, size_t *addrlen)
 {
 	struct rdmx_cm *cm = rdmx_ep(ep_fid)->cm;
-	size_t len = cm->peer_len;
 
-	if (!len)
+	if (!cm->peer_len)
 		return -FI_ENOTCONN;
-	if (addr && *addrlen)
-		memcpy(addr, cm->peer_name, RDMX_MIN(len, *addrlen));
-	if (*addrlen < len) {
-		*addrlen = len;
-		return -FI_ETOOSMALL;
-	}
-	*addrlen = len;
-	return 0;
+	return rdmx_copy_out(cm->peer_name, cm->peer_len, addr, addrlen);
 }

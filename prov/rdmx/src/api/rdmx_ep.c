@@ -610,18 +610,9 @@ static int rdmx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
 	const struct rdmx_dev_ops *ops = ep->lanes.nic->ops;
 	uint8_t canon[RDMX_DEV_ADDR_MAX];
-	size_t len;
 
 	ops->getname(ep->lanes.nic, canon);
-	len = ops->addr_len(canon);
-	if (addr && *addrlen)
-		memcpy(addr, canon, RDMX_MIN(len, *addrlen));
-	if (*addrlen < len) {
-		*addrlen = len;
-		return -FI_ETOOSMALL;
-	}
-	*addrlen = len;
-	return 0;
+	return rdmx_copy_out(canon, ops->addr_len(canon), addr, addrlen);
 }
 
 static int rdmx_ep_setname(fid_t fid, void *addr, size_t addrlen)
@@ -679,15 +670,8 @@ static int rdmx_ep_getopt(fid_t fid, int level, int optname, void *optval,
 
 	if (!rdmx_ep_opt_known(ep, level, optname))
 		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen || *optlen < sizeof(size_t)) {
-		if (optlen)
-			*optlen = sizeof(size_t);
-		return -FI_ETOOSMALL;
-	}
-	*(size_t *) optval = optname == FI_OPT_CM_DATA_SIZE ? RDMX_CM_DATA_MAX :
-			     ep->min_multi_recv;
-	*optlen = sizeof(size_t);
-	return 0;
+	return rdmx_opt_size_out(optname == FI_OPT_CM_DATA_SIZE ? RDMX_CM_DATA_MAX :
+				 ep->min_multi_recv, optval, optlen);
 }
 
 static int rdmx_ep_setopt(fid_t fid, int level, int optname, const void *optval,

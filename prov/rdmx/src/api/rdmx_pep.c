@@ -367,18 +367,10 @@ static int rdmx_pep_listen(struct fid_pep *pep_fid)
 static int rdmx_pep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct rdmx_pep *pep = rdmx_pep(fid);
-	size_t len = pep->name_len;
 
 	if (pep->ep)
 		return fi_getname(&pep->ep->fid, addr, addrlen);
-	if (addr && *addrlen)
-		memcpy(addr, pep->name, RDMX_MIN(len, *addrlen));
-	if (*addrlen < len) {
-		*addrlen = len;
-		return -FI_ETOOSMALL;
-	}
-	*addrlen = len;
-	return 0;
+	return rdmx_copy_out(pep->name, pep->name_len, addr, addrlen);
 }
 
 static int rdmx_pep_setname(fid_t fid, void *addr, size_t addrlen)
@@ -438,14 +430,7 @@ static int rdmx_pep_getopt(fid_t fid, int level, int optname, void *optval, size
 	(void) fid;
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
 		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen || *optlen < sizeof(size_t)) {
-		if (optlen)
-			*optlen = sizeof(size_t);
-		return -FI_ETOOSMALL;
-	}
-	*(size_t *) optval = RDMX_CM_DATA_MAX;
-	*optlen = sizeof(size_t);
-	return 0;
+	return rdmx_opt_size_out(RDMX_CM_DATA_MAX, optval, optlen);
 }
 
 static int rdmx_pep_close(struct fid *fid)

@@ -98,6 +98,30 @@ size_t rdmx_copy_from_iov(void *buf, const struct iovec *iov, size_t count)
 	return done;
 }
 
+int rdmx_copy_out(const void *src, size_t len, void *dst, size_t *dst_len)
+{
+	if (dst && *dst_len)
+		memcpy(dst, src, RDMX_MIN(len, *dst_len));
+	if (*dst_len < len) {
+		*dst_len = len;
+		return -FI_ETOOSMALL;
+	}
+	*dst_len = len;
+	return 0;
+}
+
+int rdmx_opt_size_out(size_t val, void *optval, size_t *optlen)
+{
+	if (!optval || !optlen || *optlen < sizeof(size_t)) {
+		if (optlen)
+			*optlen = sizeof(size_t);
+		return -FI_ETOOSMALL;
+	}
+	*(size_t *) optval = val;
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
 void rdmx_copy_to_iov_at(const struct iovec *iov, size_t count, size_t off,
 			 const void *buf, size_t len)
 {

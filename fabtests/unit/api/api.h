@@ -88,6 +88,8 @@ struct fixture_opts {
 	uint64_t		mr_mode;	/* the hints' */
 	bool			dgram;		/* FI_EP_DGRAM endpoints */
 	bool			msg;		/* FI_EP_MSG: fabric and domain only */
+	const char		*env;		/* NAME=VALUE: run in a child
+						   process with it (main.c) */
 };
 
 typedef ssize_t (*send_fn)(struct fid_ep *ep, const void *buf, size_t len,
@@ -261,6 +263,11 @@ void test_cm_accept(struct fixture *fx);
 void test_cm_reject(struct fixture *fx);
 void test_cm_abandon(struct fixture *fx);
 void test_cm_nobody(struct fixture *fx);
+/* FI_RDMX_CONNECT_MS of the listener that never answers (a child process). */
+#define CM_DEADLINE_MS	400
+#define API_STR_(x)	#x
+#define API_STR(x)	API_STR_(x)
+void test_cm_deadline(struct fixture *fx);
 void test_cm_backlog(struct fixture *fx);
 void test_cm_cycles(struct fixture *fx);
 

@@ -3,9 +3,10 @@
  * FI_EP_MSG endpoints and their connections, on a fixture opened with
  * .msg (its fabric and domain only, on 127.0.0.1): a listener,
  * connectors and acceptors on one EQ, which every read progresses.
- * Accept and reject with private data both ways, a connect to nobody,
- * fi_shutdown seen on both sides, the backlog, and 100 connect and
- * disconnect cycles (the valgrind pass checks what they leave behind).
+ * Accept and reject with private data both ways, a connect to nobody
+ * and one a listener never answers, fi_shutdown seen on both sides, the
+ * backlog, and 100 connect and disconnect cycles (the valgrind pass
+ * checks what they leave behind).
  */
 #include "api.h"
 
@@ -357,6 +358,42 @@ void test_cm_nobody(struct fixture *fx)
 	cm_expect_err(l.eq, &c.ep->fid, FI_ETIMEDOUT, NULL, 0, CM_NOBODY_MS,
 		      "FI_ETIMEDOUT at the connector");
 out:
+	cm_close(&c);
+	cm_unlisten(&l);
+}
+
+/*
+ * A listener that holds the request and never answers it: the connector
+ * gives up with FI_ETIMEDOUT after FI_RDMX_CONNECT_MS (CM_DEADLINE_MS
+ * here), not sooner, and not by the unreachable peer's path (5 s): the
+ * listener is alive, every EQ read progresses it. The request can still
+ * be refused afterwards; the connector is down for good.
+ */
+void test_cm_deadline(struct fixture *fx)
+{
+	struct listener l;
+	struct conn c = { 0 };
+	struct fi_info *info = NULL;
+	int64_t start;
+
+	if (!cm_listen(fx, &l, 0) || !cm_open(fx, fx->info, l.eq, &c))
+		goto out;
+	start = now_ms();
+	if (!cm_request(&l, &c, "anyone?", &info))
+		goto out;
+	if (cm_expect_err(l.eq, &c.ep->fid, FI_ETIMEDOUT, NULL, 0, CM_NOBODY_MS,
+			  "FI_ETIMEDOUT at the connector")) {
+		int64_t ms = now_ms() - start;
+
+		ft_check(ms >= CM_DEADLINE_MS && ms < 4 * CM_DEADLINE_MS,
+			 "after FI_RDMX_CONNECT_MS", "%lld ms, FI_RDMX_CONNECT_MS=%d",
+			 (long long) ms, CM_DEADLINE_MS);
+	}
+	check_ret(fi_reject(l.pep, info->handle, NULL, 0), 0, "fi_reject of the request, late");
+	check_ret(fi_connect(c.ep, l.name, NULL, 0), -FI_EOPBADSTATE,
+		  "fi_connect after the time-out: -FI_EOPBADSTATE");
+out:
+	fi_freeinfo(info);
 	cm_close(&c);
 	cm_unlisten(&l);
 }

@@ -3,8 +3,12 @@
  * rdmx_api_test: libfabric API semantics in one process (see api.h).
  *
  * Usage: rdmx_api_test [NAME...]: run the tests whose names contain a NAME,
- * or all but those containing it when NAME starts with '!'.
+ * or all but those containing it when NAME starts with '!'. A test about
+ * an FI_RDMX_* setting runs in a child process that has it.
  */
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include "api.h"
 
 static const struct {
@@ -72,6 +76,8 @@ static const struct {
 	{ "FI_EP_MSG: reject", test_cm_reject, { .msg = true } },
 	{ "FI_EP_MSG: a request abandoned", test_cm_abandon, { .msg = true } },
 	{ "FI_EP_MSG: connect to nobody", test_cm_nobody, { .msg = true } },
+	{ "FI_EP_MSG: a listener that never answers", test_cm_deadline,
+	  { .msg = true, .env = "FI_RDMX_CONNECT_MS=" API_STR(CM_DEADLINE_MS) } },
 	{ "FI_EP_MSG: backlog", test_cm_backlog, { .msg = true } },
 	{ "FI_EP_MSG: 100 connections", test_cm_cycles, { .msg = true } },
 	{ "ping, FI_THREAD_SAFE, two threads", test_ping_threads,
@@ -100,6 +106,53 @@ static bool selected(const char *name, int argc, char **argv)
 	return !any_include || included;
 }
 
+/*
+ * Whether the test's setting (NAME=VALUE) is in the environment: the
+ * provider reads it once per process, so a test that needs it runs in a
+ * child process of its own (run_child) that has it.
+ */
+static bool env_has(const char *setting)
+{
+	const char *eq = strchr(setting, '=');
+	char name[64];
+	const char *val;
+
+	snprintf(name, sizeof(name), "%.*s", (int) (eq - setting), setting);
+	val = getenv(name);
+	return val && !strcmp(val, eq + 1);
+}
+
+/* Runs test name in a child process with setting added to the environment. */
+static void run_child(const char *name, const char *setting)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *argv[] = { exe, (char *) name, NULL };
+	size_t envc = 0;
+	char **envp;
+	pid_t pid;
+	int status = -1;
+
+	while (environ[envc])
+		envc++;
+	envp = calloc(envc + 2, sizeof(*envp));
+	if (n <= 0 || !envp) {
+		free(envp);
+		ft_check(false, "the test's child process", "no /proc/self/exe or memory");
+		return;
+	}
+	exe[n] = '\0';
+	memcpy(envp, environ, envc * sizeof(*envp));
+	envp[envc] = (char *) setting;
+	fflush(stdout);
+	if (posix_spawn(&pid, exe, NULL, NULL, argv, envp) ||
+	    waitpid(pid, &status, 0) != pid)
+		status = -1;
+	free(envp);
+	ft_check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the test's child process passes",
+		 "status %#x (its checks are above)", status);
+}
+
 int main(int argc, char **argv)
 {
 	struct fixture fx;
@@ -109,6 +162,11 @@ int main(int argc, char **argv)
 		if (!selected(tests[i].name, argc, argv))
 			continue;
 		printf("# %s\n", tests[i].name);
+		if (tests[i].opts.env && !env_has(tests[i].opts.env)) {
+			printf("# (in a child process with %s)\n", tests[i].opts.env);
+			run_child(tests[i].name, tests[i].opts.env);
+			continue;
+		}
 		if (fixture_open(&fx, &tests[i].opts))
 			tests[i].run(&fx);
 		/* Closes what set-up opened; nothing if the test closed it all. */

@@ -108,6 +108,8 @@ struct rdmx_cm {
 	fi_addr_t		peer;		/* from ACCEPT, or the request's */
 	uint64_t		conn_id;
 	uint64_t		deadline;	/* CONNECTING: FI_ETIMEDOUT then */
+	bool			disc_early;	/* CONNECTING: the acceptor's DISC
+						   came before the ACCEPT */
 	struct rdmx_connreq	*req;		/* from info->handle, to accept */
 	size_t			peer_len;	/* fi_getpeer's address */
 	uint8_t			peer_name[RDMX_CM_NAME_MAX];

@@ -127,6 +127,8 @@ static void rdmx_cm_accepted(struct rdmx_cm *cm, const struct rdmx_cm_msg *msg)
 	cm->peer_len = msg->name_len;
 	memcpy(cm->peer_name, msg->name, msg->name_len);
 	rdmx_cm_up(cm, peer, msg->data, msg->data_len);
+	if (cm->disc_early)
+		rdmx_cm_down(cm, 0, NULL, 0);
 }
 
 /* A step of this connection (its id checked) from the endpoint at from. */
@@ -141,6 +143,14 @@ static void rdmx_cm_step(struct rdmx_cm *cm, const struct rdmx_cm_msg *msg, fi_a
 		rdmx_cm_down(cm, FI_ECONNREFUSED, msg->data, msg->data_len);
 	else if (msg->type == RDMX_CM_DISC && from_peer && cm->state == RDMX_CM_CONNECTED)
 		rdmx_cm_down(cm, 0, NULL, 0);
+	/*
+	 * The acceptor's DISC came before the listener's ACCEPT (they come
+	 * from two endpoints, in no order): FI_SHUTDOWN right after
+	 * FI_CONNECTED. The connection's id vouches for it.
+	 */
+	else if (msg->type == RDMX_CM_DISC && cm->state == RDMX_CM_CONNECTING &&
+		 from != cm->listener)
+		cm->disc_early = true;
 }
 
 /* A posted step ended (err positive, or 0): handled, and posted again. */

@@ -7,8 +7,8 @@
 # 4096, 65536 and 1048576 bytes (on loopback: eager, medium and long
 # messages). It passes when run exits 0 (every program it started exited
 # 0: every completion, length, tag and payload checked out, no wait timed
-# out) and rdmx printed a RESULT line with a number for each test and
-# size.
+# out), rdmx printed a RESULT line with a number for each test and
+# size, and --plot drew each benchmark with a line for rdmx.
 # tcp;ofi_rxm runs as a check of the programs themselves; its absence is
 # reported, not fatal. Then, where upstream.sh (earlier in make check)
 # built fabtests 1.17.0, libfabric's own fi_rdm_tagged_pingpong,
@@ -37,10 +37,15 @@ raw=$T_DIR/raw
 start=$(date +%s)
 sh "$(dirname "$0")/run" --quick --verify --providers rdmx,tcp,floor \
 	--sizes "$SMOKE_SIZES" --timeout 10 --builddir "$RDMX_BUILDDIR" \
-	--quiet-wait 0 --noise 0 --tries 1 \
+	--quiet-wait 0 --noise 0 --tries 1 --plot "$T_DIR/plots" \
 	--raw "$raw" >"$T_DIR/run.out" 2>"$T_DIR/run.err" ||
 	t_fail "run --quick exited non-zero"
 cat "$T_DIR/run.out"
+# A picture per benchmark, with a line for rdmx.
+for test in lat bw bibw rate; do
+	grep -q '>rdmx<' "$T_DIR/plots/$test.svg" 2>/dev/null ||
+		t_fail "run --plot drew no $test.svg with rdmx in it"
+done
 
 # smoke_line test size key: the RESULT line of one point, or nothing.
 smoke_line() {

@@ -72,14 +72,15 @@ t_veth() {
 	ip -n "$3" link set "$4" up
 }
 
-# t_loss ns percent: nftables drops percent% of the UDP packets ns
-# receives, at random (there is no netem here).
+# t_loss ns percent [protocols]: nftables drops percent% of the packets
+# of protocols (an nft set, default udp) that ns receives, at random
+# (there is no netem here).
 t_loss() {
 	ip netns exec "$1" nft -f - <<NFT || t_fail "nft could not load the drop rule in $1"
 table inet rdmx_loss {
 	chain input {
 		type filter hook input priority 0; policy accept;
-		meta l4proto udp numgen random mod 100 < $2 counter drop
+		meta l4proto ${3:-udp} numgen random mod 100 < $2 counter drop
 	}
 }
 NFT

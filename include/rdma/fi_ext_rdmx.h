@@ -65,6 +65,8 @@ struct fi_rdmx_ep_stats {
 					   want of it */
 	uint64_t	anon_peers;	/* peers kept for senders outside the AV */
 	uint64_t	shm_peers;	/* peers reached by shared memory now */
+	uint64_t	tx_gso;		/* datagrams the udp device handed to the
+					   kernel in segmentation offload runs */
 };
 
 struct fi_rdmx_ep_ops {

@@ -25,7 +25,7 @@ static const struct {
 	ST_STAT(rnr_backoffs), ST_STAT(eagain), ST_STAT(peers_unreachable),
 	ST_STAT(rx_unauth), ST_STAT(challenges), ST_STAT(rx_stale),
 	ST_STAT(budget_used), ST_STAT(budget_peak), ST_STAT(budget_refused),
-	ST_STAT(anon_peers), ST_STAT(shm_peers),
+	ST_STAT(anon_peers), ST_STAT(shm_peers), ST_STAT(tx_gso),
 };
 
 /* Reads and prints the provider's counters; false when it has none. */

@@ -364,6 +364,7 @@ struct rdmx_dev_stats {
 	uint64_t	challenges;	/* CHALLENGE packets sent */
 	uint64_t	acks_sent;	/* acknowledgement-only packets */
 	uint64_t	unreachable;	/* peers declared unreachable */
+	uint64_t	tx_gso;		/* datagrams sent in segmentation runs */
 };
 
 /*

@@ -12,6 +12,9 @@
 
 #include "rdmx_dev.h"
 
+/* Datagrams one sendmmsg or recvmmsg batch holds. */
+#define RDMX_UDP_BATCH		32
+
 /*
  * The canonical raw address: an IPv4 or IPv6 socket address with every
  * byte that does not name the queue zeroed, so two canonical addresses

@@ -37,6 +37,7 @@ struct rdmx_params g_rdmx_params = {
 	.rnr_retry	= 3,
 	.rnr_backoff_max_us = 1000000,
 	.wait_spin_us	= 50,
+	.udp_gso	= 1,
 };
 
 /* The size_t parameters: name, where the value goes, help text. */
@@ -97,6 +98,8 @@ static const struct {
 	  "Longest wait, in microseconds, of a peer in RNR backoff; it starts at 40-120 us and doubles per refusal (default 1000000)." },
 	{ "wait_spin_us", &g_rdmx_params.wait_spin_us,
 	  "Blocking calls (fi_cq_sread, fi_cntr_wait, fi_wait, fi_eq_sread) poll this many microseconds before they sleep in the kernel: an answer that comes within it costs no wake-up (default 50; 0: sleep at once)." },
+	{ "udp_gso", &g_rdmx_params.udp_gso,
+	  "udp device: 1: consecutive equal datagrams to one peer go to the kernel as one segmentation offload send (UDP_SEGMENT); it turns itself off for an endpoint whose route refuses it; 0: a datagram at a time (default 1)." },
 	{ "udp_drop", &g_rdmx_params.udp_drop,
 	  "Testing only: percent of udp datagrams dropped on send (default 0)." },
 	{ "udp_dup", &g_rdmx_params.udp_dup,

@@ -34,8 +34,8 @@
 #include "rdmx_dev.h"
 #include "rdmx_dev_udp.h"
 #include "rdmx_dgram.h"
+#include "rdmx_udp_gso.h"
 
-#define RDMX_UDP_BATCH		32
 /* Datagrams an idle poll asks for: one, with recvfrom. */
 #define RDMX_UDP_RX_IDLE	1
 /* Datagrams the poll after one that found some asks for, at least. */
@@ -84,6 +84,9 @@ struct rdmx_udp_dev {
 	struct rdmx_dgram_buf	rx_slot[RDMX_UDP_BATCH];	/* buf NULL: none */
 	size_t			rx_want;	/* slots the next read prepares */
 
+	bool			gso_on;		/* sends runs with UDP_SEGMENT */
+	struct rdmx_udp_gso	gso;
+
 	struct rdmx_udp_faults	faults;
 	struct rdmx_cma		cma;		/* reads from local peers */
 };
@@ -110,30 +113,70 @@ static void rdmx_udp_send_one(struct rdmx_udp_dev *udp)
 		RDMX_DBG(FI_LOG_EP_DATA, "udp send: %s\n", strerror(errno));
 }
 
-/* Hands the batch to the socket; what it refuses is lost (swsrd resends). */
-static void rdmx_udp_flush(struct rdmx_udp_dev *udp)
+/*
+ * Hands n entries of msgs to the socket; what it refuses is lost (swsrd
+ * resends). With gso, msgs are gso's packed runs, and the sending stops
+ * at a run the route refused to segment: returns that run's entry, else
+ * n. The kernel says EMSGSIZE when the path's MTU it learned is below the
+ * datagram size (the datagram alone it would fragment), EINVAL when the
+ * route's is, EIO (before Linux 6.11) when the device computes no
+ * checksums.
+ */
+static size_t rdmx_udp_send_msgs(struct rdmx_udp_dev *udp, struct mmsghdr *msgs,
+				 size_t n, const struct rdmx_udp_gso *gso)
 {
 	size_t off = 0;
 
-	if (udp->tx_cnt == 1) {
-		rdmx_udp_send_one(udp);
-		udp->tx_cnt = 0;
-		return;
-	}
-	while (off < udp->tx_cnt) {
-		int sent = sendmmsg(udp->fd, udp->tx_msgs + off,
-				    (unsigned) (udp->tx_cnt - off), 0);
+	while (off < n) {
+		int sent = sendmmsg(udp->fd, msgs + off, (unsigned) (n - off), 0);
 
 		if (sent < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK ||
 			    errno == ENOBUFS || errno == EINTR)
 				break;
+			if (gso && (errno == EMSGSIZE || errno == EINVAL || errno == EIO) &&
+			    rdmx_udp_gso_segs(gso, off) > 1)
+				return off;
 			/* The first datagram failed for itself: skip it. */
 			RDMX_DBG(FI_LOG_EP_DATA, "udp send: %s\n", strerror(errno));
 			sent = 1;
 		}
 		off += (size_t) sent;
 	}
+	return n;
+}
+
+/*
+ * Sends the batch as UDP_SEGMENT runs. When the route refuses one, the
+ * endpoint stops segmenting and sends the rest a datagram at a time.
+ */
+static void rdmx_udp_flush_gso(struct rdmx_udp_dev *udp)
+{
+	struct rdmx_udp_gso *gso = &udp->gso;
+	size_t n = rdmx_udp_gso_pack(gso, udp->tx_msgs, udp->tx_cnt);
+	size_t stop = rdmx_udp_send_msgs(udp, gso->msgs, n, gso);
+
+	for (size_t i = 0; i < stop; i++)
+		if (rdmx_udp_gso_segs(gso, i) > 1)
+			udp->dg.dev.stats.tx_gso += rdmx_udp_gso_segs(gso, i);
+	if (stop < n) {
+		RDMX_WARN(FI_LOG_EP_DATA, "udp: segmentation offload refused (%s), "
+			  "off for this endpoint\n", strerror(errno));
+		udp->gso_on = false;
+		rdmx_udp_send_msgs(udp, udp->tx_msgs + gso->first[stop],
+				   udp->tx_cnt - gso->first[stop], NULL);
+	}
+}
+
+/* Hands the batch to the socket. */
+static void rdmx_udp_flush(struct rdmx_udp_dev *udp)
+{
+	if (udp->tx_cnt == 1)
+		rdmx_udp_send_one(udp);
+	else if (udp->gso_on)
+		rdmx_udp_flush_gso(udp);
+	else if (udp->tx_cnt)
+		rdmx_udp_send_msgs(udp, udp->tx_msgs, udp->tx_cnt, NULL);
 	udp->tx_cnt = 0;
 }
 
@@ -581,6 +624,7 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 		goto err_destruct_dgram;
 	rdmx_udp_set_name(udp, &dom);
 	udp->dom_mtu = dom.mtu;
+	udp->gso_on = g_rdmx_params.udp_gso;
 	udp->dg.dev.caps.mtu = RDMX_MAX(dom.mtu, rdmx_udp_family_mtu(dom_family));
 	rdmx_udp_faults_init(&udp->faults, udp->dg.dev.caps.mtu + sizeof(struct rdmx_wire_srd));
 	udp->dg.dev.caps.sq_size = attr->sq_size;

@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# gso.sh: the udp device's segmentation offload (UDP_SEGMENT) between
+# hosts, and what happens when a path's MTU shrinks past its first hop.
+#
+# Three network namespaces of its own, a sender, a router and a receiver:
+# the sender's link to the router has MTU 1500, the router's link to the
+# receiver MTU 1280 (addresses in 10.213.9.0/24, inside them only). The
+# sender learns only the first hop's MTU when it connects, so it cuts
+# messages into datagrams for 1500. Its first segmentation runs pass
+# its own kernel and are dropped at the router, which answers "needs
+# fragmentation"; the kernel then knows the path's MTU (1280) and refuses
+# the next run (EINVAL). The endpoint must turn segmentation off, say so
+# (a warning), and go on a datagram at a time, which the kernel fragments
+# to fit: every one of 3000 messages of mixed sizes up to 64 KiB must
+# arrive exactly once, in order, with its bytes, and the sender's tx_gso
+# counter must show runs were sent before.
+#
+# Needs root and ip (iproute2); skips (77) without them. The namespaces
+# are deleted on every exit path; the run is capped at 300 s.
+#
+# Exit status: 0 pass, 1 fail, 77 skip.
+set -eu
+
+GSO_NET=10.213.9
+GSO_COUNT=3000
+GSO_CAP_S=300
+
+. "$(dirname "$0")/testlib.sh"
+
+t_netns_require
+t_cap_runtime "$GSO_CAP_S" "$@"
+
+t_env_defaults
+t_init
+t_require_prog "$ST"
+
+ns_s=rdmx-gso-s-$$
+ns_m=rdmx-gso-m-$$
+ns_r=rdmx-gso-r-$$
+t_netns_add "$ns_s" "$ns_m" "$ns_r"
+t_veth "$ns_s" rxgs$$ "$ns_m" rxgms$$
+t_veth "$ns_m" rxgmr$$ "$ns_r" rxgr$$
+ip -n "$ns_m" link set rxgmr$$ mtu 1280
+ip -n "$ns_r" link set rxgr$$ mtu 1280
+ip -n "$ns_s" addr add "$GSO_NET.1/30" dev rxgs$$
+ip -n "$ns_m" addr add "$GSO_NET.2/30" dev rxgms$$
+ip -n "$ns_m" addr add "$GSO_NET.5/30" dev rxgmr$$
+ip -n "$ns_r" addr add "$GSO_NET.6/30" dev rxgr$$
+ip -n "$ns_s" route add default via "$GSO_NET.2"
+ip -n "$ns_r" route add default via "$GSO_NET.5"
+ip netns exec "$ns_m" sysctl -q -w net.ipv4.ip_forward=1
+
+echo "== receiver in $ns_r ($GSO_NET.6, MTU 1280), sender in $ns_s ($GSO_NET.1, MTU 1500) via $ns_m"
+t_start_server receiver "ip netns exec $ns_r" "$ST" -r -b "$GSO_NET.6" -p 0 --ordered
+t_spawn_with sender "ip netns exec $ns_s env FI_LOG_LEVEL=warn" \
+	"$ST" -p "$T_SERVER_PORT" -n "$GSO_COUNT" --sizes mixed "$GSO_NET.6"
+t_reap "$T_LAST_PID" sender
+t_reap "$T_SERVER_PID" receiver
+t_out_has sender '^rdmx_stream: PASS sender' || t_fail "the sender printed no PASS"
+t_out_has receiver '^rdmx_stream: PASS receiver' || t_fail "the receiver printed no PASS"
+cat "$T_DIR/sender.out"
+
+gso=$(t_counter sender tx_gso)
+[ "$gso" -gt 0 ] || t_fail "tx_gso=0: no segmentation run was sent"
+grep -q 'segmentation offload refused' "$T_DIR/sender.err" ||
+	t_fail "the sender did not warn that the path refused segmentation"
+echo "PASS: gso.sh (tx_gso=$gso before the path's MTU was learned;" \
+	"$(grep -c 'segmentation offload refused' "$T_DIR/sender.err") endpoint(s) turned it off;" \
+	"$(sed -n 's/^rdmx_stream: PASS sender: //p' "$T_DIR/sender.out"))"

@@ -151,6 +151,8 @@ const char *wait_str(ssize_t ret, struct fid_cq *cq, char *buf, size_t len);
 bool expect_comp(struct fixture *fx, struct fid_cq *cq, void *ctx,
 		 uint64_t flags, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 		 const char *name);
+bool expect_err_no_data(struct fixture *fx, struct fid_cq *cq, void *ctx, int err,
+			struct fi_cq_err_entry *out, const char *name);
 bool expect_err(struct fixture *fx, struct fid_cq *cq, void *ctx, int err,
 		struct fi_cq_err_entry *out, void *data, size_t data_size,
 		const char *name);

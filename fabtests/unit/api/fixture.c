@@ -355,6 +355,31 @@ bool expect_err(struct fixture *fx, struct fid_cq *cq, void *ctx, int err,
 			ret, out->err, fi_strerror(out->err), err, out->op_context, ctx);
 }
 
+/*
+ * expect_err for an outcome the application asked for (a peek that found
+ * nothing, a canceled receive): the entry must carry no provider data,
+ * and the err_data buffer offered must stay untouched. Callers such as
+ * upstream fabtests' fi_rdm_tagged_peek and fi_recv_cancel read these
+ * entries with an uninitialised fi_cq_err_entry, whose stale err_data a
+ * provider that copies data out would write through.
+ */
+bool expect_err_no_data(struct fixture *fx, struct fid_cq *cq, void *ctx, int err,
+			struct fi_cq_err_entry *out, const char *name)
+{
+	unsigned char guard[64], want[64];
+	char what[256];
+
+	/* name may be nm's buffer: copied before nm is called again. */
+	snprintf(what, sizeof(what), "%s: no err_data written", name);
+	memset(guard, 0xa5, sizeof(guard));
+	memset(want, 0xa5, sizeof(want));
+	if (!expect_err(fx, cq, ctx, err, out, guard, sizeof(guard), name))
+		return false;
+	return ft_check(out->err_data_size == 0 && !memcmp(guard, want, sizeof(guard)), what,
+			"err_data_size %zu, offered buffer %s", out->err_data_size,
+			memcmp(guard, want, sizeof(guard)) ? "overwritten" : "intact");
+}
+
 /* Checks that cq holds nothing (one more read, which also progresses). */
 bool expect_empty(struct fid_cq *cq, const char *name)
 {

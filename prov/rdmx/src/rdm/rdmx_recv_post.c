@@ -112,7 +112,7 @@ int rdmx_recv_cancel(struct rdmx_ep *ep, void *context)
 		rdmx_multi_cancel(ep, rxe, &entry);
 	else
 		rdmx_pool_release(&ep->rxe_pool, rxe);
-	rdmx_comp_err(ep->rx_comp, &entry, FI_ECANCELED, 0, "rdmx: receive canceled");
+	rdmx_comp_outcome(ep->rx_comp, &entry, FI_ECANCELED);
 	return 0;
 }
 

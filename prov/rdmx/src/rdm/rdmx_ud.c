@@ -248,7 +248,7 @@ int rdmx_ud_cancel(struct rdmx_ep *ep, void *context)
 			continue;
 		rdmx_dlist_remove(&rx->link);
 		rdmx_pool_release(&ep->rxe_pool, rx);
-		rdmx_comp_err(ep->rx_comp, &entry, FI_ECANCELED, 0, "rdmx: receive canceled");
+		rdmx_comp_outcome(ep->rx_comp, &entry, FI_ECANCELED);
 		return 0;
 	}
 	return -FI_ENOENT;

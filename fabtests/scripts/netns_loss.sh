@@ -12,8 +12,9 @@
 # exactly once with the right length and bytes, the n-th receive posted
 # taking the n-th message sent (rdmx_stream --ordered),
 # and the sender's counters must show the losses were repaired
-# (retransmits + fast_retransmits > 0) and that datagrams left in UDP
-# segmentation offload runs (tx_gso > 0); the nft counters must show the rule
+# (retransmits + fast_retransmits > 0), that datagrams left in UDP
+# segmentation offload runs (tx_gso > 0) and that the receiver read them
+# several at a time (rx_gro > 0); the nft counters must show the rule
 # really dropped packets in both directions.
 #
 # Needs root, ip (iproute2) with netns support, and nft (nftables); skips
@@ -66,8 +67,10 @@ dup=$(t_field receiver duplicates)
 	t_fail "retransmits=$rexmit fast_retransmits=$fast: no loss was repaired"
 gso=$(t_counter sender tx_gso)
 [ "$gso" -gt 0 ] || t_fail "tx_gso=0: the sender sent no segmentation offload run"
+gro=$(t_counter receiver rx_gro)
+[ "$gro" -gt 0 ] || t_fail "rx_gro=0: the receiver read no datagrams merged"
 t_lossy_link_dropped
 echo "PASS: netns_loss.sh (max_msg_size=$max; sender retransmits=$rexmit" \
 	"fast_retransmits=$fast; receiver duplicates=$dup; nft dropped" \
-	"$drop_r packets to the receiver, $drop_s to the sender; tx_gso=$gso;" \
+	"$drop_r packets to the receiver, $drop_s to the sender; tx_gso=$gso rx_gro=$gro;" \
 	"$(sed -n 's/^rdmx_stream: PASS sender: //p' "$T_DIR/sender.out"))"

@@ -67,6 +67,8 @@ struct fi_rdmx_ep_stats {
 	uint64_t	shm_peers;	/* peers reached by shared memory now */
 	uint64_t	tx_gso;		/* datagrams the udp device handed to the
 					   kernel in segmentation offload runs */
+	uint64_t	rx_gro;		/* datagrams the udp device received
+					   several to a read (receive offload) */
 };
 
 struct fi_rdmx_ep_ops {

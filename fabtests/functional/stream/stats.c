@@ -26,6 +26,7 @@ static const struct {
 	ST_STAT(rx_unauth), ST_STAT(challenges), ST_STAT(rx_stale),
 	ST_STAT(budget_used), ST_STAT(budget_peak), ST_STAT(budget_refused),
 	ST_STAT(anon_peers), ST_STAT(shm_peers), ST_STAT(tx_gso),
+	ST_STAT(rx_gro),
 };
 
 /* Reads and prints the provider's counters; false when it has none. */

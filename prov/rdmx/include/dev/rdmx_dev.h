@@ -365,6 +365,7 @@ struct rdmx_dev_stats {
 	uint64_t	acks_sent;	/* acknowledgement-only packets */
 	uint64_t	unreachable;	/* peers declared unreachable */
 	uint64_t	tx_gso;		/* datagrams sent in segmentation runs */
+	uint64_t	rx_gro;		/* datagrams received in merged reads */
 };
 
 /*

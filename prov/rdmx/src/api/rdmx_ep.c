@@ -419,6 +419,7 @@ static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 		.anon_peers = ep->anon_peers,
 		.shm_peers = ep->lanes.shm_peers,
 		.tx_gso = dev->tx_gso,
+		.rx_gro = dev->rx_gro,
 	};
 }
 
@@ -434,13 +435,13 @@ static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 		  "rnr_received=%lu rnr_completions=%lu rnr_backoffs=%lu "
 		  "eagain=%lu peers_unreachable=%lu rx_unauth=%lu challenges=%lu "
 		  "rx_stale=%lu budget_used=%lu budget_peak=%lu budget_refused=%lu "
-		  "anon_peers=%lu tx_gso=%lu\n",
+		  "anon_peers=%lu tx_gso=%lu rx_gro=%lu\n",
 		  st.rx_malformed, st.rx_dropped, st.rx_unexpected, st.rx_no_recv,
 		  st.tx_errors, st.retransmits, st.fast_retransmits, st.duplicates,
 		  st.acks_sent, st.rnr_sent, st.rnr_received, st.rnr_completions,
 		  st.rnr_backoffs, st.eagain, st.peers_unreachable, st.rx_unauth,
 		  st.challenges, st.rx_stale, st.budget_used, st.budget_peak,
-		  st.budget_refused, st.anon_peers, st.tx_gso);
+		  st.budget_refused, st.anon_peers, st.tx_gso, st.rx_gro);
 }
 
 static int rdmx_ep_query_stats(struct fid_ep *ep_fid, struct fi_rdmx_ep_stats *stats)

@@ -38,6 +38,7 @@ struct rdmx_params g_rdmx_params = {
 	.rnr_backoff_max_us = 1000000,
 	.wait_spin_us	= 50,
 	.udp_gso	= 1,
+	.udp_gro	= 1,
 };
 
 /* The size_t parameters: name, where the value goes, help text. */
@@ -100,6 +101,8 @@ static const struct {
 	  "Blocking calls (fi_cq_sread, fi_cntr_wait, fi_wait, fi_eq_sread) poll this many microseconds before they sleep in the kernel: an answer that comes within it costs no wake-up (default 50; 0: sleep at once)." },
 	{ "udp_gso", &g_rdmx_params.udp_gso,
 	  "udp device: 1: consecutive equal datagrams to one peer go to the kernel as one segmentation offload send (UDP_SEGMENT); it turns itself off for an endpoint whose route refuses it; 0: a datagram at a time (default 1)." },
+	{ "udp_gro", &g_rdmx_params.udp_gro,
+	  "udp device: 1: the kernel may hand several datagrams of one sender over in one read (UDP_GRO), which the device splits; on only where every read can hold 65,535 bytes (an interface with a 64 KiB MTU, as loopback, is up and FI_RDMX_MTU does not cap it); 0: a datagram per read (default 1)." },
 	{ "udp_drop", &g_rdmx_params.udp_drop,
 	  "Testing only: percent of udp datagrams dropped on send (default 0)." },
 	{ "udp_dup", &g_rdmx_params.udp_dup,

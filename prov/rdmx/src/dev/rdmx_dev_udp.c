@@ -34,6 +34,7 @@
 #include "rdmx_dev.h"
 #include "rdmx_dev_udp.h"
 #include "rdmx_dgram.h"
+#include "rdmx_udp_gro.h"
 #include "rdmx_udp_gso.h"
 
 /* Datagrams an idle poll asks for: one, with recvfrom. */
@@ -77,12 +78,24 @@ struct rdmx_udp_dev {
 	uint8_t			tx_gather[RDMX_UDP_GATHER_MAX];
 
 	struct mmsghdr		rx_msgs[RDMX_UDP_BATCH];
-	struct iovec		rx_iov[RDMX_UDP_BATCH];	/* headroom + buffer */
+	/* Headroom + buffer, then (gro) the slot's tail. */
+	struct iovec		rx_iov[RDMX_UDP_BATCH][2];
 	struct rdmx_wire_srd	rx_hdr[RDMX_UDP_BATCH];	/* when none is posted */
 	union rdmx_udp_addr	rx_src[RDMX_UDP_BATCH];
-	union rdmx_udp_ctl	rx_ctl[RDMX_UDP_BATCH];	/* wildcard: destination */
+	/* wildcard: destination; gro: datagram size */
+	union rdmx_udp_rx_ctl	rx_ctl[RDMX_UDP_BATCH];
 	struct rdmx_dgram_buf	rx_slot[RDMX_UDP_BATCH];	/* buf NULL: none */
 	size_t			rx_want;	/* slots the next read prepares */
+	/*
+	 * The batch last read: slots [rx_next, rx_got) not handed up yet, the
+	 * first of them from byte rx_off (a read of several datagrams that
+	 * outnumbered the room a poll had).
+	 */
+	size_t			rx_next, rx_got, rx_off;
+	bool			gro_on;		/* reads may hold several datagrams */
+	uint8_t			rx_tail[RDMX_UDP_BATCH][RDMX_UDP_GRO_TAIL];
+	/* gro: a read when no buffer is posted (RDMX_UDP_GRO_MAX bytes). */
+	uint8_t			*rx_scratch;
 
 	bool			gso_on;		/* sends runs with UDP_SEGMENT */
 	struct rdmx_udp_gso	gso;
@@ -347,59 +360,73 @@ static void rdmx_udp_rx_init(struct rdmx_udp_dev *udp)
 
 		memset(m, 0, sizeof(*m));
 		m->msg_name = &udp->rx_src[i];
-		m->msg_iov = &udp->rx_iov[i];
+		m->msg_iov = udp->rx_iov[i];
 		m->msg_iovlen = 1;
-		if (udp->wildcard)
+		if (udp->wildcard || udp->gro_on)
 			m->msg_control = udp->rx_ctl[i].buf;
+		udp->rx_iov[i][1] = (struct iovec) { udp->rx_tail[i], sizeof(udp->rx_tail[i]) };
 	}
 	udp->rx_want = RDMX_UDP_RX_IDLE;
 }
 
 /*
  * Takes up to n posted buffers into the receive batch, each read from its
- * headroom on; returns how many datagrams to read (header-only reads when
- * none is posted).
+ * headroom on; returns how many datagrams to read. When none is posted
+ * the reads are header-only, or with gro, one read into the scratch area
+ * (it may hold acknowledgements, which need no buffer, and each datagram
+ * of it must be answered).
  */
 static size_t rdmx_udp_rx_prepare(struct rdmx_udp_dev *udp, size_t n)
 {
 	n = RDMX_MIN(n, udp->rx_want);
 	if (udp->dg.rq_cnt)
 		n = RDMX_MIN(n, udp->dg.rq_cnt);
+	else if (udp->gro_on)
+		n = RDMX_MIN(n, 1);
 	for (size_t i = 0; i < n; i++) {
 		struct rdmx_dgram_buf *slot = &udp->rx_slot[i];
+		struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
 
+		m->msg_iovlen = 1;
 		if (rdmx_dgram_buf_take(&udp->dg, slot)) {
-			udp->rx_iov[i].iov_base = (uint8_t *) slot->buf - RDMX_UDP_HDR;
-			udp->rx_iov[i].iov_len = RDMX_UDP_HDR + slot->len;
+			udp->rx_iov[i][0].iov_base = (uint8_t *) slot->buf - RDMX_UDP_HDR;
+			udp->rx_iov[i][0].iov_len = RDMX_UDP_HDR + slot->len;
+			m->msg_iovlen = udp->gro_on ? 2 : 1;
+		} else if (udp->gro_on) {
+			*slot = (struct rdmx_dgram_buf) { 0, NULL, 0 };
+			udp->rx_iov[i][0].iov_base = udp->rx_scratch;
+			udp->rx_iov[i][0].iov_len = RDMX_UDP_GRO_MAX;
 		} else {
 			*slot = (struct rdmx_dgram_buf) { 0, NULL, 0 };
-			udp->rx_iov[i].iov_base = &udp->rx_hdr[i];
-			udp->rx_iov[i].iov_len = RDMX_UDP_HDR;
+			udp->rx_iov[i][0].iov_base = &udp->rx_hdr[i];
+			udp->rx_iov[i][0].iov_len = RDMX_UDP_HDR;
 		}
 		/* The kernel overwrites the lengths with the sender's. */
-		udp->rx_msgs[i].msg_hdr.msg_namelen = sizeof(udp->rx_src[i]);
-		if (udp->wildcard)
-			udp->rx_msgs[i].msg_hdr.msg_controllen = sizeof(udp->rx_ctl[i]);
+		m->msg_namelen = sizeof(udp->rx_src[i]);
+		if (m->msg_control)
+			m->msg_controllen = sizeof(udp->rx_ctl[i]);
 	}
 	return n;
 }
 
 /*
- * Reads the first slot's datagram with recvfrom (recvmsg when bound to
- * the wildcard, for the local address too): 1, or 0 when none came.
+ * Reads the first slot's datagram with recvfrom (recvmsg when the read
+ * has control messages: the local address when bound to the wildcard,
+ * the datagram size with gro): 1, or 0 when none came.
  */
 static int rdmx_udp_read_one(struct rdmx_udp_dev *udp)
 {
 	struct msghdr *m = &udp->rx_msgs[0].msg_hdr;
 	/* MSG_TRUNC: the datagram's length even when it was cut. */
-	ssize_t len = udp->wildcard ? recvmsg(udp->fd, m, MSG_DONTWAIT | MSG_TRUNC) :
-		      recvfrom(udp->fd, udp->rx_iov[0].iov_base, udp->rx_iov[0].iov_len,
+	ssize_t len = m->msg_control ? recvmsg(udp->fd, m, MSG_DONTWAIT | MSG_TRUNC) :
+		      recvfrom(udp->fd, udp->rx_iov[0][0].iov_base, udp->rx_iov[0][0].iov_len,
 			       MSG_DONTWAIT | MSG_TRUNC, m->msg_name, &m->msg_namelen);
 
 	if (len < 0)
 		return 0;
 	udp->rx_msgs[0].msg_len = (unsigned) len;
-	m->msg_flags = (size_t) len > udp->rx_iov[0].iov_len ? MSG_TRUNC : 0;
+	if (!m->msg_control)
+		m->msg_flags = (size_t) len > udp->rx_iov[0][0].iov_len ? MSG_TRUNC : 0;
 	return 1;
 }
 
@@ -410,36 +437,164 @@ static void rdmx_udp_rx_unuse(struct rdmx_udp_dev *udp, size_t i)
 		rdmx_dgram_buf_return(&udp->dg, &udp->rx_slot[i]);
 }
 
-/* Handles one datagram of the batch; true when it became a completion. */
-static bool rdmx_udp_rx_one(struct rdmx_udp_dev *udp, size_t i, uint64_t now,
-			    struct rdmx_dev_cqe *cqe)
+/*
+ * Hands up a datagram of len bytes at offset off of what slot i read,
+ * copied into a posted buffer of its own (a read of several datagrams);
+ * true when it became a completion.
+ */
+static bool rdmx_udp_rx_copy(struct rdmx_udp_dev *udp, size_t i, size_t off,
+			     size_t len, uint64_t now, struct rdmx_dev_cqe *cqe)
 {
-	struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
-	union rdmx_udp_addr *src = &udp->rx_src[i];
-	union rdmx_udp_addr dst;
+	struct rdmx_dgram_buf buf;
+	struct rdmx_wire_srd hdr;
+	uint8_t *to;
 	bool ret;
 
-	if (rdmx_udp_addr_canon(src, m->msg_namelen, src)) {
-		udp->dg.dev.stats.rx_malformed++;
-		return false;
+	if (!rdmx_dgram_buf_take(&udp->dg, &buf)) {
+		/* None posted: the header alone, to be refused (RNR). */
+		rdmx_udp_gro_copy(&hdr, udp->rx_iov[i], off, sizeof(hdr));
+		return rdmx_dgram_rx(&udp->dg, &hdr, len, &udp->rx_src[i], NULL, false,
+				     now, cqe);
 	}
-	if (udp->wildcard && rdmx_udp_ctl_get_dst(m, &dst))
-		udp->rx_dst = &dst;
-	ret = rdmx_dgram_rx(&udp->dg, udp->rx_iov[i].iov_base, udp->rx_msgs[i].msg_len, src,
-			    udp->rx_slot[i].buf ? &udp->rx_slot[i] : NULL,
-			    m->msg_flags & MSG_TRUNC, now, cqe);
-	udp->rx_dst = NULL;
+	to = (uint8_t *) buf.buf - RDMX_UDP_HDR;
+	rdmx_udp_gro_copy(to, udp->rx_iov[i], off,
+			  RDMX_UDP_HDR + RDMX_MIN(len - RDMX_UDP_HDR, buf.len));
+	ret = rdmx_dgram_rx(&udp->dg, (const struct rdmx_wire_srd *) to, len,
+			    &udp->rx_src[i], &buf, len - RDMX_UDP_HDR > buf.len, now, cqe);
+	if (!ret)
+		rdmx_dgram_buf_return(&udp->dg, &buf);
 	return ret;
 }
 
-/* Reads datagrams into posted buffers; returns the receive completions. */
+/*
+ * Hands up the last datagram (len bytes at off) of slot i's read in the
+ * slot's own buffer, moved to its front: the others were copied out
+ * before, and it never overlaps where it goes (off is at least a
+ * datagram's size). True when it became a completion.
+ */
+static bool rdmx_udp_rx_last(struct rdmx_udp_dev *udp, size_t i, size_t off,
+			     size_t len, uint64_t now, struct rdmx_dev_cqe *cqe)
+{
+	struct rdmx_dgram_buf *slot = &udp->rx_slot[i];
+	uint8_t *to = udp->rx_iov[i][0].iov_base;
+
+	rdmx_udp_gro_copy(to, udp->rx_iov[i], off,
+			  RDMX_UDP_HDR + RDMX_MIN(len - RDMX_UDP_HDR, slot->len));
+	if (!rdmx_dgram_rx(&udp->dg, (const struct rdmx_wire_srd *) to, len,
+			   &udp->rx_src[i], slot, len - RDMX_UDP_HDR > slot->len, now, cqe))
+		return false;
+	slot->buf = NULL;	/* handed up: no longer the slot's to give back */
+	return true;
+}
+
+/*
+ * Hands up the datagrams of slot i's read of len bytes, seg bytes each
+ * (the last perhaps fewer), from byte udp->rx_off on, while there is
+ * room; true once all are (the slot's buffer is given back then). Each
+ * is counted in *seen.
+ */
+static bool rdmx_udp_rx_split(struct rdmx_udp_dev *udp, size_t i, size_t len, size_t seg,
+			      uint64_t now, struct rdmx_dev_cqe *cqe, int room, int *done,
+			      size_t *seen)
+{
+	const struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
+	/* A read cut short (MSG_TRUNC) lost the datagrams past what it holds. */
+	size_t end = RDMX_MIN(len, rdmx_iov_len(m->msg_iov, m->msg_iovlen));
+
+	while (*done < room && udp->rx_off < end) {
+		size_t n = RDMX_MIN(seg, len - udp->rx_off);
+
+		if (n < RDMX_UDP_HDR || udp->rx_off + n > end) {
+			udp->dg.dev.stats.rx_malformed += n < RDMX_UDP_HDR;
+			udp->rx_off = end;
+			break;
+		}
+		if (udp->rx_off + n == len && udp->rx_slot[i].buf)
+			*done += rdmx_udp_rx_last(udp, i, udp->rx_off, n, now, &cqe[*done]);
+		else
+			*done += rdmx_udp_rx_copy(udp, i, udp->rx_off, n, now, &cqe[*done]);
+		udp->rx_off += n;
+		udp->dg.dev.stats.rx_gro++;
+		(*seen)++;
+	}
+	if (udp->rx_off < end)
+		return false;
+	rdmx_udp_rx_unuse(udp, i);
+	return true;
+}
+
+/*
+ * Hands up what slot i read while there is room (at least one
+ * completion's); true once all of it is. Datagrams go to *seen.
+ */
+static bool rdmx_udp_rx_slot(struct rdmx_udp_dev *udp, size_t i, uint64_t now,
+			     struct rdmx_dev_cqe *cqe, int room, int *done, size_t *seen)
+{
+	struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
+	union rdmx_udp_addr *src = &udp->rx_src[i];
+	size_t len = udp->rx_msgs[i].msg_len;
+	size_t seg = udp->gro_on ? rdmx_udp_gro_size(m) : 0;
+	union rdmx_udp_addr dst;
+	bool all = true;
+
+	/* A cut control message may have lost the datagram size. */
+	if (!udp->rx_off && (rdmx_udp_addr_canon(src, m->msg_namelen, src) ||
+			     (m->msg_flags & MSG_CTRUNC))) {
+		udp->dg.dev.stats.rx_malformed++;
+		rdmx_udp_rx_unuse(udp, i);
+		(*seen)++;
+		return true;
+	}
+	if (udp->wildcard && rdmx_udp_ctl_get_dst(m, &dst))
+		udp->rx_dst = &dst;
+	if (seg && len > seg) {
+		all = rdmx_udp_rx_split(udp, i, len, seg, now, cqe, room, done, seen);
+	} else {
+		/* Longer than the buffer: cut, though the tail took the rest. */
+		bool cut = (m->msg_flags & MSG_TRUNC) || len > udp->rx_iov[i][0].iov_len;
+
+		if (rdmx_dgram_rx(&udp->dg, udp->rx_iov[i][0].iov_base, len, src,
+				  udp->rx_slot[i].buf ? &udp->rx_slot[i] : NULL, cut, now,
+				  &cqe[*done]))
+			(*done)++;
+		else
+			rdmx_udp_rx_unuse(udp, i);
+		(*seen)++;
+	}
+	udp->rx_dst = NULL;
+	return all;
+}
+
+/*
+ * Hands up the datagrams of the batch last read not handed up yet, while
+ * there is room; returns the completions, and counts the datagrams in
+ * *seen.
+ */
+static int rdmx_udp_rx_batch(struct rdmx_udp_dev *udp, uint64_t now,
+			     struct rdmx_dev_cqe *cqe, int max, size_t *seen)
+{
+	int done = 0;
+
+	while (udp->rx_next < udp->rx_got && done < max &&
+	       rdmx_udp_rx_slot(udp, udp->rx_next, now, cqe, max, &done, seen)) {
+		udp->rx_next++;
+		udp->rx_off = 0;
+	}
+	return done;
+}
+
+/*
+ * Reads datagrams into posted buffers; returns the receive completions.
+ * What an earlier poll read and had no room for goes first. A poll hands
+ * up RDMX_UDP_READ_MAX datagrams at most (and the rest of a read).
+ */
 static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t now,
 			      struct rdmx_dev_cqe *cqe, int max)
 {
 	size_t reads = 0;
-	int done = 0;
+	int done = rdmx_udp_rx_batch(udp, now, cqe, max, &reads);
 
-	while (done < max && reads < RDMX_UDP_READ_MAX) {
+	while (done < max && udp->rx_next == udp->rx_got && reads < RDMX_UDP_READ_MAX) {
 		size_t n = rdmx_udp_rx_prepare(udp, RDMX_MIN((size_t) (max - done),
 							      RDMX_UDP_BATCH));
 		/* MSG_TRUNC: msg_len is the datagram's length even when cut. */
@@ -447,12 +602,11 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t now,
 			  recvmmsg(udp->fd, udp->rx_msgs, (unsigned) n,
 				   MSG_DONTWAIT | MSG_TRUNC, NULL);
 
-		for (size_t i = 0; i < n; i++) {
-			if ((int) i >= got || !rdmx_udp_rx_one(udp, i, now, &cqe[done]))
-				rdmx_udp_rx_unuse(udp, i);
-			else
-				done++;
-		}
+		udp->rx_got = got > 0 ? (size_t) got : 0;
+		udp->rx_next = 0;
+		for (size_t i = udp->rx_got; i < n; i++)
+			rdmx_udp_rx_unuse(udp, i);
+		done += rdmx_udp_rx_batch(udp, now, cqe + done, max - done, &reads);
 		/*
 		 * Ask for twice what came, at least RDMX_UDP_RX_MORE after a
 		 * datagram (it may start a stream), so a stream soon reads whole
@@ -467,7 +621,6 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t now,
 		 */
 		if (got < (int) n || n == 1)
 			break;
-		reads += n;
 	}
 	return done;
 }
@@ -497,7 +650,7 @@ static int rdmx_udp_wait_arm(struct rdmx_dev *dev, uint64_t *due_p)
 {
 	struct rdmx_udp_dev *udp = rdmx_udp_dev(dev);
 
-	if (udp->cma.ndone || udp->tx_cnt)
+	if (udp->cma.ndone || udp->tx_cnt || udp->rx_next < udp->rx_got)
 		return -FI_EAGAIN;
 	return rdmx_dgram_wait_arm(&udp->dg, due_p);
 }
@@ -592,6 +745,25 @@ static void rdmx_udp_faults_init(struct rdmx_udp_faults *f, size_t mtu)
 			  "reorder %u%%\n", f->drop, f->dup, f->reorder);
 }
 
+/*
+ * Turns merged reads on when asked to and every read can hold the most a
+ * merged read brings: a posted buffer (the device MTU) and the tail.
+ */
+static void rdmx_udp_gro_init(struct rdmx_udp_dev *udp)
+{
+	int ret;
+
+	if (!g_rdmx_params.udp_gro ||
+	    RDMX_UDP_HDR + udp->dg.dev.caps.mtu + RDMX_UDP_GRO_TAIL < RDMX_UDP_GRO_MAX)
+		return;
+	udp->rx_scratch = malloc(RDMX_UDP_GRO_MAX);
+	ret = udp->rx_scratch ? rdmx_udp_gro_enable(udp->fd) : -FI_ENOMEM;
+	udp->gro_on = !ret;
+	if (ret)
+		RDMX_INFO(FI_LOG_EP_CTRL, "udp: no receive offload (UDP_GRO): %s\n",
+			  strerror(-ret));
+}
+
 static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p)
 {
 	const union rdmx_udp_addr *src = attr->src_addr;
@@ -618,7 +790,6 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	if (ret)
 		goto err_free_udp;
 	udp->wildcard = rdmx_udp_addr_is_any(attr->src_addr);
-	rdmx_udp_rx_init(udp);
 	ret = rdmx_udp_socket(udp, attr->src_addr);
 	if (ret)
 		goto err_destruct_dgram;
@@ -626,6 +797,8 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	udp->dom_mtu = dom.mtu;
 	udp->gso_on = g_rdmx_params.udp_gso;
 	udp->dg.dev.caps.mtu = RDMX_MAX(dom.mtu, rdmx_udp_family_mtu(dom_family));
+	rdmx_udp_gro_init(udp);
+	rdmx_udp_rx_init(udp);
 	rdmx_udp_faults_init(&udp->faults, udp->dg.dev.caps.mtu + sizeof(struct rdmx_wire_srd));
 	udp->dg.dev.caps.sq_size = attr->sq_size;
 	udp->dg.dev.caps.rq_size = attr->rq_size;
@@ -659,6 +832,7 @@ static void rdmx_udp_close(struct rdmx_dev *dev)
 	rdmx_dgram_destruct(&udp->dg);
 	close(udp->fd);
 	free(udp->faults.held);
+	free(udp->rx_scratch);
 	free(udp);
 }
 

@@ -99,6 +99,7 @@ struct rdmx_swsrd_peer {
 	uint32_t		snd_nxt;	/* next psn to assign */
 	uint32_t		cwnd_x16;	/* congestion window, 1/16 packets */
 	uint32_t		recover_psn;	/* no second halving before this */
+	uint64_t		due_min;	/* no slot in flight is due before */
 	uint64_t		srtt_ns;
 	uint64_t		rttvar_ns;
 	uint64_t		rto_ns;

@@ -84,6 +84,7 @@ static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->snd_nxt = 0;
 	peer->recover_psn = 0;
 	peer->cwnd_x16 = RDMX_SRD_CWND_INIT;
+	peer->due_min = UINT64_MAX;
 	peer->srtt_ns = 0;
 	peer->rttvar_ns = 0;
 	peer->rto_ns = srd->cfg.rto_init_ns;
@@ -193,6 +194,14 @@ static void rdmx_srd_send_ctrl(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 		srd->stats->rnr_sent++;
 }
 
+/* Sets when a slot is due; the peer's scan for due slots waits till then. */
+static void rdmx_srd_due_set(struct rdmx_swsrd_peer *peer, struct rdmx_swsrd_slot *slot,
+			     uint64_t due)
+{
+	slot->due_ns = due;
+	peer->due_min = RDMX_MIN(peer->due_min, due);
+}
+
 /* (Re)transmits the packet of a slot, with fresh acknowledgement fields. */
 static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			       uint32_t psn, uint64_t now)
@@ -223,7 +232,7 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	/* A refused send to the socket is a loss: the timer recovers it. */
 	(void) srd->ops->xmit(srd->ctx, peer, iov, cnt);
 	slot->sent_ns = now;
-	slot->due_ns = now + RDMX_MIN(wait, srd->cfg.rto_max_ns);
+	rdmx_srd_due_set(peer, slot, now + RDMX_MIN(wait, srd->cfg.rto_max_ns));
 }
 
 /* Gives waiting sends a psn while the window has room. */
@@ -400,7 +409,7 @@ static void rdmx_srd_on_rnr(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		return;
 	}
 	slot->rnr_wait = true;
-	slot->due_ns = now + srd->cfg.rnr_delay_ns;
+	rdmx_srd_due_set(peer, slot, now + srd->cfg.rnr_delay_ns);
 }
 
 /* Starts over with a sender that began a newer session; false if stale. */
@@ -589,15 +598,26 @@ void rdmx_swsrd_peer_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
 		rdmx_srd_end_session(srd, peer, RDMX_DEV_FLUSHED);
 }
 
-/* Retransmits what is due; false when the peer was declared unreachable. */
+/*
+ * Retransmits what is due; false when the peer was declared unreachable.
+ * The window is scanned only once the earliest due time may have come,
+ * about once per retransmission timeout in a stream, not at every pass.
+ */
 static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			    uint64_t now)
 {
+	if (now < peer->due_min)
+		return true;
+	peer->due_min = UINT64_MAX;
 	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
 		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 
-		if (!slot->in_use || now < slot->due_ns)
+		if (!slot->in_use)
 			continue;
+		if (now < slot->due_ns) {
+			peer->due_min = RDMX_MIN(peer->due_min, slot->due_ns);
+			continue;
+		}
 		/*
 		 * Unreachable: silent since this packet was first sent. A peer
 		 * still heard from is there, however many copies a flood of
@@ -661,12 +681,8 @@ uint64_t rdmx_swsrd_due(const struct rdmx_swsrd *srd)
 			due = RDMX_MIN(due, peer->ack_now ? 0 :
 				       RDMX_MIN(peer->ack_last + srd->cfg.ack_idle_ns,
 						peer->ack_since + srd->cfg.ack_delay_ns));
-		for (uint32_t psn = peer->snd_una; peer->slots && psn != peer->snd_nxt; psn++) {
-			const struct rdmx_swsrd_slot *slot = &peer->slots[psn % RDMX_SRD_WINDOW];
-
-			if (slot->in_use)
-				due = RDMX_MIN(due, slot->due_ns);
-		}
+		if (peer->slots && peer->snd_una != peer->snd_nxt)
+			due = RDMX_MIN(due, peer->due_min);
 	}
 	return due;
 }

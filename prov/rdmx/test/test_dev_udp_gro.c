@@ -29,15 +29,17 @@ static uint8_t *bufs;
 
 static void setup(void)
 {
-	struct sockaddr_in src = rdmx_test_sin("127.0.0.1", 0);
+	union rdmx_udp_addr src, name;
 	struct rdmx_dev_attr attr = { .src_addr = &src, .sq_size = 64, .rq_size = BUFS,
 				      .unreliable = true };
-	union rdmx_udp_addr name;
 	int probe = socket(AF_INET, SOCK_DGRAM, 0);
 
 	if (rdmx_udp_gro_enable(probe))
 		cr_skip("UDP_GRO not offered by this kernel: %s", strerror(errno));
 	close(probe);
+	/* A device address is canonical: the whole union, zero past the address. */
+	memset(&src, 0, sizeof(src));
+	src.sin = rdmx_test_sin("127.0.0.1", 0);
 	rdmx_test_use_loopback();
 	cr_assert_eq(rdmx_dev_udp_ops.open(&attr, &dev), 0);
 	dev->ops->getname(dev, &name);
@@ -98,9 +100,9 @@ static void send_run(const size_t *lens, size_t n)
 }
 
 /*
- * Polls with room for max completions at a time until want came or many
- * polls found nothing; returns how many came, their lengths in len and
- * their first byte in first.
+ * Polls with room for max (<= 8) completions at a time until want came or
+ * many polls found nothing; returns how many came, their lengths in len
+ * and their first byte in first (room for want + 7 each).
  */
 static size_t poll_all(int max, size_t want, size_t *len, uint8_t *first)
 {
@@ -147,8 +149,8 @@ Test(dev_udp_gro, a_run_is_handed_up_in_order_a_polls_room_at_a_time)
 
 Test(dev_udp_gro, with_no_buffer_each_datagram_of_a_run_is_dropped_and_counted)
 {
-	size_t lens[10], len[1];
-	uint8_t first[1];
+	size_t lens[10], len[BUFS];
+	uint8_t first[BUFS];
 
 	for (size_t k = 0; k < 10; k++)
 		lens[k] = 200;
@@ -164,8 +166,8 @@ Test(dev_udp_gro, with_no_buffer_each_datagram_of_a_run_is_dropped_and_counted)
 
 Test(dev_udp_gro, a_datagram_longer_than_its_buffer_is_cut_though_the_tail_held_it)
 {
-	size_t lens[1] = { 600 }, len[1];
-	uint8_t first[1];
+	size_t lens[1] = { 600 }, len[BUFS];
+	uint8_t first[BUFS];
 
 	/* 600 bytes into a 500-byte buffer: 100 land in the tail. */
 	post(1, 500);

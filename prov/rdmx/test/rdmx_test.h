@@ -11,6 +11,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <criterion/criterion.h>
 #include <rdma/fabric.h>
@@ -42,6 +43,20 @@ static inline struct sockaddr_in rdmx_test_sin(const char *ip, uint16_t port)
 	sin.sin_port = htons(port);
 	cr_assert_eq(inet_pton(AF_INET, ip, &sin.sin_addr), 1, "bad test ip %s", ip);
 	return sin;
+}
+
+/* A UDP socket bound to 127.0.0.1 on a port the kernel picks (in *port). */
+static inline int rdmx_test_udp_socket(uint16_t *port)
+{
+	struct sockaddr_in sin = rdmx_test_sin("127.0.0.1", 0);
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *) &sin, sizeof(sin)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *) &sin, &len), 0);
+	*port = ntohs(sin.sin_port);
+	return fd;
 }
 
 /* An IPv6 socket address; every byte not naming ip:port is zero. */

@@ -88,20 +88,6 @@ Test(udp_gro, copies_span_the_buffer_and_the_tail)
 		cr_assert_eq(out[i], 105 + i, "byte %zu in the tail", i);
 }
 
-/* A UDP socket bound to 127.0.0.1 on a port the kernel picks. */
-static int bound_socket(uint16_t *port)
-{
-	struct sockaddr_in sin = rdmx_test_sin("127.0.0.1", 0);
-	socklen_t len = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(bind(fd, (struct sockaddr *) &sin, sizeof(sin)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *) &sin, &len), 0);
-	*port = ntohs(sin.sin_port);
-	return fd;
-}
-
 Test(udp_gro, a_segmented_run_arrives_as_one_read)
 {
 	static uint8_t data[5][1000], in[RDMX_UDP_GRO_MAX];
@@ -114,7 +100,7 @@ Test(udp_gro, a_segmented_run_arrives_as_one_read)
 	struct msghdr m = { .msg_iov = &rd, .msg_iovlen = 1,
 			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
 	uint16_t port, unused;
-	int rx = bound_socket(&port), tx = bound_socket(&unused);
+	int rx = rdmx_test_udp_socket(&port), tx = rdmx_test_udp_socket(&unused);
 	ssize_t len;
 
 	if (rdmx_udp_gro_enable(rx))

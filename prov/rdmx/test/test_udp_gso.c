@@ -170,26 +170,12 @@ Test(udp_gso, datagrams_too_large_to_pair_go_alone)
 	cr_assert_eq(gso.first[2], 2);
 }
 
-/* A UDP socket bound to 127.0.0.1 on a port the kernel picks. */
-static int bound_socket(uint16_t *port)
-{
-	struct sockaddr_in sin = rdmx_test_sin("127.0.0.1", 0);
-	socklen_t len = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(bind(fd, (struct sockaddr *) &sin, sizeof(sin)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *) &sin, &len), 0);
-	*port = ntohs(sin.sin_port);
-	return fd;
-}
-
 Test(udp_gso, the_kernel_delivers_the_queued_datagrams)
 {
 	static const size_t lens[] = { 1472, 1472, 1472, 900, 300, 300, 1472 };
 	size_t n = sizeof(lens) / sizeof(lens[0]), sent = 0;
 	uint16_t port, unused;
-	int rx = bound_socket(&port), tx = bound_socket(&unused);
+	int rx = rdmx_test_udp_socket(&port), tx = rdmx_test_udp_socket(&unused);
 	uint8_t buf[2048];
 
 	cr_assert_eq(rdmx_udp_gso_pack(&gso, batch, queue_lens(lens, n, port)), 3);

@@ -68,6 +68,7 @@ Test(udp_gro, the_size_is_read_from_the_control_message)
 	cr_assert_eq(rdmx_udp_gro_size(&m), 0, "a size that is no size");
 }
 
+/* What the device copies a datagram out of a read with: rdmx_copy_from_iov_at. */
 Test(udp_gro, copies_span_the_buffer_and_the_tail)
 {
 	uint8_t buf[100], tail[20], out[40];
@@ -77,13 +78,13 @@ Test(udp_gro, copies_span_the_buffer_and_the_tail)
 		buf[i] = (uint8_t) i;
 	for (size_t i = 0; i < sizeof(tail); i++)
 		tail[i] = (uint8_t) (100 + i);
-	rdmx_udp_gro_copy(out, iov, 10, 30);
+	rdmx_copy_from_iov_at(out, iov, 2, 10, 30);
 	for (size_t i = 0; i < 30; i++)
 		cr_assert_eq(out[i], 10 + i, "byte %zu inside the buffer", i);
-	rdmx_udp_gro_copy(out, iov, 90, 25);
+	rdmx_copy_from_iov_at(out, iov, 2, 90, 25);
 	for (size_t i = 0; i < 25; i++)
 		cr_assert_eq(out[i], 90 + i, "byte %zu across buffer and tail", i);
-	rdmx_udp_gro_copy(out, iov, 105, 15);
+	rdmx_copy_from_iov_at(out, iov, 2, 105, 15);
 	for (size_t i = 0; i < 15; i++)
 		cr_assert_eq(out[i], 105 + i, "byte %zu in the tail", i);
 }

@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 
 #include "rdmx_dev_udp.h"
 
@@ -40,11 +39,5 @@ int rdmx_udp_gro_enable(int fd);
  * control message); 0 when it has none: the read is one datagram.
  */
 size_t rdmx_udp_gro_size(const struct msghdr *m);
-
-/*
- * Copies len bytes from offset off of what a read put into iov[0] and
- * then iov[1].
- */
-void rdmx_udp_gro_copy(void *dst, const struct iovec iov[2], size_t off, size_t len);
 
 #endif /* RDMX_UDP_GRO_H */

@@ -186,6 +186,13 @@ void rdmx_copy_to_iov_at(const struct iovec *iov, size_t count, size_t off,
 			 const void *buf, size_t len);
 
 /*
+ * Copies len bytes of the iovec array starting off bytes into it to buf;
+ * the caller keeps off + len within the array.
+ */
+void rdmx_copy_from_iov_at(void *buf, const struct iovec *iov, size_t count,
+			   size_t off, size_t len);
+
+/*
  * Writes to dst the entries covering bytes [off, off + len) of the
  * iovec array src (count entries, so dst needs at most count); returns
  * how many it wrote.

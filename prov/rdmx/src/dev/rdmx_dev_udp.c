@@ -438,6 +438,24 @@ static void rdmx_udp_rx_unuse(struct rdmx_udp_dev *udp, size_t i)
 }
 
 /*
+ * Copies the datagram of len bytes at offset off of what slot i read into
+ * buf, its header into the headroom, and hands it up; true when it became
+ * a completion (buf then belongs to the rdm layer again).
+ */
+static bool rdmx_udp_rx_into(struct rdmx_udp_dev *udp, size_t i, size_t off, size_t len,
+			     const struct rdmx_dgram_buf *buf, uint64_t now,
+			     struct rdmx_dev_cqe *cqe)
+{
+	const struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
+	uint8_t *to = (uint8_t *) buf->buf - RDMX_UDP_HDR;
+
+	rdmx_copy_from_iov_at(to, m->msg_iov, m->msg_iovlen, off,
+			      RDMX_UDP_HDR + RDMX_MIN(len - RDMX_UDP_HDR, buf->len));
+	return rdmx_dgram_rx(&udp->dg, (const struct rdmx_wire_srd *) to, len,
+			     &udp->rx_src[i], buf, len - RDMX_UDP_HDR > buf->len, now, cqe);
+}
+
+/*
  * Hands up a datagram of len bytes at offset off of what slot i read,
  * copied into a posted buffer of its own (a read of several datagrams);
  * true when it became a completion.
@@ -445,25 +463,20 @@ static void rdmx_udp_rx_unuse(struct rdmx_udp_dev *udp, size_t i)
 static bool rdmx_udp_rx_copy(struct rdmx_udp_dev *udp, size_t i, size_t off,
 			     size_t len, uint64_t now, struct rdmx_dev_cqe *cqe)
 {
+	const struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
 	struct rdmx_dgram_buf buf;
 	struct rdmx_wire_srd hdr;
-	uint8_t *to;
-	bool ret;
 
 	if (!rdmx_dgram_buf_take(&udp->dg, &buf)) {
 		/* None posted: the header alone, to be refused (RNR). */
-		rdmx_udp_gro_copy(&hdr, udp->rx_iov[i], off, sizeof(hdr));
+		rdmx_copy_from_iov_at(&hdr, m->msg_iov, m->msg_iovlen, off, sizeof(hdr));
 		return rdmx_dgram_rx(&udp->dg, &hdr, len, &udp->rx_src[i], NULL, false,
 				     now, cqe);
 	}
-	to = (uint8_t *) buf.buf - RDMX_UDP_HDR;
-	rdmx_udp_gro_copy(to, udp->rx_iov[i], off,
-			  RDMX_UDP_HDR + RDMX_MIN(len - RDMX_UDP_HDR, buf.len));
-	ret = rdmx_dgram_rx(&udp->dg, (const struct rdmx_wire_srd *) to, len,
-			    &udp->rx_src[i], &buf, len - RDMX_UDP_HDR > buf.len, now, cqe);
-	if (!ret)
-		rdmx_dgram_buf_return(&udp->dg, &buf);
-	return ret;
+	if (rdmx_udp_rx_into(udp, i, off, len, &buf, now, cqe))
+		return true;
+	rdmx_dgram_buf_return(&udp->dg, &buf);
+	return false;
 }
 
 /*
@@ -475,15 +488,9 @@ static bool rdmx_udp_rx_copy(struct rdmx_udp_dev *udp, size_t i, size_t off,
 static bool rdmx_udp_rx_last(struct rdmx_udp_dev *udp, size_t i, size_t off,
 			     size_t len, uint64_t now, struct rdmx_dev_cqe *cqe)
 {
-	struct rdmx_dgram_buf *slot = &udp->rx_slot[i];
-	uint8_t *to = udp->rx_iov[i][0].iov_base;
-
-	rdmx_udp_gro_copy(to, udp->rx_iov[i], off,
-			  RDMX_UDP_HDR + RDMX_MIN(len - RDMX_UDP_HDR, slot->len));
-	if (!rdmx_dgram_rx(&udp->dg, (const struct rdmx_wire_srd *) to, len,
-			   &udp->rx_src[i], slot, len - RDMX_UDP_HDR > slot->len, now, cqe))
+	if (!rdmx_udp_rx_into(udp, i, off, len, &udp->rx_slot[i], now, cqe))
 		return false;
-	slot->buf = NULL;	/* handed up: no longer the slot's to give back */
+	udp->rx_slot[i].buf = NULL;	/* handed up: no longer the slot's to give back */
 	return true;
 }
 

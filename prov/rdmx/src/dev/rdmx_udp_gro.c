@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 
-#include "rdmx.h"
 #include "rdmx_udp_gro.h"
 
 #ifndef UDP_GRO
@@ -31,23 +30,4 @@ size_t rdmx_udp_gro_size(const struct msghdr *m)
 		}
 	}
 	return 0;
-}
-
-void rdmx_udp_gro_copy(void *dst, const struct iovec iov[2], size_t off, size_t len)
-{
-	uint8_t *out = dst;
-
-	for (int k = 0; k < 2 && len; k++) {
-		size_t n;
-
-		if (off >= iov[k].iov_len) {
-			off -= iov[k].iov_len;
-			continue;
-		}
-		n = RDMX_MIN(len, iov[k].iov_len - off);
-		memcpy(out, (const uint8_t *) iov[k].iov_base + off, n);
-		out += n;
-		len -= n;
-		off = 0;
-	}
 }

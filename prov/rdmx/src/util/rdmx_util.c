@@ -131,6 +131,15 @@ void rdmx_copy_to_iov_at(const struct iovec *iov, size_t count, size_t off,
 	rdmx_copy_to_iov(part, n, buf, len);
 }
 
+void rdmx_copy_from_iov_at(void *buf, const struct iovec *iov, size_t count,
+			   size_t off, size_t len)
+{
+	struct iovec part[RDMX_DEV_SGE_MAX];
+	size_t n = rdmx_iov_slice(part, iov, RDMX_MIN(count, RDMX_DEV_SGE_MAX), off, len);
+
+	rdmx_copy_from_iov(buf, part, n);
+}
+
 size_t rdmx_iov_slice(struct iovec *dst, const struct iovec *src, size_t count,
 		      size_t off, size_t len)
 {

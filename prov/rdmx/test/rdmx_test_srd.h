@@ -14,7 +14,9 @@
  * engines emit: it must decode, a DATA packet must carry the psn and epoch
  * its message first went out with, it must not repeat a psn the receiver
  * already acknowledged, it must not read a payload after its done(), and
- * no sender may have more than RDMX_SRD_WINDOW packets unacknowledged.
+ * no sender may have more packets unacknowledged than its peer's window
+ * (RDMX_SRD_WINDOW, or RDMX_SRD_WINDOW_MAX once rdmx_swsrd_peer_window
+ * widened it).
  */
 #ifndef RDMX_TEST_SRD_H
 #define RDMX_TEST_SRD_H

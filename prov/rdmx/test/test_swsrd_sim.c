@@ -102,7 +102,7 @@ static void sim_track_data(struct sim_node *n, const struct rdmx_srd_hdr *hdr,
 		      n->idx, hdr->psn);
 	cr_assert_geq(hdr->psn, d->una);
 	d->max_inflight = RDMX_MAX(d->max_inflight, hdr->psn - d->una + 1);
-	cr_assert_leq(hdr->psn - d->una + 1, RDMX_SRD_WINDOW,
+	cr_assert_leq(hdr->psn - d->una + 1, n->peer.wnd_max,
 		      "node %d: psn %u with %u unacknowledged", n->idx, hdr->psn,
 		      d->una);
 	if (hdr->ack_epoch)
@@ -269,7 +269,7 @@ struct sim *sim_open(const struct rdmx_swsrd_cfg *cfg, size_t msg_cap,
 		n->idx = i;
 		n->room = RDMX_SRD_ROOM_BUF;
 		/* Psns stay below the number of messages plus one window. */
-		n->tx.acked_cap = msg_cap + RDMX_SRD_WINDOW;
+		n->tx.acked_cap = msg_cap + RDMX_SRD_WINDOW_MAX;
 		n->tx.acked = calloc(n->tx.acked_cap, 1);
 		cr_assert_not_null(n->tx.acked);
 		sim_node_start(sim, i, i == A ? 0xa0001 : 0xb0001);

@@ -264,6 +264,13 @@ struct rdmx_dev_ops {
 	 */
 	void	(*ah_reset)(struct rdmx_dev *dev, struct rdmx_ah *ah);
 	/*
+	 * Optional (NULL: the device has no window to widen). The peer's
+	 * handshake said whether its device of this kind takes a wide window
+	 * of packets in flight (swsrd: RDMX_SRD_WINDOW_MAX rather than 64),
+	 * which a peer of an older version does not.
+	 */
+	void	(*ah_window)(struct rdmx_dev *dev, struct rdmx_ah *ah, bool wide);
+	/*
 	 * Optional (NULL: caps.mtu for every peer). The largest datagram the
 	 * path to ah carries, at most caps.mtu: a device whose receive side
 	 * takes more than one link carries (udp: loopback's 64 KiB beside a

@@ -131,6 +131,7 @@ int rdmx_dgram_ah_create(struct rdmx_dev *dev, const void *canon,
 			 struct rdmx_ah **ah_p);
 void rdmx_dgram_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah);
 void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah);
+void rdmx_dgram_ah_window(struct rdmx_dev *dev, struct rdmx_ah *ah, bool wide);
 int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			 const struct iovec *iov, size_t iov_cnt,
 			 uint64_t wr_id, unsigned flags);

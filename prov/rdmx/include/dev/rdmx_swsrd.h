@@ -5,8 +5,9 @@
  * every send is delivered once or completes with an error, in any order.
  *
  * Per peer and direction a session (epoch) numbers packets (psn) from 0.
- * The receiver tracks a 64-packet window (first psn not seen + bitmap),
- * suppresses duplicates, and acknowledges cumulatively and selectively:
+ * The receiver tracks a window of RDMX_SRD_WINDOW_MAX packets (first psn
+ * not seen + a ring of bits), suppresses duplicates, and acknowledges
+ * cumulatively and selectively (the 64 psns after the first not seen):
  * piggy-backed on its own DATA, else once the peer was silent for
  * ack_idle_ns or ack_delay_ns after the oldest packet it covers (so a
  * reply the application sends meanwhile carries it, and a stream is
@@ -15,10 +16,12 @@
  * of the pass for a packet marked ACK_NOW (its sender waits for the ack
  * to complete a send, and the application may not call again for a long
  * time). The sender keeps
- * at most min(cwnd, 64) packets in flight, retransmits on a timeout from
- * an SRTT/RTTVAR estimate (doubling per retry) and at once when three
- * later packets were acknowledged past a hole (fast retransmit), halves
- * cwnd on loss and grows it by one packet per window when clean. A peer
+ * at most min(cwnd, window) packets in flight, the window being 64 until
+ * the device says the peer's receiver takes RDMX_SRD_WINDOW_MAX
+ * (rdmx_swsrd_peer_window: the rdm handshake tells), retransmits on a
+ * timeout from an SRTT/RTTVAR estimate (doubling per retry) and at once
+ * when three later packets were acknowledged past a hole (fast
+ * retransmit), and keeps a congestion window (rdmx_swsrd_cc.h). A peer
  * silent past the unreachable timeout (no packet with our tag since a
  * packet still unacknowledged was first sent) fails its sends and starts
  * a new session. A DATA packet that finds no receive buffer is refused with an
@@ -51,9 +54,14 @@
 
 #include "rdmx_dev.h"
 #include "rdmx_list.h"
+#include "rdmx_swsrd_cc.h"
 #include "rdmx_wire_srd.h"
 
-#define RDMX_SRD_WINDOW		64	/* packets in flight per peer, at most */
+#define RDMX_SRD_SACK_BITS	64	/* psns after ack an ack reports on */
+#define RDMX_SRD_WINDOW		64	/* in flight to a peer of an older
+					   version, whose window is 64 */
+#define RDMX_SRD_WINDOW_MAX	1024	/* in flight to one that takes more;
+					   the receive window (a power of 2) */
 #define RDMX_SRD_CHALLENGE_GAP_NS	1000000ULL	/* per peer */
 #define RDMX_SRD_CHALLENGE_BURST	64		/* per engine per ms */
 
@@ -97,13 +105,17 @@ struct rdmx_swsrd_peer {
 	uint32_t		tx_epoch;
 	uint32_t		snd_una;	/* oldest psn not acknowledged */
 	uint32_t		snd_nxt;	/* next psn to assign */
-	uint32_t		cwnd_x16;	/* congestion window, 1/16 packets */
+	uint32_t		wnd_max;	/* the receiver takes this many */
+	struct rdmx_srd_cc	cc;		/* the congestion window */
 	uint32_t		recover_psn;	/* no second halving before this */
+	uint32_t		sack_end;	/* acks report on psns before this */
+	uint64_t		progress_ns;	/* an ack last acknowledged new data */
 	uint64_t		due_min;	/* no slot in flight is due before */
 	uint64_t		srtt_ns;
 	uint64_t		rttvar_ns;
 	uint64_t		rto_ns;
-	struct rdmx_swsrd_slot	*slots;		/* RDMX_SRD_WINDOW, by psn */
+	struct rdmx_swsrd_slot	*slots;		/* slot_cnt of them, by psn */
+	uint32_t		slot_cnt;	/* a power of 2, grown with cwnd */
 	struct rdmx_dlist	waiting;	/* sends without a psn yet */
 
 	/* Receive session. */
@@ -111,7 +123,8 @@ struct rdmx_swsrd_peer {
 	uint32_t		rx_epoch;
 	uint32_t		rx_retired;	/* incarnation rx_epoch replaced */
 	uint32_t		rcv_nxt;	/* first psn not seen */
-	uint64_t		rcv_bits;	/* bit i: psn rcv_nxt + i seen */
+	uint64_t		rcv_ring[RDMX_SRD_WINDOW_MAX / 64]; /* bit psn %
+						   RDMX_SRD_WINDOW_MAX: seen */
 	uint32_t		unacked;	/* packets seen since the last ack */
 	bool			ack_pending;
 	bool			ack_now;	/* owed by the end of this pass */
@@ -187,6 +200,13 @@ uint64_t rdmx_swsrd_cookie(const struct rdmx_swsrd *srd, const void *addr, size_
  */
 bool rdmx_swsrd_challenge(struct rdmx_swsrd *srd, const struct rdmx_srd_hdr *hdr,
 			  uint64_t tag, uint64_t now, struct rdmx_wire_srd *out);
+
+/*
+ * Whether the peer's receiver takes RDMX_SRD_WINDOW_MAX packets past its
+ * first not seen (wide), as its handshake said, or only 64; sends may
+ * fill that much.
+ */
+void rdmx_swsrd_peer_window(struct rdmx_swsrd_peer *peer, bool wide);
 
 /* Fails every send of the peer with FLUSHED and frees its state. */
 void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd,

@@ -65,6 +65,9 @@
  * SHM (with HOST): the packet carries shm_fd and shm_token, which with
  * pid name the sender's shared-memory queue (rdmx_dev_shm.h): a peer on
  * the same host sends to it instead of by the NIC (rdmx_lane.h).
+ * WINDOW: the sender's NIC device takes a wide window of packets in
+ * flight (swsrd: RDMX_SRD_WINDOW_MAX past the first not seen); a peer
+ * without it is sent at most 64.
  */
 #define RDMX_HS_FEAT_RX_MAX		(1ULL << 0)
 #define RDMX_HS_FEAT_DELIVERY_ACK	(1ULL << 1)
@@ -73,9 +76,12 @@
 #define RDMX_HS_FEAT_SHM		(1ULL << 4)
 #define RDMX_HS_FEAT_RMA		(1ULL << 5)	/* RMA packets (rdmx_wire.h) */
 #define RDMX_HS_FEAT_ATOMIC		(1ULL << 6)	/* RDMX_PKT_ATOMIC */
+#define RDMX_HS_FEAT_WINDOW		(1ULL << 7)	/* the device's wide window
+							   (rdmx_dev.h, ah_window) */
 /* What an endpoint announces besides RX_MAX, which rx_max implies. */
 #define RDMX_HS_FEATURES	(RDMX_HS_FEAT_DELIVERY_ACK | RDMX_HS_FEAT_CLOSE | \
-				 RDMX_HS_FEAT_HOST | RDMX_HS_FEAT_RMA | RDMX_HS_FEAT_ATOMIC)
+				 RDMX_HS_FEAT_HOST | RDMX_HS_FEAT_RMA | RDMX_HS_FEAT_ATOMIC | \
+				 RDMX_HS_FEAT_WINDOW)
 
 /* Probes one side sends, at most; and what an endpoint sends. */
 #define RDMX_HS_PROBES_MAX	32

@@ -883,6 +883,7 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.ah_create = rdmx_dgram_ah_create,
 	.ah_destroy = rdmx_dgram_ah_destroy,
 	.ah_reset = rdmx_dgram_ah_reset,
+	.ah_window = rdmx_dgram_ah_window,
 	.ah_mtu = rdmx_udp_ah_mtu,
 	.ah_local = rdmx_udp_ah_local,
 	.post_send = rdmx_udp_post_send,

@@ -510,6 +510,7 @@ const struct rdmx_dev_ops rdmx_dev_verbs_ops = {
 	.ah_create = rdmx_dgram_ah_create,
 	.ah_destroy = rdmx_dgram_ah_destroy,
 	.ah_reset = rdmx_dgram_ah_reset,
+	.ah_window = rdmx_dgram_ah_window,
 	.post_send = rdmx_dgram_post_send,
 	.post_recv = rdmx_dgram_post_recv,
 	.poll_cq = rdmx_verbs_poll_cq,

@@ -173,6 +173,12 @@ void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah)
 	rdmx_swsrd_peer_reset(&rdmx_dgram(dev)->srd, &rdmx_dgram_ah(ah)->srd);
 }
 
+void rdmx_dgram_ah_window(struct rdmx_dev *dev, struct rdmx_ah *ah, bool wide)
+{
+	(void) dev;
+	rdmx_swsrd_peer_window(&rdmx_dgram_ah(ah)->srd, wide);
+}
+
 /* Answers hdr from the unknown sender at src with its cookie, or not at all. */
 static void rdmx_dgram_challenge(struct rdmx_dgram *dg, const void *src,
 				 const struct rdmx_srd_hdr *hdr, uint64_t cookie,

@@ -9,8 +9,6 @@
 
 #define RDMX_SRD_ACK_EVERY	16	/* unacknowledged packets before an ack */
 #define RDMX_SRD_DUPTHRESH	3	/* later packets acked before fast rexmit */
-#define RDMX_SRD_CWND_INIT	(16 * 16)
-#define RDMX_SRD_CWND_MIN	(2 * 16)
 #define RDMX_SRD_HEARD_SPAN	4	/* unreachable timeouts a peer heard from gets */
 
 /* Whether psn a comes before psn b in serial-number order. */
@@ -22,7 +20,36 @@ static inline bool rdmx_srd_before(uint32_t a, uint32_t b)
 static inline struct rdmx_swsrd_slot *rdmx_srd_slot(struct rdmx_swsrd_peer *peer,
 						    uint32_t psn)
 {
-	return &peer->slots[psn % RDMX_SRD_WINDOW];
+	return &peer->slots[psn & (peer->slot_cnt - 1)];
+}
+
+/* Whether psn, at most RDMX_SRD_WINDOW_MAX - 1 past rcv_nxt, was seen. */
+static inline bool rdmx_srd_seen(const struct rdmx_swsrd_peer *peer, uint32_t psn)
+{
+	uint32_t bit = psn % RDMX_SRD_WINDOW_MAX;
+
+	return (peer->rcv_ring[bit / 64] >> (bit % 64)) & 1;
+}
+
+static inline void rdmx_srd_mark(struct rdmx_swsrd_peer *peer, uint32_t psn, bool seen)
+{
+	uint32_t bit = psn % RDMX_SRD_WINDOW_MAX;
+	uint64_t mask = 1ULL << (bit % 64);
+
+	peer->rcv_ring[bit / 64] = seen ? peer->rcv_ring[bit / 64] | mask :
+					  peer->rcv_ring[bit / 64] & ~mask;
+}
+
+/* The selective acknowledgement: bit i, psn rcv_nxt + i seen. */
+static uint64_t rdmx_srd_sack(const struct rdmx_swsrd_peer *peer)
+{
+	const size_t words = RDMX_SRD_WINDOW_MAX / 64;
+	uint32_t bit = peer->rcv_nxt % RDMX_SRD_WINDOW_MAX;
+	uint64_t lo = peer->rcv_ring[bit / 64] >> (bit % 64);
+
+	if (!(bit % 64))
+		return lo;
+	return lo | peer->rcv_ring[(bit / 64 + 1) % words] << (64 - bit % 64);
 }
 
 void rdmx_swsrd_cfg_default(struct rdmx_swsrd_cfg *cfg)
@@ -83,7 +110,8 @@ static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->snd_una = 0;
 	peer->snd_nxt = 0;
 	peer->recover_psn = 0;
-	peer->cwnd_x16 = RDMX_SRD_CWND_INIT;
+	peer->sack_end = 0;
+	rdmx_srd_cc_init(&peer->cc, rdmx_clock_ns());
 	peer->due_min = UINT64_MAX;
 	peer->srtt_ns = 0;
 	peer->rttvar_ns = 0;
@@ -98,7 +126,13 @@ void rdmx_swsrd_peer_construct(struct rdmx_swsrd *srd,
 	peer->addr = addr;
 	rdmx_dlist_init(&peer->waiting);
 	rdmx_dlist_init(&peer->active_link);
+	peer->wnd_max = RDMX_SRD_WINDOW;
 	rdmx_srd_tx_reset(srd, peer, 1, tag);
+}
+
+void rdmx_swsrd_peer_window(struct rdmx_swsrd_peer *peer, bool wide)
+{
+	peer->wnd_max = wide ? RDMX_SRD_WINDOW_MAX : RDMX_SRD_WINDOW;
 }
 
 uint64_t rdmx_swsrd_cookie(const struct rdmx_swsrd *srd, const void *addr, size_t len)
@@ -160,7 +194,7 @@ static void rdmx_srd_fill_ack(struct rdmx_swsrd_peer *peer, struct rdmx_srd_hdr 
 	if (peer->rx_known) {
 		hdr->ack_epoch = peer->rx_epoch;
 		hdr->ack = peer->rcv_nxt;
-		hdr->sack = peer->rcv_bits;
+		hdr->sack = rdmx_srd_sack(peer);
 	}
 	peer->ack_pending = false;
 	peer->ack_now = false;
@@ -235,22 +269,45 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	rdmx_srd_due_set(peer, slot, now + RDMX_MIN(wait, srd->cfg.rto_max_ns));
 }
 
+/*
+ * Doubles the slots, which hold psn p at p % slot_cnt; false when they
+ * are as many as the window or memory is short (the window stays).
+ */
+static bool rdmx_srd_grow(struct rdmx_swsrd_peer *peer)
+{
+	uint32_t cnt = peer->slot_cnt * 2;
+	struct rdmx_swsrd_slot *slots;
+
+	if (cnt > peer->wnd_max || !(slots = calloc(cnt, sizeof(*slots))))
+		return false;
+	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++)
+		slots[psn & (cnt - 1)] = *rdmx_srd_slot(peer, psn);
+	free(peer->slots);
+	peer->slots = slots;
+	peer->slot_cnt = cnt;
+	return true;
+}
+
 /* Gives waiting sends a psn while the window has room. */
 static void rdmx_srd_pump(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			  uint64_t now)
 {
-	uint32_t limit = RDMX_MIN(peer->cwnd_x16 / 16, RDMX_SRD_WINDOW);
-	struct rdmx_dlist *it;
+	uint32_t limit = RDMX_MIN(rdmx_srd_cc_window(&peer->cc), peer->wnd_max);
 
 	while (peer->snd_nxt - peer->snd_una < limit &&
-	       (it = rdmx_dlist_pop_front(&peer->waiting))) {
-		uint32_t psn = peer->snd_nxt++;
-		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+	       !rdmx_dlist_empty(&peer->waiting)) {
+		uint32_t psn = peer->snd_nxt;
+		struct rdmx_swsrd_slot *slot;
 
+		if (psn - peer->snd_una == peer->slot_cnt && !rdmx_srd_grow(peer))
+			return;
+		slot = rdmx_srd_slot(peer, psn);
 		memset(slot, 0, sizeof(*slot));
-		slot->send = rdmx_container_of(it, struct rdmx_swsrd_send, link);
+		slot->send = rdmx_container_of(rdmx_dlist_pop_front(&peer->waiting),
+					       struct rdmx_swsrd_send, link);
 		slot->in_use = true;
 		slot->first_ns = now;
+		peer->snd_nxt++;
 		rdmx_srd_xmit_slot(srd, peer, psn, now);
 	}
 }
@@ -262,6 +319,7 @@ int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		peer->slots = calloc(RDMX_SRD_WINDOW, sizeof(*peer->slots));
 		if (!peer->slots)
 			return -FI_ENOMEM;
+		peer->slot_cnt = RDMX_SRD_WINDOW;
 	}
 	rdmx_dlist_insert_tail(&peer->waiting, &send->link);
 	rdmx_srd_activate(srd, peer);
@@ -298,12 +356,12 @@ static void rdmx_srd_rtt_sample(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 					 srd->cfg.rto_min_ns), srd->cfg.rto_max_ns);
 }
 
-/* Halves the window once per window of data (one loss event). */
+/* One loss event per window of data. */
 static void rdmx_srd_loss(struct rdmx_swsrd_peer *peer, uint32_t psn)
 {
 	if (rdmx_srd_before(psn, peer->recover_psn))
 		return;
-	peer->cwnd_x16 = RDMX_MAX(peer->cwnd_x16 / 2, RDMX_SRD_CWND_MIN);
+	rdmx_srd_cc_loss(&peer->cc);
 	peer->recover_psn = peer->snd_nxt;
 }
 
@@ -312,7 +370,7 @@ static bool rdmx_srd_acked(uint32_t psn, uint32_t ack, uint64_t sack)
 	uint32_t off = psn - ack;
 
 	return rdmx_srd_before(psn, ack) ||
-	       (off < RDMX_SRD_WINDOW && (sack >> off) & 1);
+	       (off < RDMX_SRD_SACK_BITS && (sack >> off) & 1);
 }
 
 /* Retransmits holes that three later acknowledged packets jumped over. */
@@ -324,11 +382,11 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 	if (!hdr->sack)
 		return;
 	high = hdr->ack + 63 - (uint32_t) __builtin_clzll(hdr->sack);
-	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
+	for (uint32_t psn = peer->snd_una;
+	     psn != peer->snd_nxt && (int32_t) (high - psn) >= RDMX_SRD_DUPTHRESH; psn++) {
 		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 
-		if (!slot->in_use || slot->fast_done || slot->rnr ||
-		    (int32_t) (high - psn) < RDMX_SRD_DUPTHRESH)
+		if (!slot->in_use || slot->fast_done || slot->rnr)
 			continue;
 		slot->fast_done = true;
 		srd->stats->fast_retransmits++;
@@ -349,25 +407,29 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		srd->stats->rx_malformed++;
 		return;
 	}
-	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
+	/* Nothing past the selective bits is acknowledged. */
+	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt &&
+	     rdmx_srd_before(psn, hdr->ack + RDMX_SRD_SACK_BITS); psn++) {
 		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 
 		if (!slot->in_use || !rdmx_srd_acked(psn, hdr->ack, hdr->sack))
 			continue;
 		/* Karn: only packets sent once give an unambiguous sample. */
-		if (!slot->retries && !slot->rnr && !slot->fast_done)
+		if (!slot->retries && !slot->rnr && !slot->fast_done) {
 			rdmx_srd_rtt_sample(srd, peer, now - slot->sent_ns);
+			rdmx_srd_cc_rtt(&peer->cc, now - slot->sent_ns, now);
+		}
 		rdmx_srd_complete(srd, slot, RDMX_DEV_OK);
 		newly++;
 	}
 	while (peer->snd_una != peer->snd_nxt &&
 	       !rdmx_srd_slot(peer, peer->snd_una)->in_use)
 		peer->snd_una++;
+	if (rdmx_srd_before(peer->sack_end, hdr->ack + RDMX_SRD_SACK_BITS))
+		peer->sack_end = hdr->ack + RDMX_SRD_SACK_BITS;
 	if (newly) {
-		uint32_t pkts = RDMX_MAX(peer->cwnd_x16 / 16, 1);
-
-		peer->cwnd_x16 = RDMX_MIN(peer->cwnd_x16 + RDMX_MAX(newly * 16 / pkts, 1),
-					  RDMX_SRD_WINDOW * 16);
+		peer->progress_ns = now;
+		rdmx_srd_cc_acked(&peer->cc, newly, peer->srtt_ns, peer->wnd_max, now);
 	}
 	rdmx_srd_fast_rexmit(srd, peer, hdr, now);
 	rdmx_srd_pump(srd, peer, now);
@@ -430,7 +492,7 @@ static bool rdmx_srd_rx_session(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 	peer->rx_known = true;
 	peer->rx_epoch = epoch;
 	peer->rcv_nxt = 0;
-	peer->rcv_bits = 0;
+	memset(peer->rcv_ring, 0, sizeof(peer->rcv_ring));
 	peer->unacked = 0;
 	return true;
 }
@@ -447,13 +509,13 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 	peer->peer_tag = hdr->src_tag;
 	off = hdr->psn - peer->rcv_nxt;
 	if (rdmx_srd_before(hdr->psn, peer->rcv_nxt) ||
-	    (off < RDMX_SRD_WINDOW && (peer->rcv_bits >> off) & 1)) {
+	    (off < RDMX_SRD_WINDOW_MAX && rdmx_srd_seen(peer, hdr->psn))) {
 		/* Our ack was lost or late: repeat it now. */
 		srd->stats->duplicates++;
 		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
 		return false;
 	}
-	if (off >= RDMX_SRD_WINDOW) {
+	if (off >= RDMX_SRD_WINDOW_MAX) {
 		/* No sender puts a psn this far ahead of our window. */
 		srd->stats->stale++;
 		return false;
@@ -463,9 +525,9 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 				   room == RDMX_SRD_ROOM_SHORT ? RDMX_SRD_TOO_BIG : 0);
 		return false;
 	}
-	peer->rcv_bits |= 1ULL << off;
-	while (peer->rcv_bits & 1) {
-		peer->rcv_bits >>= 1;
+	rdmx_srd_mark(peer, hdr->psn, true);
+	while (rdmx_srd_seen(peer, peer->rcv_nxt)) {
+		rdmx_srd_mark(peer, peer->rcv_nxt, false);
 		peer->rcv_nxt++;
 	}
 	if (off || ++peer->unacked >= RDMX_SRD_ACK_EVERY) {
@@ -636,8 +698,20 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 			rdmx_srd_xmit_slot(srd, peer, psn, now);
 			continue;
 		}
+		/*
+		 * Past what acks report (a window wider than their selective
+		 * bits, behind a hole): while acks still acknowledge new data
+		 * the packet is no more lost than any before it; its turn
+		 * comes when the hole fills.
+		 */
+		if (!rdmx_srd_before(psn, peer->sack_end) &&
+		    now - peer->progress_ns < peer->rto_ns) {
+			rdmx_srd_due_set(peer, slot, peer->progress_ns + peer->rto_ns);
+			continue;
+		}
 		slot->retries++;
 		srd->stats->retransmits++;
+
 		rdmx_srd_loss(peer, psn);
 		rdmx_srd_xmit_slot(srd, peer, psn, now);
 	}
@@ -708,4 +782,5 @@ void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->active = false;
 	free(peer->slots);
 	peer->slots = NULL;
+	peer->slot_cnt = 0;
 }

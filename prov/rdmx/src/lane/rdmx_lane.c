@@ -178,6 +178,12 @@ void rdmx_lane_use_nic(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
 		lanes->nic->ops->ah_reset(lanes->nic, lane->nic_ah);
 }
 
+void rdmx_lane_window(struct rdmx_lanes *lanes, struct rdmx_lane *lane, bool wide)
+{
+	if (lanes->nic->ops->ah_window)
+		lanes->nic->ops->ah_window(lanes->nic, lane->nic_ah, wide);
+}
+
 size_t rdmx_lane_mtu(const struct rdmx_lane *lane)
 {
 	const struct rdmx_dev *dev = lane->dev;

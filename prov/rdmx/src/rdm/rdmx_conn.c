@@ -251,7 +251,8 @@ bool rdmx_conn_current(struct rdmx_ep *ep, struct rdmx_peer *peer)
  * A peer whose RESET or ACK showed it on this host with a shm queue: its
  * lane maps the queue now, before the peer can send by it (rdmx_lane.h).
  * On this host means as for long-read (rdmx_peer_on_host): a udp peer in
- * another network namespace stays on the NIC, as on another host.
+ * another network namespace stays on the NIC, as on another host. Its
+ * NIC lane learns the window the peer's device takes.
  */
 static void rdmx_conn_lane(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
@@ -262,6 +263,7 @@ static void rdmx_conn_lane(struct rdmx_ep *ep, struct rdmx_peer *peer)
 		.token = hs->peer_shm_token,
 	};
 
+	rdmx_lane_window(&ep->lanes, &peer->lane, hs->peer_features & RDMX_HS_FEAT_WINDOW);
 	if (addr.token && addr.pid && rdmx_peer_on_host(ep, peer))
 		rdmx_lane_learn(&ep->lanes, &peer->lane, &addr, peer);
 }

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rdmx: swsrd's congestion window for one peer, sized by what the path
+ * delivers (docs/protocol.md, "Window and congestion").
+ *
+ * The window starts at RDMX_SRD_CWND_INIT packets and doubles per round
+ * trip (slow start) up to the threshold the first loss sets, then grows
+ * by one packet per window. Once the path's bandwidth-delay product is
+ * measured (packets acknowledged per interval of a round trip, times the
+ * least round trip seen in the last RDMX_SRD_MIN_RTT_NS), the window is
+ * held at most at twice the product plus three quanta: the queue a
+ * stream builds on the path stays about one product deep, and round
+ * trips near their least, as in BBR. A quantum (RDMX_SRD_QUANTUM) is
+ * what the stack moves as one: a segmented send or a merged read holds
+ * up to 45 datagrams of an MTU of 1,500 bytes, and an ack covers 16. A
+ * loss halves the window, but not below the product plus a quantum: a
+ * path that drops at random keeps the window that fills it (one whose
+ * window fits in one merged read would lose it whole, and wait for a
+ * timeout), and one whose queue overflowed drains it.
+ */
+#ifndef RDMX_SWSRD_CC_H
+#define RDMX_SWSRD_CC_H
+
+#include <stdint.h>
+
+#define RDMX_SRD_CWND_INIT	(16 * 16)	/* 1/16 packets */
+#define RDMX_SRD_CWND_MIN	(2 * 16)
+#define RDMX_SRD_QUANTUM	48		/* packets */
+#define RDMX_SRD_MIN_RTT_NS	10000000000ULL	/* a least round trip counts this long */
+
+struct rdmx_srd_cc {
+	uint32_t	cwnd_x16;	/* the window, 1/16 packets */
+	uint32_t	ssthresh_x16;	/* slow start below this */
+	uint32_t	bdp_x16;	/* bandwidth-delay product; 0: not known */
+	uint64_t	min_rtt_ns;	/* least round trip; 0: none yet */
+	uint64_t	min_rtt_at;	/* when it was seen */
+	uint64_t	delivered;	/* packets acknowledged */
+	uint64_t	mark_delivered;	/* delivered when the interval began */
+	uint64_t	mark_ns;	/* and when */
+};
+
+/* A new session's window: slow start till the first loss. */
+void rdmx_srd_cc_init(struct rdmx_srd_cc *cc, uint64_t now);
+
+/* A round-trip sample (a packet sent once). */
+void rdmx_srd_cc_rtt(struct rdmx_srd_cc *cc, uint64_t rtt, uint64_t now);
+
+/*
+ * newly packets were acknowledged at now; srtt is the smoothed round trip
+ * and limit the packets the receiver takes.
+ */
+void rdmx_srd_cc_acked(struct rdmx_srd_cc *cc, uint32_t newly, uint64_t srtt,
+		       uint32_t limit, uint64_t now);
+
+/* A loss event (at most one per window of data). */
+void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc);
+
+/* Packets the window lets be in flight. */
+static inline uint32_t rdmx_srd_cc_window(const struct rdmx_srd_cc *cc)
+{
+	return cc->cwnd_x16 / 16;
+}
+
+#endif /* RDMX_SWSRD_CC_H */

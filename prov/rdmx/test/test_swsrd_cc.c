@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rdmx unit tests: swsrd's congestion window (rdmx_swsrd_cc.h) against a
+ * model path: it carries cap packets per least round trip (RTT_NS), and
+ * what is sent beyond that waits in its queue, so a round trip lasts
+ * RTT_NS * window / cap once the window is larger than cap.
+ */
+#include "rdmx_test.h"
+#include "rdmx_swsrd_cc.h"
+
+#define RTT_NS		20000ULL
+#define LIMIT		1024
+
+struct path {
+	struct rdmx_srd_cc	cc;
+	uint64_t		now;
+	uint32_t		cap;	/* packets per RTT_NS */
+};
+
+/* One round trip of a sender that always has data: a window acknowledged. */
+static void round_trip(struct path *p)
+{
+	uint32_t wnd = rdmx_srd_cc_window(&p->cc);
+	uint64_t rtt = RDMX_MAX(RTT_NS, RTT_NS * wnd / p->cap);
+
+	/* Acks come in fours, spread over the round trip. */
+	for (int i = 1; i <= 4; i++) {
+		uint64_t at = p->now + rtt * i / 4;
+
+		rdmx_srd_cc_rtt(&p->cc, rtt, at);
+		rdmx_srd_cc_acked(&p->cc, wnd / 4, rtt, LIMIT, at);
+	}
+	p->now += rtt;
+}
+
+static void path_open(struct path *p, uint32_t cap)
+{
+	p->now = 1000000000ULL;
+	p->cap = cap;
+	rdmx_srd_cc_init(&p->cc, p->now);
+}
+
+/* Slow start fills the path in a few round trips, and the queue stays short. */
+Test(swsrd_cc, fills_the_path_and_keeps_its_queue_short)
+{
+	struct path p;
+	int rounds = 0;
+
+	path_open(&p, 400);
+	while (rdmx_srd_cc_window(&p.cc) < p.cap) {
+		cr_assert_lt(++rounds, 8, "window %u after %d round trips",
+			     rdmx_srd_cc_window(&p.cc), rounds);
+		round_trip(&p);
+	}
+	for (int i = 0; i < 100; i++)
+		round_trip(&p);
+	cr_assert_geq(rdmx_srd_cc_window(&p.cc), p.cap);
+	cr_assert_leq(rdmx_srd_cc_window(&p.cc), 2 * p.cap + 3 * RDMX_SRD_QUANTUM,
+		      "window %u on a path of %u", rdmx_srd_cc_window(&p.cc), p.cap);
+}
+
+/* A window never exceeds what the receiver takes. */
+Test(swsrd_cc, stays_within_the_receive_window)
+{
+	struct path p;
+
+	path_open(&p, 4000);
+	for (int i = 0; i < 50; i++)
+		round_trip(&p);
+	cr_assert_eq(rdmx_srd_cc_window(&p.cc), LIMIT);
+}
+
+/*
+ * A random loss (the path has room) keeps the path full, however often it
+ * comes; the old halving to two packets let a window that one merged
+ * read holds be lost whole.
+ */
+Test(swsrd_cc, random_loss_keeps_the_path_full)
+{
+	struct path p;
+
+	path_open(&p, 400);
+	for (int i = 0; i < 20; i++)
+		round_trip(&p);
+	for (int i = 0; i < 20; i++) {
+		rdmx_srd_cc_loss(&p.cc);
+		cr_assert_geq(rdmx_srd_cc_window(&p.cc), p.cap,
+			      "window %u after loss %d", rdmx_srd_cc_window(&p.cc), i);
+		round_trip(&p);
+	}
+	/* A small path keeps a quantum: one merged read is not the window. */
+	path_open(&p, 4);
+	for (int i = 0; i < 20; i++)
+		round_trip(&p);
+	for (int i = 0; i < 20; i++)
+		rdmx_srd_cc_loss(&p.cc);
+	cr_assert_geq(rdmx_srd_cc_window(&p.cc), RDMX_SRD_QUANTUM);
+}
+
+/*
+ * A path whose share shrinks (another flow came): the window follows the
+ * product down, and losses at its full queue halve it toward it.
+ */
+Test(swsrd_cc, follows_a_shrinking_path)
+{
+	struct path p;
+	int rounds = 0;
+
+	path_open(&p, 800);
+	for (int i = 0; i < 30; i++)
+		round_trip(&p);
+	p.cap = 100;
+	while (rdmx_srd_cc_window(&p.cc) > 2 * p.cap + 3 * RDMX_SRD_QUANTUM + 16) {
+		cr_assert_lt(++rounds, 200, "window %u after %d round trips",
+			     rdmx_srd_cc_window(&p.cc), rounds);
+		if (rounds % 4 == 0)
+			rdmx_srd_cc_loss(&p.cc);
+		round_trip(&p);
+	}
+	cr_log_info("window %u on a path of %u after %d round trips\n",
+		    rdmx_srd_cc_window(&p.cc), p.cap, rounds);
+}

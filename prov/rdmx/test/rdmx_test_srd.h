@@ -68,6 +68,7 @@ struct sim_dir {
 	uint32_t	reorder_ppm;
 	uint32_t	eagain_ppm;	/* xmit refused by the "socket" */
 	uint64_t	fifo_ns;	/* in-order packets arrive no earlier */
+	uint64_t	queue_ns;	/* more one-way delay: a queue on the path */
 
 	uint64_t	data_pkts;	/* DATA handed to xmit, SKIPs included */
 	uint64_t	data_lost;	/* of those: dropped or refused */

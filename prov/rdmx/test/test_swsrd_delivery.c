@@ -256,3 +256,36 @@ Test(swsrd, wide_window_is_bounded_and_survives_loss)
 {
 	window_under_loss(true);
 }
+
+/*
+ * 7c. A queue that fills and drains on the path (another flow's sawtooth:
+ * one-way delay rising by 1 ms over 10 ms, then back to none) loses
+ * nothing, so nothing may be resent for long: the timeout keeps a margin
+ * over the round trip. With SRTT + 4 RTTVAR alone, round trips that grow
+ * steadily outran it: every packet in flight timed out, the copies went
+ * into the same queue, and the flow starved beside a TCP one.
+ */
+Test(swsrd, a_growing_queue_draws_few_timeouts)
+{
+	struct sim *sim = sim_open(&sim_cfg, 200000, 0x7c);
+	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+	uint64_t start;
+
+	rdmx_swsrd_peer_window(peer, true);
+	rdmx_swsrd_peer_window(&sim->node[B].peer, true);
+	for (start = sim_now; sim_now < start + 60 * MS;) {
+		sim->node[A].tx.queue_ns = (sim_now - start) % (10 * MS) / 10;
+		sim_keep_busy(sim, A, 2 * peer->wnd_max);
+		sim_run(sim, sim_now + SIM_TICK_NS, NULL);
+	}
+	sim->node[A].tx.queue_ns = 0;
+	cr_assert(sim_run_all_done(sim, sim_now + 100 * MS));
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+	cr_log_info("growing queue: %zu messages, %lu timeouts, %lu duplicates\n",
+		    sim->nmsgs, (unsigned long) sim->node[A].stats.retransmits,
+		    (unsigned long) sim->node[B].stats.duplicates);
+	cr_assert_lt(sim->node[B].stats.duplicates, sim->nmsgs / 100,
+		     "%lu of %zu packets came twice",
+		     (unsigned long) sim->node[B].stats.duplicates, sim->nmsgs);
+}

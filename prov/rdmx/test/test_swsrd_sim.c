@@ -130,7 +130,8 @@ static bool sim_enqueue(struct sim *sim, struct sim_dir *d, int to,
 			const uint8_t *buf, size_t len)
 {
 	struct sim_pkt *pkt;
-	uint64_t at = sim_now + SIM_LATENCY_NS + sim_rand(sim) % (SIM_JITTER_NS + 1);
+	uint64_t at = sim_now + SIM_LATENCY_NS + d->queue_ns +
+		      sim_rand(sim) % (SIM_JITTER_NS + 1);
 	bool late = sim_chance(sim, d->reorder_ppm);
 
 	if (late) {

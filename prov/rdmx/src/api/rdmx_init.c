@@ -88,7 +88,7 @@ static const struct {
 	{ "pending_max", &g_rdmx_params.pending_max,
 	  "Sends a peer keeps while its handshake runs; beyond, sends to it return -FI_EAGAIN (default 4096)." },
 	{ "rto_min_us", &g_rdmx_params.rto_min_us,
-	  "swsrd: floor of the retransmission timeout in microseconds (default 500)." },
+	  "swsrd: least margin of the retransmission timeout over the smoothed round trip, in microseconds (default 500)." },
 	{ "unreach_ms", &g_rdmx_params.unreach_ms,
 	  "swsrd: milliseconds a packet may go unacknowledged before its peer is unreachable and its sends fail (default 5000)." },
 	{ "connect_ms", &g_rdmx_params.connect_ms,

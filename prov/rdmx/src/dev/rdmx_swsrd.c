@@ -352,8 +352,15 @@ static void rdmx_srd_rtt_sample(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 		peer->rttvar_ns = (3 * peer->rttvar_ns + err) / 4;
 		peer->srtt_ns = (7 * peer->srtt_ns + rtt) / 8;
 	}
-	peer->rto_ns = RDMX_MIN(RDMX_MAX(peer->srtt_ns + 4 * peer->rttvar_ns,
-					 srd->cfg.rto_min_ns), srd->cfg.rto_max_ns);
+	/*
+	 * The floor is a margin over the round trip, not a least value (as
+	 * Linux TCP's): a queue on the path makes round trips long and
+	 * steady, and a timeout of SRTT + 4 RTTVAR would then fire on any
+	 * packet a little later than the average.
+	 */
+	peer->rto_ns = RDMX_MIN(peer->srtt_ns + RDMX_MAX(4 * peer->rttvar_ns,
+							srd->cfg.rto_min_ns),
+				srd->cfg.rto_max_ns);
 }
 
 /* One loss event per window of data. */
@@ -414,8 +421,12 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 
 		if (!slot->in_use || !rdmx_srd_acked(psn, hdr->ack, hdr->sack))
 			continue;
-		/* Karn: only packets sent once give an unambiguous sample. */
-		if (!slot->retries && !slot->rnr && !slot->fast_done) {
+		/*
+		 * Karn: only packets sent once give an unambiguous sample (and
+		 * not one resent in this pass after a challenge).
+		 */
+		if (!slot->retries && !slot->rnr && !slot->fast_done &&
+		    now > slot->sent_ns) {
 			rdmx_srd_rtt_sample(srd, peer, now - slot->sent_ns);
 			rdmx_srd_cc_rtt(&peer->cc, now - slot->sent_ns, now);
 		}
@@ -711,7 +722,6 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		}
 		slot->retries++;
 		srd->stats->retransmits++;
-
 		rdmx_srd_loss(peer, psn);
 		rdmx_srd_xmit_slot(srd, peer, psn, now);
 	}

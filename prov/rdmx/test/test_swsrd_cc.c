@@ -83,7 +83,7 @@ Test(swsrd_cc, random_loss_keeps_the_path_full)
 	for (int i = 0; i < 20; i++)
 		round_trip(&p);
 	for (int i = 0; i < 20; i++) {
-		rdmx_srd_cc_loss(&p.cc);
+		rdmx_srd_cc_loss(&p.cc, false);
 		cr_assert_geq(rdmx_srd_cc_window(&p.cc), p.cap,
 			      "window %u after loss %d", rdmx_srd_cc_window(&p.cc), i);
 		round_trip(&p);
@@ -93,8 +93,24 @@ Test(swsrd_cc, random_loss_keeps_the_path_full)
 	for (int i = 0; i < 20; i++)
 		round_trip(&p);
 	for (int i = 0; i < 20; i++)
-		rdmx_srd_cc_loss(&p.cc);
+		rdmx_srd_cc_loss(&p.cc, false);
 	cr_assert_geq(rdmx_srd_cc_window(&p.cc), RDMX_SRD_QUANTUM);
+}
+
+/*
+ * Timeouts (nothing got through: many senders to one receiver) halve the
+ * window down to its least, whatever the product was.
+ */
+Test(swsrd_cc, timeouts_back_off_to_the_least)
+{
+	struct path p;
+
+	path_open(&p, 400);
+	for (int i = 0; i < 20; i++)
+		round_trip(&p);
+	for (int i = 0; i < 12; i++)
+		rdmx_srd_cc_loss(&p.cc, true);
+	cr_assert_eq(p.cc.cwnd_x16, RDMX_SRD_CWND_MIN);
 }
 
 /*
@@ -114,7 +130,7 @@ Test(swsrd_cc, follows_a_shrinking_path)
 		cr_assert_lt(++rounds, 200, "window %u after %d round trips",
 			     rdmx_srd_cc_window(&p.cc), rounds);
 		if (rounds % 4 == 0)
-			rdmx_srd_cc_loss(&p.cc);
+			rdmx_srd_cc_loss(&p.cc, false);
 		round_trip(&p);
 	}
 	cr_log_info("window %u on a path of %u after %d round trips\n",

@@ -19,7 +19,7 @@
  * at most min(cwnd, window) packets in flight, the window being 64 until
  * the device says the peer's receiver takes RDMX_SRD_WINDOW_MAX
  * (rdmx_swsrd_peer_window: the rdm handshake tells), retransmits on a
- * timeout from an SRTT/RTTVAR estimate (doubling per retry) and at once
+ * timeout of SRTT + max(4 RTTVAR, rto_min) (doubling per retry) and at once
  * when three later packets were acknowledged past a hole (fast
  * retransmit), and keeps a congestion window (rdmx_swsrd_cc.h). A peer
  * silent past the unreachable timeout (no packet with our tag since a
@@ -109,7 +109,6 @@ struct rdmx_swsrd_peer {
 	struct rdmx_srd_cc	cc;		/* the congestion window */
 	uint32_t		recover_psn;	/* no second halving before this */
 	uint32_t		sack_end;	/* acks report on psns before this */
-	uint64_t		progress_ns;	/* an ack last acknowledged new data */
 	uint64_t		due_min;	/* no slot in flight is due before */
 	uint64_t		srtt_ns;
 	uint64_t		rttvar_ns;

@@ -110,7 +110,7 @@ static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->snd_una = 0;
 	peer->snd_nxt = 0;
 	peer->recover_psn = 0;
-	peer->sack_end = 0;
+	peer->sack_end = RDMX_SRD_SACK_BITS;
 	rdmx_srd_cc_init(&peer->cc, rdmx_clock_ns());
 	peer->due_min = UINT64_MAX;
 	peer->srtt_ns = 0;
@@ -288,6 +288,22 @@ static bool rdmx_srd_grow(struct rdmx_swsrd_peer *peer)
 	return true;
 }
 
+/*
+ * A peer with nothing in flight keeps 64 slots, not the most a stream to
+ * it once needed (a wide window's are 96 KiB); it grows again as needed.
+ */
+static void rdmx_srd_shrink(struct rdmx_swsrd_peer *peer)
+{
+	struct rdmx_swsrd_slot *slots;
+
+	if (peer->slot_cnt <= RDMX_SRD_WINDOW ||
+	    !(slots = calloc(RDMX_SRD_WINDOW, sizeof(*slots))))
+		return;
+	free(peer->slots);
+	peer->slots = slots;
+	peer->slot_cnt = RDMX_SRD_WINDOW;
+}
+
 /* Gives waiting sends a psn while the window has room. */
 static void rdmx_srd_pump(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			  uint64_t now)
@@ -363,12 +379,12 @@ static void rdmx_srd_rtt_sample(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 				srd->cfg.rto_max_ns);
 }
 
-/* One loss event per window of data. */
-static void rdmx_srd_loss(struct rdmx_swsrd_peer *peer, uint32_t psn)
+/* One loss event per window of data; timeout: found by a timer. */
+static void rdmx_srd_loss(struct rdmx_swsrd_peer *peer, uint32_t psn, bool timeout)
 {
 	if (rdmx_srd_before(psn, peer->recover_psn))
 		return;
-	rdmx_srd_cc_loss(&peer->cc);
+	rdmx_srd_cc_loss(&peer->cc, timeout);
 	peer->recover_psn = peer->snd_nxt;
 }
 
@@ -397,7 +413,7 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 			continue;
 		slot->fast_done = true;
 		srd->stats->fast_retransmits++;
-		rdmx_srd_loss(peer, psn);
+		rdmx_srd_loss(peer, psn, false);
 		rdmx_srd_xmit_slot(srd, peer, psn, now);
 	}
 }
@@ -421,12 +437,8 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 
 		if (!slot->in_use || !rdmx_srd_acked(psn, hdr->ack, hdr->sack))
 			continue;
-		/*
-		 * Karn: only packets sent once give an unambiguous sample (and
-		 * not one resent in this pass after a challenge).
-		 */
-		if (!slot->retries && !slot->rnr && !slot->fast_done &&
-		    now > slot->sent_ns) {
+		/* Karn: only packets sent once give an unambiguous sample. */
+		if (slot->copies == 1) {
 			rdmx_srd_rtt_sample(srd, peer, now - slot->sent_ns);
 			rdmx_srd_cc_rtt(&peer->cc, now - slot->sent_ns, now);
 		}
@@ -438,10 +450,8 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		peer->snd_una++;
 	if (rdmx_srd_before(peer->sack_end, hdr->ack + RDMX_SRD_SACK_BITS))
 		peer->sack_end = hdr->ack + RDMX_SRD_SACK_BITS;
-	if (newly) {
-		peer->progress_ns = now;
+	if (newly)
 		rdmx_srd_cc_acked(&peer->cc, newly, peer->srtt_ns, peer->wnd_max, now);
-	}
 	rdmx_srd_fast_rexmit(srd, peer, hdr, now);
 	rdmx_srd_pump(srd, peer, now);
 }
@@ -541,7 +551,11 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 		rdmx_srd_mark(peer, peer->rcv_nxt, false);
 		peer->rcv_nxt++;
 	}
-	if (off || ++peer->unacked >= RDMX_SRD_ACK_EVERY) {
+	/*
+	 * A gap is told at once (fast retransmit), while the selective bits
+	 * reach the packet; past them an ack would repeat the last one.
+	 */
+	if ((off && off < RDMX_SRD_SACK_BITS) || ++peer->unacked >= RDMX_SRD_ACK_EVERY) {
 		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
 	} else {
 		/* One ack per batch; a reply may carry it before it is due. */
@@ -711,18 +725,18 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		}
 		/*
 		 * Past what acks report (a window wider than their selective
-		 * bits, behind a hole): while acks still acknowledge new data
-		 * the packet is no more lost than any before it; its turn
-		 * comes when the hole fills.
+		 * bits, behind a hole): no ack could have told of it, so its
+		 * timer says nothing; its turn comes once the hole before it
+		 * fills and acks reach it. The hole's own timer, and the
+		 * unreachable check above, keep the session honest.
 		 */
-		if (!rdmx_srd_before(psn, peer->sack_end) &&
-		    now - peer->progress_ns < peer->rto_ns) {
-			rdmx_srd_due_set(peer, slot, peer->progress_ns + peer->rto_ns);
+		if (!rdmx_srd_before(psn, peer->sack_end)) {
+			rdmx_srd_due_set(peer, slot, now + peer->rto_ns);
 			continue;
 		}
 		slot->retries++;
 		srd->stats->retransmits++;
-		rdmx_srd_loss(peer, psn);
+		rdmx_srd_loss(peer, psn, true);
 		rdmx_srd_xmit_slot(srd, peer, psn, now);
 	}
 	return true;
@@ -747,6 +761,7 @@ void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now)
 		    rdmx_dlist_empty(&peer->waiting)) {
 			peer->active = false;
 			rdmx_dlist_remove(&peer->active_link);
+			rdmx_srd_shrink(peer);
 		}
 	}
 	srd->pass++;

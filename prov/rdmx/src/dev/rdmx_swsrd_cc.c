@@ -59,10 +59,15 @@ void rdmx_srd_cc_acked(struct rdmx_srd_cc *cc, uint32_t newly, uint64_t srtt,
 	cc->cwnd_x16 = RDMX_MIN(cc->cwnd_x16 + grow, cap);
 }
 
-void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc)
+void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc, bool timeout)
 {
 	uint32_t floor = RDMX_MIN(cc->bdp_x16 + RDMX_SRD_QUANTUM * 16, cc->cwnd_x16);
 
+	if (timeout) {
+		/* Nothing got through: what was measured may be gone too. */
+		cc->bdp_x16 /= 2;
+		floor = 0;
+	}
 	cc->cwnd_x16 = RDMX_MAX(RDMX_MAX(cc->cwnd_x16 / 2, floor), RDMX_SRD_CWND_MIN);
 	cc->ssthresh_x16 = cc->cwnd_x16;
 }

@@ -40,6 +40,14 @@ static void path_open(struct path *p, uint32_t cap)
 	rdmx_srd_cc_init(&p->cc, p->now);
 }
 
+/* A path of cap after rounds round trips of a sender with data. */
+static void path_run(struct path *p, uint32_t cap, int rounds)
+{
+	path_open(p, cap);
+	for (int i = 0; i < rounds; i++)
+		round_trip(p);
+}
+
 /* Slow start fills the path in a few round trips, and the queue stays short. */
 Test(swsrd_cc, fills_the_path_and_keeps_its_queue_short)
 {
@@ -64,9 +72,7 @@ Test(swsrd_cc, stays_within_the_receive_window)
 {
 	struct path p;
 
-	path_open(&p, 4000);
-	for (int i = 0; i < 50; i++)
-		round_trip(&p);
+	path_run(&p, 4000, 50);
 	cr_assert_eq(rdmx_srd_cc_window(&p.cc), LIMIT);
 }
 
@@ -79,9 +85,7 @@ Test(swsrd_cc, random_loss_keeps_the_path_full)
 {
 	struct path p;
 
-	path_open(&p, 400);
-	for (int i = 0; i < 20; i++)
-		round_trip(&p);
+	path_run(&p, 400, 20);
 	for (int i = 0; i < 20; i++) {
 		rdmx_srd_cc_loss(&p.cc, false);
 		cr_assert_geq(rdmx_srd_cc_window(&p.cc), p.cap,
@@ -89,9 +93,7 @@ Test(swsrd_cc, random_loss_keeps_the_path_full)
 		round_trip(&p);
 	}
 	/* A small path keeps a quantum: one merged read is not the window. */
-	path_open(&p, 4);
-	for (int i = 0; i < 20; i++)
-		round_trip(&p);
+	path_run(&p, 4, 20);
 	for (int i = 0; i < 20; i++)
 		rdmx_srd_cc_loss(&p.cc, false);
 	cr_assert_geq(rdmx_srd_cc_window(&p.cc), RDMX_SRD_QUANTUM);
@@ -105,9 +107,7 @@ Test(swsrd_cc, timeouts_back_off_to_the_least)
 {
 	struct path p;
 
-	path_open(&p, 400);
-	for (int i = 0; i < 20; i++)
-		round_trip(&p);
+	path_run(&p, 400, 20);
 	for (int i = 0; i < 12; i++)
 		rdmx_srd_cc_loss(&p.cc, true);
 	cr_assert_eq(p.cc.cwnd_x16, RDMX_SRD_CWND_MIN);
@@ -122,9 +122,7 @@ Test(swsrd_cc, follows_a_shrinking_path)
 	struct path p;
 	int rounds = 0;
 
-	path_open(&p, 800);
-	for (int i = 0; i < 30; i++)
-		round_trip(&p);
+	path_run(&p, 800, 30);
 	p.cap = 100;
 	while (rdmx_srd_cc_window(&p.cc) > 2 * p.cap + 3 * RDMX_SRD_QUANTUM + 16) {
 		cr_assert_lt(++rounds, 200, "window %u after %d round trips",

@@ -67,14 +67,19 @@ struct sim_dir {
 	uint32_t	dup_ppm;
 	uint32_t	reorder_ppm;
 	uint32_t	eagain_ppm;	/* xmit refused by the "socket" */
-	uint64_t	fifo_ns;	/* in-order packets arrive no earlier */
+	/* In-order packets of a path arrive no earlier. */
+	uint64_t	fifo_ns[RDMX_SRD_PATHS_MAX];
 	uint64_t	queue_ns;	/* more one-way delay: a queue on the path */
+	/* Per path of the sender's (cfg.paths): more loss and delay. */
+	uint32_t	path_loss_ppm[RDMX_SRD_PATHS_MAX];
+	uint64_t	path_delay_ns[RDMX_SRD_PATHS_MAX];
 
 	uint64_t	data_pkts;	/* DATA handed to xmit, SKIPs included */
 	uint64_t	data_lost;	/* of those: dropped or refused */
 	uint64_t	data_late;	/* copies held back past later ones */
 	uint64_t	skips;
 	uint64_t	piggy;		/* DATA carrying acknowledgement fields */
+	uint64_t	path_pkts[RDMX_SRD_PATHS_MAX];	/* DATA sent by each path */
 
 	/* Packets unacknowledged, as the sender learns of acknowledgements. */
 	uint32_t	epoch;		/* the sender's session being tracked */
@@ -133,6 +138,8 @@ static inline uint32_t get32(const uint8_t *p)
 extern uint64_t sim_now;
 extern const struct rdmx_swsrd_cfg sim_cfg;
 void sim_node_start(struct sim *sim, int idx, uint32_t incarnation);
+void sim_node_restart(struct sim *sim, int idx, uint32_t incarnation);
+void sim_keep_busy(struct sim *sim, int from, size_t backlog);
 void sim_stranger(struct sim *sim);
 struct sim *sim_open(const struct rdmx_swsrd_cfg *cfg, size_t msg_cap,
 		     uint64_t seed);

@@ -188,13 +188,6 @@ Test(swsrd, fast_retransmit_fills_a_hole_before_the_timeout)
 	cr_assert_lt(hole->done_ns - hole->first_xmit_ns, sim_cfg.rto_min_ns);
 }
 
-/* Keeps node from's engine holding at least backlog unsent messages. */
-static void sim_keep_busy(struct sim *sim, int from, size_t backlog)
-{
-	while (sim->nmsgs - sim->finished < backlog)
-		sim_post(sim, from);
-}
-
 /* Runs tick by tick, A kept busy, until A's cwnd reaches its window. */
 static uint64_t run_until_cwnd_full(struct sim *sim, uint64_t limit)
 {

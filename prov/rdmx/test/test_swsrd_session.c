@@ -30,8 +30,7 @@ Test(swsrd, restart_new_incarnation_is_accepted)
 	sim_post_n(sim, A, 100);
 	cr_assert(sim_run_all_done(sim, SIM_T0 + 10 * MS));
 	sim_settle(sim);
-	rdmx_swsrd_peer_destruct(&sim->node[A].srd, &sim->node[A].peer);
-	sim_node_start(sim, A, 0xa0002);
+	sim_node_restart(sim, A, 0xa0002);
 	second = sim_post_n(sim, A, 100);
 	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
 	sim_settle(sim);
@@ -109,8 +108,7 @@ Test(swsrd, restart_old_incarnation_straggler_is_stale)
 	sim->node[A].tx.loss_ppm = PPM;
 	sim_post(sim, A);
 	old = sim_capture_last(sim, A);
-	rdmx_swsrd_peer_destruct(&sim->node[A].srd, &sim->node[A].peer);
-	sim_node_start(sim, A, 0xa0002);
+	sim_node_restart(sim, A, 0xa0002);
 	sim->node[A].tx.loss_ppm = 0;
 	/* Fewer than a window, so a reset receiver would take them again. */
 	live = sim_post_n(sim, A, 30);

@@ -125,12 +125,12 @@ static void sim_track_data(struct sim_node *n, const struct rdmx_srd_hdr *hdr,
 	d->last_data_len = len;
 }
 
-/* Puts one copy of a datagram on the link; true if it was held back. */
-static bool sim_enqueue(struct sim *sim, struct sim_dir *d, int to,
+/* Puts one copy of a datagram on path's link; true if it was held back. */
+static bool sim_enqueue(struct sim *sim, struct sim_dir *d, unsigned path, int to,
 			const uint8_t *buf, size_t len)
 {
 	struct sim_pkt *pkt;
-	uint64_t at = sim_now + SIM_LATENCY_NS + d->queue_ns +
+	uint64_t at = sim_now + SIM_LATENCY_NS + d->queue_ns + d->path_delay_ns[path] +
 		      sim_rand(sim) % (SIM_JITTER_NS + 1);
 	bool late = sim_chance(sim, d->reorder_ppm);
 
@@ -138,8 +138,8 @@ static bool sim_enqueue(struct sim *sim, struct sim_dir *d, int to,
 		/* Held back without holding back the packets behind it. */
 		at += sim_rand(sim) % (SIM_REORDER_NS + 1);
 	} else {
-		at = RDMX_MAX(at, d->fifo_ns);
-		d->fifo_ns = at;
+		at = RDMX_MAX(at, d->fifo_ns[path]);
+		d->fifo_ns[path] = at;
 	}
 	if (sim->qlen == sim->qcap) {
 		sim->qcap = sim->qcap ? 2 * sim->qcap : 256;
@@ -155,7 +155,7 @@ static bool sim_enqueue(struct sim *sim, struct sim_dir *d, int to,
 	return late;
 }
 
-static int sim_xmit(void *ctx, struct rdmx_swsrd_peer *peer,
+static int sim_xmit(void *ctx, struct rdmx_swsrd_peer *peer, unsigned path,
 		    const struct iovec *iov, size_t iov_cnt)
 {
 	struct sim_node *n = ctx;
@@ -167,6 +167,7 @@ static int sim_xmit(void *ctx, struct rdmx_swsrd_peer *peer,
 	bool data;
 
 	cr_assert_eq(peer, &n->peer, "xmit to a peer the test never made");
+	cr_assert_lt(path, RDMX_MAX(sim->cfg.paths, 1), "xmit by path %u", path);
 	for (size_t i = 0; i < iov_cnt; i++) {
 		cr_assert_leq(len + iov[i].iov_len, PKT_MAX, "datagram too long");
 		memcpy(buf + len, iov[i].iov_base, iov[i].iov_len);
@@ -177,6 +178,8 @@ static int sim_xmit(void *ctx, struct rdmx_swsrd_peer *peer,
 	data = hdr.type == RDMX_SRD_DATA;
 	if (data)
 		sim_track_data(n, &hdr, buf, len);
+	cr_assert(data || !path, "node %d sent a control packet by path %u", n->idx, path);
+	d->path_pkts[path] += data;
 
 	if (sim_chance(sim, d->eagain_ppm)) {
 		d->data_lost += data;
@@ -187,13 +190,13 @@ static int sim_xmit(void *ctx, struct rdmx_swsrd_peer *peer,
 		d->data_lost++;
 		return 0;
 	}
-	if (sim_chance(sim, d->loss_ppm)) {
+	if (sim_chance(sim, d->loss_ppm) || sim_chance(sim, d->path_loss_ppm[path])) {
 		d->data_lost += data;
 		return 0;
 	}
-	if (sim_enqueue(sim, d, !n->idx, buf, len))
+	if (sim_enqueue(sim, d, path, !n->idx, buf, len))
 		d->data_late += data;
-	if (sim_chance(sim, d->dup_ppm) && sim_enqueue(sim, d, !n->idx, buf, len))
+	if (sim_chance(sim, d->dup_ppm) && sim_enqueue(sim, d, path, !n->idx, buf, len))
 		d->data_late += data;
 	return 0;
 }
@@ -226,8 +229,24 @@ void sim_node_start(struct sim *sim, int idx, uint32_t incarnation)
 {
 	struct sim_node *n = &sim->node[idx];
 
-	rdmx_swsrd_construct(&n->srd, &sim_ops, n, &sim->cfg, incarnation, &n->stats);
+	cr_assert_eq(rdmx_swsrd_construct(&n->srd, &sim_ops, n, &sim->cfg, incarnation,
+					  &n->stats), 0);
 	rdmx_swsrd_peer_construct(&n->srd, &n->peer, &sim->node[!idx], 0);
+}
+
+/* Keeps node from's engine holding at least backlog unsent messages. */
+void sim_keep_busy(struct sim *sim, int from, size_t backlog)
+{
+	while (sim->nmsgs - sim->finished < backlog)
+		sim_post(sim, from);
+}
+
+/* Node idx's process ends, and a new one starts at its address. */
+void sim_node_restart(struct sim *sim, int idx, uint32_t incarnation)
+{
+	rdmx_swsrd_peer_destruct(&sim->node[idx].srd, &sim->node[idx].peer);
+	rdmx_swsrd_destruct(&sim->node[idx].srd);
+	sim_node_start(sim, idx, incarnation);
 }
 
 /*
@@ -289,6 +308,7 @@ static void sim_close(void)
 	g_sim = NULL;
 	for (int i = A; i <= B; i++) {
 		rdmx_swsrd_peer_destruct(&sim->node[i].srd, &sim->node[i].peer);
+		rdmx_swsrd_destruct(&sim->node[i].srd);
 		free(sim->node[i].tx.acked);
 	}
 	rdmx_clock_set(NULL);

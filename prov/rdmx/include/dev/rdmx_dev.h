@@ -107,6 +107,15 @@ enum rdmx_dev_op {
 	RDMX_DEV_OP_GONE,
 };
 
+/*
+ * What a peer's device does, for ah_peer. WIDE: it takes a wide window of
+ * packets in flight (swsrd: RDMX_SRD_WINDOW_MAX rather than 64). PATHS:
+ * it takes a packet of ours from any source address of our host that
+ * carries the session's tag (swsrd: from every path, FI_RDMX_PATHS).
+ */
+#define RDMX_DEV_PEER_WIDE	(1u << 0)
+#define RDMX_DEV_PEER_PATHS	(1u << 1)
+
 /* Bytes of the key with which a peer reads memory a device exposes. */
 #define RDMX_DEV_RKEY_LEN	48
 
@@ -264,12 +273,11 @@ struct rdmx_dev_ops {
 	 */
 	void	(*ah_reset)(struct rdmx_dev *dev, struct rdmx_ah *ah);
 	/*
-	 * Optional (NULL: the device has no window to widen). The peer's
-	 * handshake said whether its device of this kind takes a wide window
-	 * of packets in flight (swsrd: RDMX_SRD_WINDOW_MAX rather than 64),
+	 * Optional (NULL: the device has nothing to adapt). What the peer's
+	 * handshake said its device of this kind does (RDMX_DEV_PEER_*),
 	 * which a peer of an older version does not.
 	 */
-	void	(*ah_window)(struct rdmx_dev *dev, struct rdmx_ah *ah, bool wide);
+	void	(*ah_peer)(struct rdmx_dev *dev, struct rdmx_ah *ah, unsigned flags);
 	/*
 	 * Optional (NULL: caps.mtu for every peer). The largest datagram the
 	 * path to ah carries, at most caps.mtu: a device whose receive side
@@ -373,6 +381,9 @@ struct rdmx_dev_stats {
 	uint64_t	unreachable;	/* peers declared unreachable */
 	uint64_t	tx_gso;		/* datagrams sent in segmentation runs */
 	uint64_t	rx_gro;		/* datagrams received in merged reads */
+	uint64_t	path_probes;	/* runs sent by a bad path to measure it */
+	uint64_t	rx_other_path;	/* datagrams of a peer from another of
+					   its addresses (its paths) */
 };
 
 /*

@@ -42,6 +42,9 @@ int rdmx_udp_addr_canon(const union rdmx_udp_addr *in, socklen_t len,
 /* The port (queue) of a canonical address, to read or write. */
 in_port_t *rdmx_udp_addr_port(union rdmx_udp_addr *addr);
 
+/* Whether two canonical addresses differ at most in their ports. */
+bool rdmx_udp_addr_same_host(const union rdmx_udp_addr *a, const union rdmx_udp_addr *b);
+
 /* Whether a canonical address names every address of its family. */
 bool rdmx_udp_addr_is_any(const union rdmx_udp_addr *addr);
 

@@ -51,12 +51,20 @@ struct rdmx_dgram;
 
 struct rdmx_dgram_ops {
 	/*
-	 * Sends one datagram gathered from iov to ah; iov[0] is the swsrd
-	 * header, the caller's until xmit returns. 0, or -FI_EAGAIN, which
-	 * swsrd treats as a loss.
+	 * Sends one datagram gathered from iov to ah, from the path'th of
+	 * the device's source addresses (0: its own; fewer than
+	 * srd.cfg.paths); iov[0] is the swsrd header, the caller's until
+	 * xmit returns. 0, or -FI_EAGAIN, which swsrd treats as a loss.
 	 */
-	int	(*xmit)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
+	int	(*xmit)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah, unsigned path,
 			const struct iovec *iov, size_t iov_cnt);
+	/*
+	 * Optional: whether canonical addresses a and b are of one host (udp:
+	 * the same IP address, any port), so that a datagram from b carrying
+	 * the session tag of the handle at a is that peer's, sent by another
+	 * of its paths. Without it a peer has one address.
+	 */
+	bool	(*same_host)(const struct rdmx_dgram *dg, const void *a, const void *b);
 	/*
 	 * Optional: sends one datagram (a CHALLENGE) to the sender at a
 	 * canonical address no handle names, from the local address the
@@ -117,12 +125,13 @@ struct rdmx_dgram {
 
 /*
  * Prepares the host of a device being opened: dev.ops = dev_ops, queues
- * of attr's sizes, swsrd with the FI_RDMX_* timing and a random
- * incarnation. The device fills dev.caps. 0 or -FI_E*.
+ * of attr's sizes, swsrd with the FI_RDMX_* timing, a random incarnation
+ * and paths source addresses to send from (1: the device's own; more:
+ * ops->xmit takes a path). The device fills dev.caps. 0 or -FI_E*.
  */
 int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_ops,
 			 const struct rdmx_dgram_ops *ops,
-			 const struct rdmx_dev_attr *attr);
+			 const struct rdmx_dev_attr *attr, unsigned paths);
 /* Frees every handle (failing its sends with FLUSHED) and the queues. */
 void rdmx_dgram_destruct(struct rdmx_dgram *dg);
 
@@ -131,7 +140,7 @@ int rdmx_dgram_ah_create(struct rdmx_dev *dev, const void *canon,
 			 struct rdmx_ah **ah_p);
 void rdmx_dgram_ah_destroy(struct rdmx_dev *dev, struct rdmx_ah *ah);
 void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah);
-void rdmx_dgram_ah_window(struct rdmx_dev *dev, struct rdmx_ah *ah, bool wide);
+void rdmx_dgram_ah_peer(struct rdmx_dev *dev, struct rdmx_ah *ah, unsigned flags);
 int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			 const struct iovec *iov, size_t iov_cnt,
 			 uint64_t wr_id, unsigned flags);

@@ -54,7 +54,9 @@
 
 #include "rdmx_dev.h"
 #include "rdmx_list.h"
+#include "rdmx_hash.h"
 #include "rdmx_swsrd_cc.h"
+#include "rdmx_swsrd_path.h"
 #include "rdmx_wire_srd.h"
 
 #define RDMX_SRD_SACK_BITS	64	/* psns after ack an ack reports on */
@@ -89,6 +91,7 @@ struct rdmx_swsrd_slot {
 	bool			in_use;
 	bool			fast_done;	/* fast-retransmitted once */
 	bool			rnr_wait;	/* refused: resend when due, no loss */
+	uint8_t			path;		/* of the first transmission */
 };
 
 struct rdmx_swsrd_peer {
@@ -100,6 +103,9 @@ struct rdmx_swsrd_peer {
 	uint64_t		heard_ns;	/* its last packet carrying our tag */
 	uint64_t		challenged_tag;	/* the src_tag our last CHALLENGE */
 	uint64_t		challenged_ns;	/* answered, and when */
+	bool			tag_indexed;	/* local_tag is in rdmx_swsrd.tags */
+	bool			multipath;	/* the peer takes packets from any
+						   of our paths (rdmx_swsrd_peer_paths) */
 
 	/* Transmit session. */
 	uint32_t		tx_epoch;
@@ -107,6 +113,7 @@ struct rdmx_swsrd_peer {
 	uint32_t		snd_nxt;	/* next psn to assign */
 	uint32_t		wnd_max;	/* the receiver takes this many */
 	struct rdmx_srd_cc	cc;		/* the congestion window */
+	struct rdmx_srd_paths	paths;		/* our paths to it */
 	uint32_t		recover_psn;	/* no second halving before this */
 	uint32_t		sack_end;	/* acks report on psns before this */
 	uint64_t		due_min;	/* no slot in flight is due before */
@@ -142,17 +149,20 @@ struct rdmx_swsrd_cfg {
 	uint64_t	unreach_ns;	/* silence after which a peer fails */
 	unsigned	unreach_retries; /* and retransmissions it takes */
 	unsigned	rnr_retry;	/* refusals before an RNR completion */
+	unsigned	paths;		/* source addresses the device sends
+					   from (rdmx_swsrd_path.h); 1: one */
 };
 
 
 struct rdmx_swsrd_ops {
 	/*
-	 * Sends one datagram to peer->addr. The iovec array and iov[0], the
+	 * Sends one datagram to peer->addr, from the device's path'th source
+	 * address (0: its own; below cfg.paths). The iovec array and iov[0], the
 	 * swsrd header, are the caller's and may be reused as soon as xmit
 	 * returns; the payload after it stays valid until the send completes.
 	 * 0, or -FI_EAGAIN (treated as a loss).
 	 */
-	int	(*xmit)(void *ctx, struct rdmx_swsrd_peer *peer,
+	int	(*xmit)(void *ctx, struct rdmx_swsrd_peer *peer, unsigned path,
 			const struct iovec *iov, size_t iov_cnt);
 	/* A send was acknowledged (OK) or failed (RNR, UNREACH, FLUSHED). */
 	void	(*done)(void *ctx, struct rdmx_swsrd_send *send,
@@ -169,16 +179,30 @@ struct rdmx_swsrd {
 	uint32_t			challenges;	/* sent in it */
 	uint64_t			pass;		/* progress calls so far */
 	struct rdmx_dlist		active;		/* of rdmx_swsrd_peer */
+	struct rdmx_hash		tags;		/* local_tag → rdmx_swsrd_peer */
 	struct rdmx_dev_stats		*stats;		/* the device's counters */
 };
 
 /* Default timing: from the FI_RDMX_* parameters. */
 void rdmx_swsrd_cfg_default(struct rdmx_swsrd_cfg *cfg);
 
-/* Prepares an engine; incarnation should differ per open (random). */
-void rdmx_swsrd_construct(struct rdmx_swsrd *srd, const struct rdmx_swsrd_ops *ops,
-			  void *ctx, const struct rdmx_swsrd_cfg *cfg,
-			  uint32_t incarnation, struct rdmx_dev_stats *stats);
+/*
+ * Prepares an engine; incarnation should differ per open (random).
+ * 0 or -FI_ENOMEM.
+ */
+int rdmx_swsrd_construct(struct rdmx_swsrd *srd, const struct rdmx_swsrd_ops *ops,
+			 void *ctx, const struct rdmx_swsrd_cfg *cfg,
+			 uint32_t incarnation, struct rdmx_dev_stats *stats);
+/* Frees what the engine keeps itself (its peers are destructed before). */
+void rdmx_swsrd_destruct(struct rdmx_swsrd *srd);
+
+/*
+ * The peer whose packets carry tag as ours (their dst_tag), or NULL: a
+ * packet from an address no handle names may come from another path of a
+ * peer we know (the device checks that the address is the peer's host).
+ */
+struct rdmx_swsrd_peer *rdmx_swsrd_peer_by_tag(const struct rdmx_swsrd *srd,
+					       uint64_t tag);
 
 /*
  * Prepares the state of one remote queue, reached through addr; tag is
@@ -206,6 +230,14 @@ bool rdmx_swsrd_challenge(struct rdmx_swsrd *srd, const struct rdmx_srd_hdr *hdr
  * fill that much.
  */
 void rdmx_swsrd_peer_window(struct rdmx_swsrd_peer *peer, bool wide);
+
+/*
+ * Whether the peer takes our packets from any of our paths (its handshake
+ * said that its device finds a peer by the session tag as well as by the
+ * address): only then do its packets go by paths other than 0.
+ */
+void rdmx_swsrd_peer_paths(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			   bool multipath);
 
 /* Fails every send of the peer with FLUSHED and frees its state. */
 void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd,

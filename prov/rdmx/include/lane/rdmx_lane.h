@@ -114,8 +114,8 @@ bool rdmx_lane_use_shm(struct rdmx_lanes *lanes, struct rdmx_lane *lane);
 /* Sends go by the NIC (a session ended); the NIC ends its own session. */
 void rdmx_lane_use_nic(struct rdmx_lanes *lanes, struct rdmx_lane *lane);
 
-/* The peer's handshake said whether its NIC device takes a wide window. */
-void rdmx_lane_window(struct rdmx_lanes *lanes, struct rdmx_lane *lane, bool wide);
+/* What the peer's handshake said its NIC device does (RDMX_DEV_PEER_*). */
+void rdmx_lane_peer(struct rdmx_lanes *lanes, struct rdmx_lane *lane, unsigned flags);
 
 /* Whether the peer's packets go by shm now. */
 static inline bool rdmx_lane_by_shm(const struct rdmx_lane *lane)

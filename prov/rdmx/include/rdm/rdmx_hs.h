@@ -68,6 +68,9 @@
  * WINDOW: the sender's NIC device takes a wide window of packets in
  * flight (swsrd: RDMX_SRD_WINDOW_MAX past the first not seen); a peer
  * without it is sent at most 64.
+ * PATHS: the sender's NIC device takes a packet from any source address
+ * of the peer's host that carries the session's tag (swsrd: the paths of
+ * FI_RDMX_PATHS); a peer without it is sent packets by one path.
  */
 #define RDMX_HS_FEAT_RX_MAX		(1ULL << 0)
 #define RDMX_HS_FEAT_DELIVERY_ACK	(1ULL << 1)
@@ -77,11 +80,12 @@
 #define RDMX_HS_FEAT_RMA		(1ULL << 5)	/* RMA packets (rdmx_wire.h) */
 #define RDMX_HS_FEAT_ATOMIC		(1ULL << 6)	/* RDMX_PKT_ATOMIC */
 #define RDMX_HS_FEAT_WINDOW		(1ULL << 7)	/* the device's wide window
-							   (rdmx_dev.h, ah_window) */
+							   (rdmx_dev.h, ah_peer) */
+#define RDMX_HS_FEAT_PATHS		(1ULL << 8)	/* and its paths */
 /* What an endpoint announces besides RX_MAX, which rx_max implies. */
 #define RDMX_HS_FEATURES	(RDMX_HS_FEAT_DELIVERY_ACK | RDMX_HS_FEAT_CLOSE | \
 				 RDMX_HS_FEAT_HOST | RDMX_HS_FEAT_RMA | RDMX_HS_FEAT_ATOMIC | \
-				 RDMX_HS_FEAT_WINDOW)
+				 RDMX_HS_FEAT_WINDOW | RDMX_HS_FEAT_PATHS)
 
 /* Probes one side sends, at most; and what an endpoint sends. */
 #define RDMX_HS_PROBES_MAX	32

@@ -111,6 +111,7 @@ struct rdmx_params {
 	size_t	wait_spin_us;	/* FI_RDMX_WAIT_SPIN_US: poll before sleeping */
 	size_t	udp_gso;	/* FI_RDMX_UDP_GSO: segmentation offload */
 	size_t	udp_gro;	/* FI_RDMX_UDP_GRO: receive offload */
+	size_t	paths;		/* FI_RDMX_PATHS: source ports per endpoint */
 	size_t	udp_drop;	/* FI_RDMX_UDP_DROP: test only, percent */
 	size_t	udp_dup;	/* FI_RDMX_UDP_DUP: test only, percent */
 	size_t	udp_reorder;	/* FI_RDMX_UDP_REORDER: test only, percent */

@@ -423,8 +423,13 @@ static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 	};
 }
 
+/*
+ * Logs the counters at close: those of query_stats, and the udp device's
+ * paths' (FI_RDMX_PATHS), which the extension's structure predates.
+ */
 static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 {
+	const struct rdmx_dev_stats *dev = &ep->lanes.nic->stats;
 	struct fi_rdmx_ep_stats st;
 
 	rdmx_ep_stats(ep, &st);
@@ -435,13 +440,15 @@ static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 		  "rnr_received=%lu rnr_completions=%lu rnr_backoffs=%lu "
 		  "eagain=%lu peers_unreachable=%lu rx_unauth=%lu challenges=%lu "
 		  "rx_stale=%lu budget_used=%lu budget_peak=%lu budget_refused=%lu "
-		  "anon_peers=%lu tx_gso=%lu rx_gro=%lu\n",
+		  "anon_peers=%lu tx_gso=%lu rx_gro=%lu path_probes=%lu "
+		  "rx_other_path=%lu\n",
 		  st.rx_malformed, st.rx_dropped, st.rx_unexpected, st.rx_no_recv,
 		  st.tx_errors, st.retransmits, st.fast_retransmits, st.duplicates,
 		  st.acks_sent, st.rnr_sent, st.rnr_received, st.rnr_completions,
 		  st.rnr_backoffs, st.eagain, st.peers_unreachable, st.rx_unauth,
 		  st.challenges, st.rx_stale, st.budget_used, st.budget_peak,
-		  st.budget_refused, st.anon_peers, st.tx_gso, st.rx_gro);
+		  st.budget_refused, st.anon_peers, st.tx_gso, st.rx_gro, dev->path_probes,
+		  dev->rx_other_path);
 }
 
 static int rdmx_ep_query_stats(struct fid_ep *ep_fid, struct fi_rdmx_ep_stats *stats)

@@ -19,10 +19,20 @@
  * handle keeps the local address to send from: where the handle's first
  * datagram arrived, else the endpoint's name (the domain's address).
  *
+ * With FI_RDMX_PATHS above 1 the device also opens that many sockets
+ * less one, bound to the same address with ports of their own, which
+ * send only: swsrd sends a peer's packets from each in turn (paths, which
+ * an ECMP fabric may route apart), and a receiver finds the peer of a
+ * packet from an unknown port of a known host by its session tag
+ * (same_host). What comes to those sockets is never read: the one packet
+ * a peer sends to an address it does not know is a CHALLENGE, and the
+ * main socket's packets carry the same.
+ *
  * FI_RDMX_UDP_DROP/DUP/REORDER (percent, test only) inject faults on the
  * send side with a fixed seed (FI_RDMX_UDP_SEED).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -62,6 +72,9 @@ struct rdmx_udp_faults {
 struct rdmx_udp_dev {
 	struct rdmx_dgram	dg;
 	int			fd;
+	/* Where each path sends from: [0] is fd, the others send only. */
+	int			path_fd[RDMX_SRD_PATHS_MAX];
+	unsigned		path_cnt;
 	union rdmx_udp_addr	addr;		/* bound */
 	union rdmx_udp_addr	name;		/* what peers send to */
 	bool			wildcard;	/* addr is the family's wildcard */
@@ -75,6 +88,7 @@ struct rdmx_udp_dev {
 	union rdmx_udp_addr	tx_to[RDMX_UDP_BATCH];	/* destinations, copied */
 	union rdmx_udp_ctl	tx_ctl[RDMX_UDP_BATCH];	/* wildcard: source */
 	size_t			tx_cnt;
+	int			tx_fd;		/* the socket the batch goes by */
 	uint8_t			tx_gather[RDMX_UDP_GATHER_MAX];
 
 	struct mmsghdr		rx_msgs[RDMX_UDP_BATCH];
@@ -118,9 +132,9 @@ static void rdmx_udp_send_one(struct rdmx_udp_dev *udp)
 
 	if (len <= sizeof(udp->tx_gather) && !m->msg_controllen) {
 		rdmx_copy_from_iov(udp->tx_gather, m->msg_iov, m->msg_iovlen);
-		ret = sendto(udp->fd, udp->tx_gather, len, 0, m->msg_name, m->msg_namelen);
+		ret = sendto(udp->tx_fd, udp->tx_gather, len, 0, m->msg_name, m->msg_namelen);
 	} else {
-		ret = sendmsg(udp->fd, m, 0);
+		ret = sendmsg(udp->tx_fd, m, 0);
 	}
 	if (ret < 0)
 		RDMX_DBG(FI_LOG_EP_DATA, "udp send: %s\n", strerror(errno));
@@ -141,7 +155,7 @@ static size_t rdmx_udp_send_msgs(struct rdmx_udp_dev *udp, struct mmsghdr *msgs,
 	size_t off = 0;
 
 	while (off < n) {
-		int sent = sendmmsg(udp->fd, msgs + off, (unsigned) (n - off), 0);
+		int sent = sendmmsg(udp->tx_fd, msgs + off, (unsigned) (n - off), 0);
 
 		if (sent < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK ||
@@ -194,20 +208,22 @@ static void rdmx_udp_flush(struct rdmx_udp_dev *udp)
 }
 
 /*
- * Queues one datagram to to, sent from the local address from when it is
- * not AF_UNSPEC (else the kernel picks), in the batch (flushing a full
- * batch first). With own_hdr, iov[0] is a swsrd header, copied here
- * because swsrd reuses its storage at once (several ACKs to one peer may
- * wait in a batch).
+ * Queues one datagram to to, sent by socket fd from the local address
+ * from when it is not AF_UNSPEC (else the kernel picks), in the batch
+ * (flushing first a full batch, or one that goes by another socket).
+ * With own_hdr, iov[0] is a swsrd header, copied here because swsrd
+ * reuses its storage at once (several ACKs to one peer may wait in a
+ * batch).
  */
-static void rdmx_udp_queue(struct rdmx_udp_dev *udp, const union rdmx_udp_addr *to,
+static void rdmx_udp_queue(struct rdmx_udp_dev *udp, int fd, const union rdmx_udp_addr *to,
 			   const union rdmx_udp_addr *from,
 			   const struct iovec *iov, size_t iov_cnt, bool own_hdr)
 {
 	struct msghdr *m;
 
-	if (udp->tx_cnt == RDMX_UDP_BATCH)
+	if (udp->tx_cnt == RDMX_UDP_BATCH || (udp->tx_cnt && fd != udp->tx_fd))
 		rdmx_udp_flush(udp);
+	udp->tx_fd = fd;
 	m = &udp->tx_msgs[udp->tx_cnt].msg_hdr;
 	memset(m, 0, sizeof(*m));
 	memcpy(udp->tx_iov[udp->tx_cnt], iov, iov_cnt * sizeof(*iov));
@@ -257,10 +273,11 @@ static const union rdmx_udp_addr *rdmx_udp_ah_src(const struct rdmx_dgram_ah *ah
 	return ah->raw ? ah->raw : &unspec;
 }
 
-static int rdmx_udp_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
+static int rdmx_udp_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah, unsigned path,
 			 const struct iovec *iov, size_t iov_cnt)
 {
 	struct rdmx_udp_dev *udp = rdmx_container_of(dg, struct rdmx_udp_dev, dg);
+	int fd = udp->path_fd[path];
 	union rdmx_udp_addr *to = (union rdmx_udp_addr *) ah->addr;
 	const union rdmx_udp_addr *from = rdmx_udp_ah_src(ah);
 	struct rdmx_udp_faults *f = &udp->faults;
@@ -271,13 +288,13 @@ static int rdmx_udp_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
 		rdmx_udp_hold(udp, to, from, iov, iov_cnt);
 		return 0;
 	}
-	rdmx_udp_queue(udp, to, from, iov, iov_cnt, true);
+	rdmx_udp_queue(udp, fd, to, from, iov, iov_cnt, true);
 	if (rdmx_udp_fault(f, f->dup))
-		rdmx_udp_queue(udp, to, from, iov, iov_cnt, true);
+		rdmx_udp_queue(udp, fd, to, from, iov, iov_cnt, true);
 	if (f->held_len) {
 		struct iovec held = { f->held, f->held_len };
 
-		rdmx_udp_queue(udp, &f->held_to, &f->held_from, &held, 1, false);
+		rdmx_udp_queue(udp, udp->fd, &f->held_to, &f->held_from, &held, 1, false);
 		rdmx_udp_flush(udp);
 		f->held_len = 0;
 	}
@@ -330,13 +347,20 @@ static int rdmx_udp_xmit_to(struct rdmx_dgram *dg, const void *canon,
 
 	if (udp->wildcard)
 		rdmx_udp_reply_src(udp, &from);
-	rdmx_udp_queue(udp, canon, &from, iov, iov_cnt, true);
+	rdmx_udp_queue(udp, udp->fd, canon, &from, iov, iov_cnt, true);
 	return 0;
+}
+
+static bool rdmx_udp_same_host(const struct rdmx_dgram *dg, const void *a, const void *b)
+{
+	(void) dg;
+	return rdmx_udp_addr_same_host(a, b);
 }
 
 static const struct rdmx_dgram_ops rdmx_udp_dgram_ops = {
 	.xmit = rdmx_udp_xmit,
 	.xmit_to = rdmx_udp_xmit_to,
+	.same_host = rdmx_udp_same_host,
 	.raw_create = rdmx_udp_raw_create,
 	.raw_destroy = rdmx_udp_raw_destroy,
 };
@@ -727,6 +751,64 @@ static int rdmx_udp_socket(struct rdmx_udp_dev *udp, const union rdmx_udp_addr *
 }
 
 /*
+ * Opens the sockets of paths 1 to path_cnt - 1: bound to the main one's
+ * address with ports of their own, sending as far as it does, and
+ * receiving as little as the kernel lets (nothing reads them). 0 or
+ * -errno; the caller closes what was opened.
+ */
+static int rdmx_udp_paths_open(struct rdmx_udp_dev *udp)
+{
+	union rdmx_udp_addr bound = udp->addr;
+	int on = 1;
+
+	*rdmx_udp_addr_port(&bound) = 0;
+	udp->path_fd[0] = udp->fd;
+	for (unsigned k = 1; k < udp->path_cnt; k++)
+		udp->path_fd[k] = -1;
+	for (unsigned k = 1; k < udp->path_cnt; k++) {
+		int fd = socket(bound.sa.sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		udp->path_fd[k] = fd;
+		if (fd < 0 ||
+		    (bound.sa.sa_family == AF_INET6 &&
+		     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on))) ||
+		    bind(fd, &bound.sa, rdmx_udp_addr_len(&bound))) {
+			RDMX_WARN(FI_LOG_EP_CTRL, "path socket: %s\n", strerror(errno));
+			return -errno;
+		}
+		rdmx_udp_set_bufsize(fd, SO_SNDBUF, SO_SNDBUFFORCE, g_rdmx_params.sockbuf);
+		rdmx_udp_set_bufsize(fd, SO_RCVBUF, SO_RCVBUFFORCE, 0);
+	}
+	return 0;
+}
+
+/* Closes the sockets of paths 1 on. */
+static void rdmx_udp_paths_close(struct rdmx_udp_dev *udp)
+{
+	for (unsigned k = 1; k < udp->path_cnt; k++)
+		if (udp->path_fd[k] >= 0)
+			close(udp->path_fd[k]);
+}
+
+/* Logs the ports the paths send from. */
+static void rdmx_udp_paths_log(const struct rdmx_udp_dev *udp)
+{
+	char ports[RDMX_SRD_PATHS_MAX * 7] = "";
+	size_t off = 0;
+
+	for (unsigned k = 0; k < udp->path_cnt; k++) {
+		union rdmx_udp_addr a;
+		socklen_t len = sizeof(a);
+		int ret = getsockname(udp->path_fd[k], &a.sa, &len) ? -1 :
+			  snprintf(ports + off, sizeof(ports) - off, "%s%u", k ? " " : "",
+				   ntohs(*rdmx_udp_addr_port(&a)));
+
+		off += ret > 0 ? (size_t) ret : 0;
+	}
+	RDMX_INFO(FI_LOG_EP_CTRL, "udp: %u paths, from ports %s\n", udp->path_cnt, ports);
+}
+
+/*
  * What peers send to: the bound address, or for a wildcard, the domain's
  * address with the bound port.
  */
@@ -792,14 +874,22 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	udp = calloc(1, sizeof(*udp));
 	if (!udp)
 		return -FI_ENOMEM;
+	/* A datagram endpoint has no swsrd to spread its packets. */
+	udp->path_cnt = attr->unreliable ? 1 :
+			(unsigned) RDMX_MAX(RDMX_MIN(g_rdmx_params.paths, RDMX_SRD_PATHS_MAX), 1);
 	ret = rdmx_dgram_construct(&udp->dg, &rdmx_dev_udp_ops, &rdmx_udp_dgram_ops,
-				   attr);
+				   attr, udp->path_cnt);
 	if (ret)
 		goto err_free_udp;
 	udp->wildcard = rdmx_udp_addr_is_any(attr->src_addr);
 	ret = rdmx_udp_socket(udp, attr->src_addr);
 	if (ret)
 		goto err_destruct_dgram;
+	ret = rdmx_udp_paths_open(udp);
+	if (ret)
+		goto err_close_paths;
+	if (udp->path_cnt > 1)
+		rdmx_udp_paths_log(udp);
 	rdmx_udp_set_name(udp, &dom);
 	udp->dom_mtu = dom.mtu;
 	udp->gso_on = g_rdmx_params.udp_gso;
@@ -822,6 +912,9 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	*dev_p = &udp->dg.dev;
 	return 0;
 
+err_close_paths:
+	rdmx_udp_paths_close(udp);
+	close(udp->fd);
 err_destruct_dgram:
 	rdmx_dgram_destruct(&udp->dg);
 err_free_udp:
@@ -837,6 +930,7 @@ static void rdmx_udp_close(struct rdmx_dev *dev)
 	rdmx_swsrd_flush_acks(&udp->dg.srd);
 	rdmx_udp_flush(udp);
 	rdmx_dgram_destruct(&udp->dg);
+	rdmx_udp_paths_close(udp);
 	close(udp->fd);
 	free(udp->faults.held);
 	free(udp->rx_scratch);
@@ -883,7 +977,7 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.ah_create = rdmx_dgram_ah_create,
 	.ah_destroy = rdmx_dgram_ah_destroy,
 	.ah_reset = rdmx_dgram_ah_reset,
-	.ah_window = rdmx_dgram_ah_window,
+	.ah_peer = rdmx_dgram_ah_peer,
 	.ah_mtu = rdmx_udp_ah_mtu,
 	.ah_local = rdmx_udp_ah_local,
 	.post_send = rdmx_udp_post_send,

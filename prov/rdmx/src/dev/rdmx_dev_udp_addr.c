@@ -165,6 +165,17 @@ bool rdmx_udp_addr_is_any(const union rdmx_udp_addr *a)
 	return IN6_IS_ADDR_UNSPECIFIED(&a->sin6.sin6_addr);
 }
 
+bool rdmx_udp_addr_same_host(const union rdmx_udp_addr *a, const union rdmx_udp_addr *b)
+{
+	union rdmx_udp_addr x = *a, y = *b;
+
+	if (x.sa.sa_family != y.sa.sa_family || !rdmx_udp_addr_len(&x))
+		return false;
+	*rdmx_udp_addr_port(&x) = 0;
+	*rdmx_udp_addr_port(&y) = 0;
+	return !memcmp(&x, &y, sizeof(x));
+}
+
 int rdmx_udp_ctl_enable(int fd, int family)
 {
 	int on = 1;

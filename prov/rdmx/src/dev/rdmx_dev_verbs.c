@@ -119,7 +119,7 @@ static void rdmx_verbs_raw_destroy(struct rdmx_dgram *dg, struct rdmx_dgram_ah *
 
 /* swsrd's transmit: one UD send of a copy of the datagram. */
 static int rdmx_verbs_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
-			   const struct iovec *iov, size_t iov_cnt)
+			   unsigned path, const struct iovec *iov, size_t iov_cnt)
 {
 	struct rdmx_verbs_dev *verbs = rdmx_container_of(dg, struct rdmx_verbs_dev, dg);
 	struct rdmx_ibv_gid_ah *gah = ah->raw;
@@ -127,6 +127,7 @@ static int rdmx_verbs_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
 	uint32_t slot;
 	int ret;
 
+	(void) path;	/* one: the queue pair's */
 	if (verbs->sq_cnt == dg->dev.caps.sq_size ||
 	    !rdmx_ibv_slab_alloc(&verbs->tx_slab, &slot))
 		return -FI_EAGAIN;
@@ -449,7 +450,7 @@ static int rdmx_verbs_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **d
 	if (ret)
 		goto err_close_qp;
 	ret = rdmx_dgram_construct(&verbs->dg, &rdmx_dev_verbs_ops,
-				   &rdmx_verbs_dgram_ops, attr);
+				   &rdmx_verbs_dgram_ops, attr, 1);
 	if (ret)
 		goto err_close_slabs;
 	verbs->imm = rdmx_ibv_qp_name(&verbs->core, verbs->qp, &verbs->addr);
@@ -510,7 +511,7 @@ const struct rdmx_dev_ops rdmx_dev_verbs_ops = {
 	.ah_create = rdmx_dgram_ah_create,
 	.ah_destroy = rdmx_dgram_ah_destroy,
 	.ah_reset = rdmx_dgram_ah_reset,
-	.ah_window = rdmx_dgram_ah_window,
+	.ah_peer = rdmx_dgram_ah_peer,
 	.post_send = rdmx_dgram_post_send,
 	.post_recv = rdmx_dgram_post_recv,
 	.poll_cq = rdmx_verbs_poll_cq,

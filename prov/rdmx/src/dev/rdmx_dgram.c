@@ -19,13 +19,13 @@ static struct rdmx_dgram_ah *rdmx_dgram_ah(struct rdmx_ah *ah)
 	return rdmx_container_of(ah, struct rdmx_dgram_ah, ah);
 }
 
-static int rdmx_dgram_xmit(void *ctx, struct rdmx_swsrd_peer *peer,
+static int rdmx_dgram_xmit(void *ctx, struct rdmx_swsrd_peer *peer, unsigned path,
 			   const struct iovec *iov, size_t iov_cnt)
 {
 	struct rdmx_dgram *dg = ctx;
 
 	return dg->ops->xmit(dg, rdmx_container_of(peer, struct rdmx_dgram_ah, srd),
-			     iov, iov_cnt);
+			     path, iov, iov_cnt);
 }
 
 static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *send,
@@ -173,10 +173,12 @@ void rdmx_dgram_ah_reset(struct rdmx_dev *dev, struct rdmx_ah *ah)
 	rdmx_swsrd_peer_reset(&rdmx_dgram(dev)->srd, &rdmx_dgram_ah(ah)->srd);
 }
 
-void rdmx_dgram_ah_window(struct rdmx_dev *dev, struct rdmx_ah *ah, bool wide)
+void rdmx_dgram_ah_peer(struct rdmx_dev *dev, struct rdmx_ah *ah, unsigned flags)
 {
-	(void) dev;
-	rdmx_swsrd_peer_window(&rdmx_dgram_ah(ah)->srd, wide);
+	struct rdmx_swsrd_peer *peer = &rdmx_dgram_ah(ah)->srd;
+
+	rdmx_swsrd_peer_window(peer, flags & RDMX_DEV_PEER_WIDE);
+	rdmx_swsrd_peer_paths(&rdmx_dgram(dev)->srd, peer, flags & RDMX_DEV_PEER_PATHS);
 }
 
 /* Answers hdr from the unknown sender at src with its cookie, or not at all. */
@@ -190,6 +192,30 @@ static void rdmx_dgram_challenge(struct rdmx_dgram *dg, const void *src,
 	dg->dev.stats.rx_unauth++;
 	if (rdmx_swsrd_challenge(&dg->srd, hdr, cookie, now, &chal))
 		(void) dg->ops->xmit_to(dg, src, &iov, 1);
+}
+
+/*
+ * The handle whose session tag a datagram from src, an address no handle
+ * names, carries (hdr->dst_tag), if src is of that peer's host: the peer
+ * sent it by another of its paths. NULL otherwise. The tag is drawn at
+ * random per session and learnt only by receiving at the peer's own
+ * address, so a sender off the path cannot forge it.
+ */
+static struct rdmx_dgram_ah *rdmx_dgram_ah_other_path(struct rdmx_dgram *dg,
+						      const void *src,
+						      const struct rdmx_srd_hdr *hdr)
+{
+	struct rdmx_swsrd_peer *peer;
+	struct rdmx_dgram_ah *ah;
+
+	if (!dg->ops->same_host || !hdr->dst_tag ||
+	    !(peer = rdmx_swsrd_peer_by_tag(&dg->srd, hdr->dst_tag)))
+		return NULL;
+	ah = rdmx_container_of(peer, struct rdmx_dgram_ah, srd);
+	if (!dg->ops->same_host(dg, ah->addr, src))
+		return NULL;
+	dg->dev.stats.rx_other_path++;
+	return ah;
 }
 
 /*
@@ -212,7 +238,7 @@ static struct rdmx_dgram_ah *rdmx_dgram_ah_sender(struct rdmx_dgram *dg,
 	if (ah && !memcmp(ah->addr, src, addr_size))
 		return ah;
 	ah = rdmx_dgram_ah_get(dg, src, false, 0, NULL);
-	if (ah) {
+	if (ah || (ah = rdmx_dgram_ah_other_path(dg, src, hdr))) {
 		/* Most recently heard last: eviction takes the first. */
 		rdmx_dlist_remove(&ah->link);
 		rdmx_dlist_insert_tail(&dg->ahs, &ah->link);
@@ -251,7 +277,7 @@ static int rdmx_dgram_send_unrel(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah
 	rdmx_wire_srd_encode(&wire, &hdr);
 	all[0] = (struct iovec) { &wire, sizeof(wire) };
 	memcpy(all + 1, iov, iov_cnt * sizeof(*iov));
-	ret = dg->ops->xmit(dg, ah, all, iov_cnt + 1);
+	ret = dg->ops->xmit(dg, ah, 0, all, iov_cnt + 1);
 	if (!ret)
 		rdmx_dgram_done(dg, &send->srd, RDMX_DEV_OK);
 	return ret;
@@ -409,7 +435,7 @@ int rdmx_dgram_wait_arm(const struct rdmx_dgram *dg, uint64_t *due_p)
 
 int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_ops,
 			 const struct rdmx_dgram_ops *ops,
-			 const struct rdmx_dev_attr *attr)
+			 const struct rdmx_dev_attr *attr, unsigned paths)
 {
 	struct rdmx_swsrd_cfg cfg;
 	int ret;
@@ -436,10 +462,15 @@ int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_o
 		goto err_destruct_pool;
 	rdmx_dlist_init(&dg->ahs);
 	rdmx_swsrd_cfg_default(&cfg);
-	rdmx_swsrd_construct(&dg->srd, &rdmx_dgram_srd_ops, dg, &cfg,
-			     (uint32_t) rdmx_random64(), &dg->dev.stats);
+	cfg.paths = paths;
+	ret = rdmx_swsrd_construct(&dg->srd, &rdmx_dgram_srd_ops, dg, &cfg,
+				   (uint32_t) rdmx_random64(), &dg->dev.stats);
+	if (ret)
+		goto err_destruct_map;
 	return 0;
 
+err_destruct_map:
+	rdmx_hash_destruct(&dg->ah_map);
 err_destruct_pool:
 	rdmx_pool_destruct(&dg->send_pool);
 err_free:
@@ -455,6 +486,7 @@ void rdmx_dgram_destruct(struct rdmx_dgram *dg)
 
 	while ((it = rdmx_dlist_pop_front(&dg->ahs)))
 		rdmx_dgram_ah_free(dg, rdmx_container_of(it, struct rdmx_dgram_ah, link));
+	rdmx_swsrd_destruct(&dg->srd);
 	rdmx_hash_destruct(&dg->ah_map);
 	rdmx_pool_destruct(&dg->send_pool);
 	free(dg->rq);

@@ -69,11 +69,19 @@ void rdmx_swsrd_cfg_default(struct rdmx_swsrd_cfg *cfg)
 	 */
 	cfg->unreach_retries = 6;
 	cfg->rnr_retry = (unsigned) g_rdmx_params.rnr_retry;
+	cfg->paths = 1;
 }
 
-void rdmx_swsrd_construct(struct rdmx_swsrd *srd, const struct rdmx_swsrd_ops *ops,
-			  void *ctx, const struct rdmx_swsrd_cfg *cfg,
-			  uint32_t incarnation, struct rdmx_dev_stats *stats)
+/* tags keys: the local tag inside the peer each value points at. */
+static const void *rdmx_srd_tag_key(const struct rdmx_hash *hash, uint64_t val)
+{
+	(void) hash;
+	return &((const struct rdmx_swsrd_peer *) (uintptr_t) val)->local_tag;
+}
+
+int rdmx_swsrd_construct(struct rdmx_swsrd *srd, const struct rdmx_swsrd_ops *ops,
+			 void *ctx, const struct rdmx_swsrd_cfg *cfg,
+			 uint32_t incarnation, struct rdmx_dev_stats *stats)
 {
 	memset(srd, 0, sizeof(*srd));
 	srd->ops = ops;
@@ -85,6 +93,29 @@ void rdmx_swsrd_construct(struct rdmx_swsrd *srd, const struct rdmx_swsrd_ops *o
 	srd->key[0] = rdmx_random64();
 	srd->key[1] = rdmx_random64();
 	rdmx_dlist_init(&srd->active);
+	return rdmx_hash_construct(&srd->tags, sizeof(uint64_t), rdmx_srd_tag_key);
+}
+
+void rdmx_swsrd_destruct(struct rdmx_swsrd *srd)
+{
+	rdmx_hash_destruct(&srd->tags);
+}
+
+struct rdmx_swsrd_peer *rdmx_swsrd_peer_by_tag(const struct rdmx_swsrd *srd,
+					       uint64_t tag)
+{
+	uint64_t val;
+
+	return rdmx_hash_find(&srd->tags, &tag, &val) ?
+	       (struct rdmx_swsrd_peer *) (uintptr_t) val : NULL;
+}
+
+/* Takes the peer's tag out of the index, if the index names it by it. */
+static void rdmx_srd_tag_unindex(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
+{
+	if (peer->tag_indexed && rdmx_swsrd_peer_by_tag(srd, peer->local_tag) == peer)
+		rdmx_hash_remove(&srd->tags, &peer->local_tag);
+	peer->tag_indexed = false;
 }
 
 /* A tag no packet can carry by chance: never 0. */
@@ -105,13 +136,18 @@ static uint64_t rdmx_srd_new_tag(void)
 static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			      uint32_t session, uint64_t tag)
 {
+	rdmx_srd_tag_unindex(srd, peer);
 	peer->local_tag = tag ? tag : rdmx_srd_new_tag();
+	/* Unindexed (no memory): packets of its other paths are challenged. */
+	peer->tag_indexed = !rdmx_hash_insert(&srd->tags, &peer->local_tag,
+					      (uintptr_t) peer);
 	peer->tx_epoch = (srd->incarnation << 8) | (session & 0xff ? session & 0xff : 1);
 	peer->snd_una = 0;
 	peer->snd_nxt = 0;
 	peer->recover_psn = 0;
 	peer->sack_end = RDMX_SRD_SACK_BITS;
 	rdmx_srd_cc_init(&peer->cc, rdmx_clock_ns());
+	rdmx_srd_paths_init(&peer->paths, peer->multipath ? srd->cfg.paths : 1);
 	peer->due_min = UINT64_MAX;
 	peer->srtt_ns = 0;
 	peer->rttvar_ns = 0;
@@ -133,6 +169,16 @@ void rdmx_swsrd_peer_construct(struct rdmx_swsrd *srd,
 void rdmx_swsrd_peer_window(struct rdmx_swsrd_peer *peer, bool wide)
 {
 	peer->wnd_max = wide ? RDMX_SRD_WINDOW_MAX : RDMX_SRD_WINDOW;
+}
+
+void rdmx_swsrd_peer_paths(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			   bool multipath)
+{
+	unsigned cnt = multipath ? RDMX_MAX(RDMX_MIN(srd->cfg.paths, RDMX_SRD_PATHS_MAX), 1) : 1;
+
+	peer->multipath = multipath;
+	if (peer->paths.cnt != cnt)
+		rdmx_srd_paths_init(&peer->paths, cnt);
 }
 
 uint64_t rdmx_swsrd_cookie(const struct rdmx_swsrd *srd, const void *addr, size_t len)
@@ -217,7 +263,7 @@ static void rdmx_srd_send_ctrl(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 
 	rdmx_srd_fill_ack(peer, &hdr);
 	rdmx_wire_srd_encode(&peer->ack_hdr, &hdr);
-	if (srd->ops->xmit(srd->ctx, peer, &iov, 1)) {
+	if (srd->ops->xmit(srd->ctx, peer, 0, &iov, 1)) {
 		peer->ack_pending = true;	/* try again next pass */
 		rdmx_srd_activate(srd, peer);
 		return;
@@ -234,6 +280,25 @@ static void rdmx_srd_due_set(struct rdmx_swsrd_peer *peer, struct rdmx_swsrd_slo
 {
 	slot->due_ns = due;
 	peer->due_min = RDMX_MIN(peer->due_min, due);
+}
+
+/*
+ * The path a slot's packet goes by now: a new one's turn (which the slot
+ * keeps), a resend by the best path; 0 while the peer's tag is unknown,
+ * which its other paths could not carry.
+ */
+static unsigned rdmx_srd_slot_path(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+				   struct rdmx_swsrd_slot *slot)
+{
+	bool probe;
+
+	if (peer->paths.cnt == 1 || !peer->peer_tag)
+		return 0;
+	if (slot->copies)
+		return rdmx_srd_path_best(&peer->paths);
+	slot->path = (uint8_t) rdmx_srd_path_next(&peer->paths, &probe);
+	srd->stats->path_probes += probe;
+	return slot->path;
 }
 
 /* (Re)transmits the packet of a slot, with fresh acknowledgement fields. */
@@ -253,6 +318,7 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	struct iovec iov[1 + RDMX_DEV_SGE_MAX];
 	size_t cnt = 1;
 	uint64_t wait = peer->rto_ns << RDMX_MIN(slot->retries, 16);
+	unsigned path = rdmx_srd_slot_path(srd, peer, slot);
 
 	rdmx_srd_fill_ack(peer, &hdr);
 	rdmx_wire_srd_encode(&slot->hdr, &hdr);
@@ -264,7 +330,7 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 		cnt += slot->send->iov_cnt;
 	}
 	/* A refused send to the socket is a loss: the timer recovers it. */
-	(void) srd->ops->xmit(srd->ctx, peer, iov, cnt);
+	(void) srd->ops->xmit(srd->ctx, peer, path, iov, cnt);
 	slot->sent_ns = now;
 	rdmx_srd_due_set(peer, slot, now + RDMX_MIN(wait, srd->cfg.rto_max_ns));
 }
@@ -379,9 +445,19 @@ static void rdmx_srd_rtt_sample(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 				srd->cfg.rto_max_ns);
 }
 
-/* One loss event per window of data; timeout: found by a timer. */
+/*
+ * One loss event per window of data; timeout: found by a timer. A packet
+ * lost the first time tells of its path (a timeout only when another
+ * path's later packet got through), and on a bad path, not of congestion.
+ */
 static void rdmx_srd_loss(struct rdmx_swsrd_peer *peer, uint32_t psn, bool timeout)
 {
+	const struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+	if (peer->paths.cnt > 1 && slot->copies == 1 &&
+	    (!timeout || rdmx_srd_path_overtaken(&peer->paths, slot->path, psn)) &&
+	    !rdmx_srd_path_lost(&peer->paths, slot->path))
+		return;
 	if (rdmx_srd_before(psn, peer->recover_psn))
 		return;
 	rdmx_srd_cc_loss(&peer->cc, timeout);
@@ -396,6 +472,36 @@ static bool rdmx_srd_acked(uint32_t psn, uint32_t ack, uint64_t sack)
 	       (off < RDMX_SRD_SACK_BITS && (sack >> off) & 1);
 }
 
+/* What acks tell of a hole. */
+enum rdmx_srd_hole {
+	RDMX_SRD_HOLE_WAIT,	/* nothing yet */
+	RDMX_SRD_HOLE_LOST,	/* it was lost */
+	RDMX_SRD_HOLE_LATE,	/* a bad path's: resend it, but it may be late */
+};
+
+/*
+ * What the ack whose latest reported psn is high tells of the hole at psn
+ * (its slot): lost once three later packets were acknowledged; with
+ * several paths, three later on its own path, as another path may be
+ * longer (a run's last packets wait for the path's next run, or their
+ * timer). A bad path's hole that three later ones on any path passed is
+ * resent at once (its path's next run may be far), and is not counted as
+ * the path's loss: a path that recovered would stay bad for its
+ * reordering.
+ */
+static enum rdmx_srd_hole rdmx_srd_hole(const struct rdmx_swsrd_peer *peer,
+					const struct rdmx_swsrd_slot *slot,
+					uint32_t psn, uint32_t high)
+{
+	if ((int32_t) (high - psn) < RDMX_SRD_DUPTHRESH)
+		return RDMX_SRD_HOLE_WAIT;
+	if (peer->paths.cnt == 1 ||
+	    rdmx_srd_path_passed(&peer->paths, slot->path, psn, RDMX_SRD_DUPTHRESH))
+		return RDMX_SRD_HOLE_LOST;
+	return rdmx_srd_path_bad(&peer->paths, slot->path) ? RDMX_SRD_HOLE_LATE :
+	       RDMX_SRD_HOLE_WAIT;
+}
+
 /* Retransmits holes that three later acknowledged packets jumped over. */
 static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 				 const struct rdmx_srd_hdr *hdr, uint64_t now)
@@ -408,12 +514,15 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 	for (uint32_t psn = peer->snd_una;
 	     psn != peer->snd_nxt && (int32_t) (high - psn) >= RDMX_SRD_DUPTHRESH; psn++) {
 		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+		enum rdmx_srd_hole hole;
 
-		if (!slot->in_use || slot->fast_done || slot->rnr)
+		if (!slot->in_use || slot->fast_done || slot->rnr ||
+		    !(hole = rdmx_srd_hole(peer, slot, psn, high)))
 			continue;
 		slot->fast_done = true;
 		srd->stats->fast_retransmits++;
-		rdmx_srd_loss(peer, psn, false);
+		if (hole == RDMX_SRD_HOLE_LOST)
+			rdmx_srd_loss(peer, psn, false);
 		rdmx_srd_xmit_slot(srd, peer, psn, now);
 	}
 }
@@ -441,6 +550,9 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		if (slot->copies == 1) {
 			rdmx_srd_rtt_sample(srd, peer, now - slot->sent_ns);
 			rdmx_srd_cc_rtt(&peer->cc, now - slot->sent_ns, now);
+			if (peer->paths.cnt > 1)
+				rdmx_srd_path_delivered(&peer->paths, slot->path, psn,
+							now - slot->sent_ns);
 		}
 		rdmx_srd_complete(srd, slot, RDMX_DEV_OK);
 		newly++;
@@ -594,7 +706,7 @@ static void rdmx_srd_unauth(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 	peer->challenged_tag = hdr->src_tag;
 	peer->challenged_ns = now;
 	rdmx_srd_challenge_fill(hdr, peer->local_tag, &peer->ack_hdr);
-	(void) srd->ops->xmit(srd->ctx, peer, &iov, 1);
+	(void) srd->ops->xmit(srd->ctx, peer, 0, &iov, 1);
 }
 
 /*
@@ -801,6 +913,7 @@ void rdmx_swsrd_flush_acks(struct rdmx_swsrd *srd)
 
 void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
 {
+	rdmx_srd_tag_unindex(srd, peer);
 	rdmx_srd_fail_all(srd, peer, RDMX_DEV_FLUSHED);
 	if (peer->active)
 		rdmx_dlist_remove(&peer->active_link);

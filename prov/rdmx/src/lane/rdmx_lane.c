@@ -178,10 +178,10 @@ void rdmx_lane_use_nic(struct rdmx_lanes *lanes, struct rdmx_lane *lane)
 		lanes->nic->ops->ah_reset(lanes->nic, lane->nic_ah);
 }
 
-void rdmx_lane_window(struct rdmx_lanes *lanes, struct rdmx_lane *lane, bool wide)
+void rdmx_lane_peer(struct rdmx_lanes *lanes, struct rdmx_lane *lane, unsigned flags)
 {
-	if (lanes->nic->ops->ah_window)
-		lanes->nic->ops->ah_window(lanes->nic, lane->nic_ah, wide);
+	if (lanes->nic->ops->ah_peer)
+		lanes->nic->ops->ah_peer(lanes->nic, lane->nic_ah, flags);
 }
 
 size_t rdmx_lane_mtu(const struct rdmx_lane *lane)

@@ -252,7 +252,8 @@ bool rdmx_conn_current(struct rdmx_ep *ep, struct rdmx_peer *peer)
  * lane maps the queue now, before the peer can send by it (rdmx_lane.h).
  * On this host means as for long-read (rdmx_peer_on_host): a udp peer in
  * another network namespace stays on the NIC, as on another host. Its
- * NIC lane learns the window the peer's device takes.
+ * NIC lane learns what the peer's device does: the window it takes, and
+ * whether it takes packets from all our paths.
  */
 static void rdmx_conn_lane(struct rdmx_ep *ep, struct rdmx_peer *peer)
 {
@@ -263,7 +264,9 @@ static void rdmx_conn_lane(struct rdmx_ep *ep, struct rdmx_peer *peer)
 		.token = hs->peer_shm_token,
 	};
 
-	rdmx_lane_window(&ep->lanes, &peer->lane, hs->peer_features & RDMX_HS_FEAT_WINDOW);
+	rdmx_lane_peer(&ep->lanes, &peer->lane,
+		       (hs->peer_features & RDMX_HS_FEAT_WINDOW ? RDMX_DEV_PEER_WIDE : 0) |
+		       (hs->peer_features & RDMX_HS_FEAT_PATHS ? RDMX_DEV_PEER_PATHS : 0));
 	if (addr.token && addr.pid && rdmx_peer_on_host(ep, peer))
 		rdmx_lane_learn(&ep->lanes, &peer->lane, &addr, peer);
 }

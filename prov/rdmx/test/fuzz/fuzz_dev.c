@@ -52,9 +52,9 @@ static void fuzz_dev_name(union rdmx_udp_addr *out)
 }
 
 static int fuzz_dev_xmit(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah,
-			 const struct iovec *iov, size_t iov_cnt)
+			 unsigned path, const struct iovec *iov, size_t iov_cnt)
 {
-	(void) ah; (void) iov; (void) iov_cnt;
+	(void) ah; (void) path; (void) iov; (void) iov_cnt;
 	rdmx_container_of(dg, struct fuzz_dev, dg)->sent++;
 	return 0;
 }
@@ -67,9 +67,16 @@ static int fuzz_dev_xmit_to(struct rdmx_dgram *dg, const void *canon,
 	return 0;
 }
 
+static bool fuzz_dev_same_host(const struct rdmx_dgram *dg, const void *a, const void *b)
+{
+	(void) dg;
+	return rdmx_udp_addr_same_host(a, b);
+}
+
 static const struct rdmx_dgram_ops fuzz_dev_dgram_ops = {
 	.xmit = fuzz_dev_xmit,
 	.xmit_to = fuzz_dev_xmit_to,
+	.same_host = fuzz_dev_same_host,
 };
 
 static int fuzz_dev_domains(const void *src, const void *dest,
@@ -98,7 +105,7 @@ static int fuzz_dev_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	fd = calloc(1, sizeof(*fd));
 	if (!fd)
 		return -FI_ENOMEM;
-	ret = rdmx_dgram_construct(&fd->dg, &fuzz_dev_ops, &fuzz_dev_dgram_ops, attr);
+	ret = rdmx_dgram_construct(&fd->dg, &fuzz_dev_ops, &fuzz_dev_dgram_ops, attr, 1);
 	if (ret) {
 		free(fd);
 		return ret;

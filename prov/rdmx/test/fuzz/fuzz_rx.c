@@ -428,6 +428,7 @@ static void fuzz_fix(struct fuzz_run *run, uint8_t op, uint8_t *pkt, size_t len)
 static void fuzz_dgram(struct fuzz_run *run, uint8_t op, struct fuzz_in *in)
 {
 	static uint8_t pkt[65536];
+	union rdmx_udp_addr src = g_fuzz_src[FUZZ_DGRAM_SRC(op)];
 	uint16_t len;
 
 	if (!fuzz_take_u16(in, &len))
@@ -435,7 +436,9 @@ static void fuzz_dgram(struct fuzz_run *run, uint8_t op, struct fuzz_in *in)
 	len = (uint16_t) RDMX_MIN(len, in->left);
 	fuzz_take(in, pkt, len);
 	fuzz_fix(run, op, pkt, len);
-	(void) fuzz_dev_inject(run->dev, &g_fuzz_src[FUZZ_DGRAM_SRC(op)], pkt, len);
+	if (op & FUZZ_DGRAM_OTHER_PORT)
+		*rdmx_udp_addr_port(&src) = htons((uint16_t) (ntohs(*rdmx_udp_addr_port(&src)) + 100));
+	(void) fuzz_dev_inject(run->dev, &src, pkt, len);
 }
 
 static void fuzz_clock_advance(uint8_t op, struct fuzz_in *in)

@@ -8,7 +8,8 @@
  *
  *   DGRAM   op, u16 len, len bytes: a datagram (swsrd header and all)
  *           from sender FUZZ_DGRAM_SRC(op): 0 and 1 are in the AV, 2 and
- *           3 are not (127.0.0.2, and ::1, an IPv6 sender).
+ *           3 are not (127.0.0.2, and ::1, an IPv6 sender); from another
+ *           port of the sender's with FUZZ_DGRAM_OTHER_PORT.
  *   CLOCK   op, u8 n: time advances by (n + 1) << (op >> 2) ns (the
  *           shift at most FUZZ_CLOCK_SHIFT_MAX), so timers fire.
  *   RECV    op, u16 len, u8 tag, u8 ignore: the application posts a
@@ -59,6 +60,12 @@ enum fuzz_op_kind {
 #define FUZZ_DGRAM_FIX_HS	(1u << 5)
 /* More datagrams arrive before the endpoint's next poll. */
 #define FUZZ_DGRAM_MORE		(1u << 6)
+/*
+ * It comes from the sender's other port (its own + 100), as by a second
+ * path (FI_RDMX_PATHS): with FUZZ_DGRAM_FIX_TAG it carries the sender's
+ * tag, and is the sender's.
+ */
+#define FUZZ_DGRAM_OTHER_PORT	(1u << 7)
 
 /* CLOCK. */
 #define FUZZ_CLOCK_SHIFT(shift)	((shift) << 2)

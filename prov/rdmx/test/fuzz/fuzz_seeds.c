@@ -40,6 +40,7 @@ struct seed {
 	size_t		len;
 	uint32_t	psn[4];		/* each sender's next psn */
 	uint32_t	msg_id[4];	/* and next message */
+	uint8_t		data_flags;	/* FUZZ_DGRAM_* of every DATA */
 };
 
 static const char *g_dir;
@@ -112,7 +113,8 @@ static void seed_data(struct seed *s, unsigned src, uint8_t flags, const void *p
 		.src_tag = SEED_TAG(src),
 	};
 
-	seed_dgram(s, src, FUZZ_DGRAM_FIX_TAG | FUZZ_DGRAM_FIX_HS | flags, &hdr, pkt, len);
+	seed_dgram(s, src, FUZZ_DGRAM_FIX_TAG | FUZZ_DGRAM_FIX_HS | s->data_flags | flags,
+		   &hdr, pkt, len);
 }
 
 /* A swsrd ACK of every packet we sent src so far. */
@@ -330,6 +332,17 @@ static void seeds_eager(void)
 	seed_recv(&s, 0, 256, 0, 0);
 	seed_eager(&s, 0, 0, 0, 100);
 	seed_write(&s, "eager_untagged");
+
+	/* Sender 0's messages by its two paths (FI_RDMX_PATHS), in turn. */
+	seed_start(&s, 0);
+	seed_connect(&s, 0);
+	seed_recv(&s, 0, 256, 0, 0);
+	seed_recv(&s, 0, 256, 0, 0);
+	s.data_flags = FUZZ_DGRAM_OTHER_PORT;
+	seed_eager(&s, 0, 0, 0, 100);
+	s.data_flags = 0;
+	seed_eager(&s, 0, 0, 0, 100);
+	seed_write(&s, "eager_two_paths");
 
 	seed_start(&s, 0);
 	seed_connect(&s, 0);

@@ -86,6 +86,30 @@ table inet rdmx_loss {
 NFT
 }
 
+# t_path_loss ns percent: nftables in ns drops percent% of the UDP
+# packets it receives from ports it never sent to (in the last 10 s), at
+# random: the second and later source ports of an rdmx sender with
+# FI_RDMX_PATHS, whose packets are answered at its first port only.
+t_path_loss() {
+	ip netns exec "$1" nft -f - <<NFT || t_fail "nft could not load the path rule in $1"
+table inet rdmx_path_loss {
+	set answered {
+		type inet_service
+		flags dynamic,timeout
+		timeout 10s
+	}
+	chain output {
+		type filter hook output priority 0; policy accept;
+		meta l4proto udp update @answered { udp dport }
+	}
+	chain input {
+		type filter hook input priority 0; policy accept;
+		udp sport != @answered numgen random mod 100 < $2 counter drop
+	}
+}
+NFT
+}
+
 # t_lossy_link tag net percent: a sender's and a receiver's namespace of
 # the test's own (ns_s, ns_r) joined by a veth pair (veth_s, veth_r) with
 # addresses net.1 and net.2 (addr_s, addr_r), each dropping percent% of

@@ -83,8 +83,9 @@ struct sim_dir {
 
 	/* Packets unacknowledged, as the sender learns of acknowledgements. */
 	uint32_t	epoch;		/* the sender's session being tracked */
-	uint32_t	una;		/* lowest psn not acknowledged */
-	uint8_t		*acked;		/* by psn within epoch */
+	uint32_t	psn_base;	/* psns are tracked from this one */
+	uint32_t	una;		/* lowest psn not acknowledged, - psn_base */
+	uint8_t		*acked;		/* by psn - psn_base within epoch */
 	size_t		acked_cap;
 	uint32_t	max_inflight;
 
@@ -140,6 +141,7 @@ extern const struct rdmx_swsrd_cfg sim_cfg;
 void sim_node_start(struct sim *sim, int idx, uint32_t incarnation);
 void sim_node_restart(struct sim *sim, int idx, uint32_t incarnation);
 void sim_keep_busy(struct sim *sim, int from, size_t backlog);
+void sim_start_at_psn(struct sim *sim, int from, uint32_t psn);
 void sim_stranger(struct sim *sim);
 struct sim *sim_open(const struct rdmx_swsrd_cfg *cfg, size_t msg_cap,
 		     uint64_t seed);

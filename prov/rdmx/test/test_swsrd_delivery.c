@@ -261,6 +261,27 @@ Test(swsrd, wide_window_is_bounded_and_survives_loss)
  * steadily outran it: every packet in flight timed out, the copies went
  * into the same queue, and the flow starved beside a TCP one.
  */
+/*
+ * 8. Sequence numbers wrap past 2^32 - 1 in a long session: the window,
+ * the acks' selective bits and fast retransmission straddle it.
+ */
+Test(swsrd, psns_wrap_past_2_to_the_32)
+{
+	struct sim *sim = sim_open(&sim_cfg, 20000, 0x7d);
+
+	for (int i = A; i <= B; i++)
+		rdmx_swsrd_peer_window(&sim->node[i].peer, true);
+	sim_start_at_psn(sim, A, UINT32_MAX - 3000);
+	sim_link(sim, 20000, 10000, 20000, 0);
+	sim_post_n(sim, A, 10000);
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 500 * MS));
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+	cr_assert_gt(sim->node[A].stats.fast_retransmits, 0);
+	cr_assert_lt(sim->node[A].peer.snd_nxt, 8000, "the session did not wrap");
+	cr_assert_eq(sim->node[B].stats.stale, 0);
+}
+
 Test(swsrd, a_growing_queue_draws_few_timeouts)
 {
 	struct sim *sim = sim_open(&sim_cfg, 200000, 0x7c);

@@ -5,6 +5,7 @@
  * from A's second port; a datagram from another port or another host
  * that does not carry the tag must change nothing.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -142,6 +143,62 @@ static void forge(const char *ip, uint64_t tag)
 	close(fd);
 }
 
+/*
+ * The port of a UDP socket of this process at 127.0.0.1 that is neither
+ * A's nor B's: A's second path (/proc/net/udp, by the sockets' inodes).
+ */
+static uint16_t a_path_port(void)
+{
+	union rdmx_udp_addr na, nb;
+	char line[512], link[64], target[64];
+	uint16_t found = 0;
+	FILE *f;
+
+	a->ops->getname(a, &na);
+	b->ops->getname(b, &nb);
+	f = fopen("/proc/net/udp", "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned addr, port;
+		unsigned long inode;
+		char want[64];
+
+		if (sscanf(line, " %*d: %8X:%4X %*s %*s %*s %*s %*s %*s %*s %lu",
+			   &addr, &port, &inode) != 3 || addr != htonl(INADDR_LOOPBACK) ||
+		    port == ntohs(na.sin.sin_port) || port == ntohs(nb.sin.sin_port))
+			continue;
+		snprintf(want, sizeof(want), "socket:[%lu]", inode);
+		for (int fd = 0; fd < 1024 && !found; fd++) {
+			ssize_t n;
+
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+			n = readlink(link, target, sizeof(target) - 1);
+			if (n > 0 && (target[n] = 0, !strcmp(target, want)))
+				found = (uint16_t) port;
+		}
+	}
+	fclose(f);
+	cr_assert_neq(found, 0, "A's second port not found");
+	return found;
+}
+
+/*
+ * B kept a handle for the address A's second port has now (an earlier
+ * owner of that port): A's packets from it are still A's, by their tag.
+ */
+Test(dev_udp_paths, a_handle_left_at_the_second_port_does_not_hide_it)
+{
+	union rdmx_udp_addr old;
+	struct rdmx_ah *stale;
+
+	b->ops->getname(b, &old);
+	old.sin.sin_port = htons(a_path_port());
+	cr_assert_eq(b->ops->ah_create(b, &old, &stale), 0);
+	send_all(SENDS);
+	cr_assert_gt(b->stats.rx_other_path, 0, "nothing came by the second path");
+	b->ops->ah_destroy(b, stale);
+}
+
 Test(dev_udp_paths, packets_from_the_second_port_are_the_peers)
 {
 	send_all(SENDS);
@@ -168,8 +225,11 @@ Test(dev_udp_paths, a_datagram_without_the_tag_from_another_port_changes_nothing
 
 Test(dev_udp_paths, the_tag_from_another_host_is_not_the_peers)
 {
+	uint64_t other;
+
 	send_all(SENDS);
+	other = b->stats.rx_other_path;
 	forge("127.0.0.2", b_tag());
 	poll_until(SENDS, SENDS + 1);
-	cr_assert_eq(received, SENDS, "a packet from another host was taken as A's");
+	cr_assert_eq(b->stats.rx_other_path, other, "another host taken for A's");
 }

@@ -173,8 +173,9 @@ Test(swsrd, a_dead_path_is_left)
 }
 
 /*
- * Both paths' packets held up alike past the timeout (a host too slow
- * for its timers): the timeouts tell of no path, so neither is left.
+ * The acks of both paths' packets held up alike past the timeout (a
+ * receiver kept off its CPU, a host too slow for its timers): the
+ * timeouts tell of no path, so neither is left.
  */
 Test(swsrd, timeouts_on_every_path_leave_none)
 {
@@ -183,10 +184,10 @@ Test(swsrd, timeouts_on_every_path_leave_none)
 
 	paths_busy(sim, 2);
 	for (int i = 0; i < 20; i++) {
-		sim->node[A].tx.queue_ns = i % 2 ? QUEUE_NS : 20 * QUEUE_NS;
+		sim->node[B].tx.queue_ns = i % 2 ? 0 : 20 * QUEUE_NS;
 		paths_busy(sim, 1);
 	}
-	sim->node[A].tx.queue_ns = QUEUE_NS;
+	sim->node[B].tx.queue_ns = 0;
 	cr_log_info("delays: %lu timeouts, losses %u and %u /65536\n",
 		    (unsigned long) sim->node[A].stats.retransmits, peer->paths.loss[0],
 		    peer->paths.loss[LOSSY]);
@@ -197,6 +198,64 @@ Test(swsrd, timeouts_on_every_path_leave_none)
 	cr_assert_not(rdmx_srd_path_bad(&peer->paths, 0));
 	cr_assert_not(rdmx_srd_path_bad(&peer->paths, LOSSY));
 	paths_finish(sim);
+}
+
+/*
+ * A path that never delivers, from the session's start: its packets'
+ * resends go by the other, its timeouts are counted once those resends
+ * arrive, and it is left.
+ */
+Test(swsrd, a_path_dead_from_the_start_is_left)
+{
+	struct sim *sim = paths_open(0xa1);
+	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+	uint64_t before[PATHS] = { 0 }, sent[PATHS];
+
+	sim->node[A].tx.path_loss_ppm[LOSSY] = PPM;
+	paths_busy(sim, 5);
+	paths_sent(sim, before, sent);
+	paths_busy(sim, 3);
+	paths_sent(sim, before, sent);
+	cr_log_info("dead from the start: %lu and %lu packets, %lu timeouts\n",
+		    (unsigned long) sent[0], (unsigned long) sent[LOSSY],
+		    (unsigned long) sim->node[A].stats.retransmits);
+	cr_assert(rdmx_srd_path_bad(&peer->paths, LOSSY));
+	cr_assert_lt(sent[LOSSY], sent[0] / 8);
+	cr_assert_eq(sim->node[A].stats.unreachable, 0);
+	sim->node[A].tx.path_loss_ppm[LOSSY] = 0;
+	paths_finish(sim);
+}
+
+/*
+ * The peer ends its sending session (a new tag): what goes by other
+ * paths with the old tag is lost unseen (its challenge goes to a port
+ * nobody reads). Resends go by another path than the last copy's, the
+ * first path's draw the challenge, and the other paths wait for an ack
+ * with the new tag. A burst shorter than a run may go by one path.
+ */
+Test(swsrd, a_new_peer_tag_is_learnt_whatever_path_a_burst_takes)
+{
+	struct sim *sim = paths_open(0xa2);
+	uint64_t before[PATHS] = { 0 }, sent[PATHS];
+
+	sim_post(sim, B);
+	paths_busy(sim, 2);
+	paths_finish(sim);
+	for (int burst = 0; burst < 2 * PATHS; burst++) {
+		size_t first;
+
+		rdmx_swsrd_peer_reset(&sim->node[B].srd, &sim->node[B].peer);
+		sim_post(sim, B);
+		first = sim_post_n(sim, A, 10);
+		cr_assert(sim_run_all_done(sim, sim_now + 20 * MS),
+			  "burst %d: not all done 20 ms later", burst);
+		sim_expect(sim, first, sim->nmsgs, RDMX_DEV_OK, 1);
+		paths_busy(sim, 1);
+	}
+	paths_finish(sim);
+	paths_sent(sim, before, sent);
+	cr_assert_gt(sent[LOSSY], sent[0] / 4, "path %d left after new tags", LOSSY);
+	cr_assert_eq(sim->node[A].stats.unreachable, 0);
 }
 
 /* One path only until the peer's handshake said it takes the others. */
@@ -211,7 +270,7 @@ Test(swsrd, one_path_to_a_peer_that_takes_one)
 	cr_assert_eq(sim->node[A].tx.path_pkts[LOSSY], 0);
 }
 
-/* Nor to a peer whose tag is not known yet: its other paths would be refused. */
+/* Nor to a peer whose tag is not proven yet: its other paths would be refused. */
 Test(swsrd, one_path_before_the_peer_is_heard)
 {
 	struct sim *sim = paths_open(0x9e);
@@ -221,4 +280,8 @@ Test(swsrd, one_path_before_the_peer_is_heard)
 	cr_assert_gt(sim->node[A].tx.path_pkts[0], 0);
 	cr_assert_eq(sim->node[A].tx.path_pkts[LOSSY], 0);
 	paths_finish(sim);
+	/* Once it acknowledged packets carrying its tag, every path. */
+	paths_busy(sim, 1);
+	paths_finish(sim);
+	cr_assert_gt(sim->node[A].tx.path_pkts[LOSSY], 0);
 }

@@ -192,7 +192,13 @@ static int sim_xmit(void *ctx, struct rdmx_swsrd_peer *peer, unsigned path,
 		d->data_lost++;
 		return 0;
 	}
-	if (sim_chance(sim, d->loss_ppm) || sim_chance(sim, d->path_loss_ppm[path])) {
+	/*
+	 * By another path than the first, a packet without the receiver's
+	 * tag is challenged at a port nobody reads (the udp device's path
+	 * sockets): as good as lost.
+	 */
+	if (sim_chance(sim, d->loss_ppm) || sim_chance(sim, d->path_loss_ppm[path]) ||
+	    (path && hdr.dst_tag != sim->node[!n->idx].peer.local_tag)) {
 		d->data_lost += data;
 		return 0;
 	}

@@ -55,6 +55,12 @@ const char *rdmx_dev_status_str(enum rdmx_dev_status status);
 #define RDMX_DEV_CAP_RDMA_READ	(1ULL << 0)
 #define RDMX_DEV_CAP_RDMA_WRITE	(1ULL << 1)
 #define RDMX_DEV_CAP_RELIABLE	(1ULL << 2)
+/*
+ * It takes a packet of a peer's from another address of the peer's host
+ * that carries the session's tag (udp: another port; ah_peer's
+ * RDMX_DEV_PEER_PATHS on the sending side).
+ */
+#define RDMX_DEV_CAP_OTHER_PATHS	(1ULL << 3)
 
 /*
  * How often a sleeping thread polls a device that has no descriptor to

@@ -92,6 +92,8 @@ struct rdmx_swsrd_slot {
 	bool			fast_done;	/* fast-retransmitted once */
 	bool			rnr_wait;	/* refused: resend when due, no loss */
 	uint8_t			path;		/* of the first transmission */
+	uint8_t			last_path;	/* of the latest */
+	bool			path_lost;	/* counted as its path's loss */
 };
 
 struct rdmx_swsrd_peer {
@@ -106,6 +108,10 @@ struct rdmx_swsrd_peer {
 	bool			tag_indexed;	/* local_tag is in rdmx_swsrd.tags */
 	bool			multipath;	/* the peer takes packets from any
 						   of our paths (rdmx_swsrd_peer_paths) */
+	bool			paths_ok;	/* it acknowledged this session since
+						   we learnt its tag: our paths' tag
+						   is right (a wrong one would be
+						   challenged at a port nobody reads) */
 
 	/* Transmit session. */
 	uint32_t		tx_epoch;

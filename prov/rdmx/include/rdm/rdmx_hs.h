@@ -82,10 +82,13 @@
 #define RDMX_HS_FEAT_WINDOW		(1ULL << 7)	/* the device's wide window
 							   (rdmx_dev.h, ah_peer) */
 #define RDMX_HS_FEAT_PATHS		(1ULL << 8)	/* and its paths */
-/* What an endpoint announces besides RX_MAX, which rx_max implies. */
+/*
+ * What an endpoint announces besides RX_MAX, which rx_max implies, SHM
+ * (when it has a queue) and PATHS (when its NIC device takes them).
+ */
 #define RDMX_HS_FEATURES	(RDMX_HS_FEAT_DELIVERY_ACK | RDMX_HS_FEAT_CLOSE | \
 				 RDMX_HS_FEAT_HOST | RDMX_HS_FEAT_RMA | RDMX_HS_FEAT_ATOMIC | \
-				 RDMX_HS_FEAT_WINDOW | RDMX_HS_FEAT_PATHS)
+				 RDMX_HS_FEAT_WINDOW)
 
 /* Probes one side sends, at most; and what an endpoint sends. */
 #define RDMX_HS_PROBES_MAX	32

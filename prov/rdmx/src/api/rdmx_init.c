@@ -105,7 +105,7 @@ static const struct {
 	{ "udp_gro", &g_rdmx_params.udp_gro,
 	  "udp device: 1: the kernel may hand several datagrams of one sender over in one read (UDP_GRO), which the device splits; on only where every read can hold 65,535 bytes (an interface with a 64 KiB MTU, as loopback, is up and FI_RDMX_MTU does not cap it); 0: a datagram per read (default 1)." },
 	{ "paths", &g_rdmx_params.paths,
-	  "udp device: source ports each endpoint sends from, 1 to 8. Above 1, a peer's packets go from each in turn, in runs of 32, so that a fabric spreading flows over routes by their ports (ECMP) carries them on several; a port that loses far more than the best one, or whose round trips are far longer, carries one run in 16 until it recovers. Only peers whose handshake says they take it are sent by more than one (default 1)." },
+	  "udp device: source ports each endpoint sends from, 1 to 8. Above 1, a peer's packets go from each in turn, in runs of 32, so that a fabric spreading flows over routes by their ports (ECMP) carries them on several; a port that loses far more than the best one, or whose round trips are far longer, carries one short run in 32 until it recovers. Only peers whose handshake says they take it are sent by more than one (default 1)." },
 	{ "udp_drop", &g_rdmx_params.udp_drop,
 	  "Testing only: percent of udp datagrams dropped on send (default 0)." },
 	{ "udp_dup", &g_rdmx_params.udp_dup,

@@ -763,7 +763,7 @@ static int rdmx_udp_paths_open(struct rdmx_udp_dev *udp)
 
 	*rdmx_udp_addr_port(&bound) = 0;
 	udp->path_fd[0] = udp->fd;
-	for (unsigned k = 1; k < udp->path_cnt; k++)
+	for (unsigned k = 1; k < RDMX_SRD_PATHS_MAX; k++)
 		udp->path_fd[k] = -1;
 	for (unsigned k = 1; k < udp->path_cnt; k++) {
 		int fd = socket(bound.sa.sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -773,8 +773,10 @@ static int rdmx_udp_paths_open(struct rdmx_udp_dev *udp)
 		    (bound.sa.sa_family == AF_INET6 &&
 		     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on))) ||
 		    bind(fd, &bound.sa, rdmx_udp_addr_len(&bound))) {
+			int ret = -errno;
+
 			RDMX_WARN(FI_LOG_EP_CTRL, "path socket: %s\n", strerror(errno));
-			return -errno;
+			return ret;
 		}
 		rdmx_udp_set_bufsize(fd, SO_SNDBUF, SO_SNDBUFFORCE, g_rdmx_params.sockbuf);
 		rdmx_udp_set_bufsize(fd, SO_RCVBUF, SO_RCVBUFFORCE, 0);
@@ -900,7 +902,7 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	udp->dg.dev.caps.sq_size = attr->sq_size;
 	udp->dg.dev.caps.rq_size = attr->rq_size;
 	udp->dg.dev.caps.rx_headroom = RDMX_UDP_HDR;
-	udp->dg.dev.caps.flags = RDMX_DEV_CAP_RELIABLE;
+	udp->dg.dev.caps.flags = RDMX_DEV_CAP_RELIABLE | RDMX_DEV_CAP_OTHER_PATHS;
 	/*
 	 * Peers on this host (any netns, same pid namespace) can be read:
 	 * those whose handshake names the same host.

@@ -195,9 +195,9 @@ static void rdmx_dgram_challenge(struct rdmx_dgram *dg, const void *src,
 }
 
 /*
- * The handle whose session tag a datagram from src, an address no handle
- * names, carries (hdr->dst_tag), if src is of that peer's host: the peer
- * sent it by another of its paths. NULL otherwise. The tag is drawn at
+ * The handle whose session tag a datagram from src carries (hdr->dst_tag)
+ * if it is not src's own and src is of that peer's host: the peer sent
+ * it by another of its paths. NULL otherwise. The tag is drawn at
  * random per session and learnt only by receiving at the peer's own
  * address, so a sender off the path cannot forge it.
  */
@@ -212,7 +212,8 @@ static struct rdmx_dgram_ah *rdmx_dgram_ah_other_path(struct rdmx_dgram *dg,
 	    !(peer = rdmx_swsrd_peer_by_tag(&dg->srd, hdr->dst_tag)))
 		return NULL;
 	ah = rdmx_container_of(peer, struct rdmx_dgram_ah, srd);
-	if (!dg->ops->same_host(dg, ah->addr, src))
+	if (!memcmp(ah->addr, src, dg->dev.ops->addr_size) ||
+	    !dg->ops->same_host(dg, ah->addr, src))
 		return NULL;
 	dg->dev.stats.rx_other_path++;
 	return ah;
@@ -377,6 +378,15 @@ bool rdmx_dgram_rx(struct rdmx_dgram *dg, const struct rdmx_wire_srd *hdr,
 	ah = rdmx_dgram_ah_sender(dg, src, &srd_hdr, now);
 	if (!ah)
 		return false;
+	/*
+	 * Not the tag of the handle at its address (one left from an earlier
+	 * owner of the port): it may be another peer's, sent by another path.
+	 */
+	if (!rdmx_swsrd_authentic(&ah->srd, &srd_hdr)) {
+		struct rdmx_dgram_ah *other = rdmx_dgram_ah_other_path(dg, src, &srd_hdr);
+
+		ah = other ? other : ah;
+	}
 	/* Buffers all have the device MTU: one too small means too big. */
 	room = !buf ? RDMX_SRD_ROOM_NONE :
 	       truncated ? RDMX_SRD_ROOM_SHORT : RDMX_SRD_ROOM_BUF;

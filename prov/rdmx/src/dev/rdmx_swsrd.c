@@ -148,6 +148,7 @@ static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->sack_end = RDMX_SRD_SACK_BITS;
 	rdmx_srd_cc_init(&peer->cc, rdmx_clock_ns());
 	rdmx_srd_paths_init(&peer->paths, peer->multipath ? srd->cfg.paths : 1);
+	peer->paths_ok = false;
 	peer->due_min = UINT64_MAX;
 	peer->srtt_ns = 0;
 	peer->rttvar_ns = 0;
@@ -247,6 +248,17 @@ static void rdmx_srd_fill_ack(struct rdmx_swsrd_peer *peer, struct rdmx_srd_hdr 
 	peer->unacked = 0;
 }
 
+/*
+ * The peer's tag is tag from now on; a new one is not yet proven to our
+ * paths but the first (rdmx_swsrd_peer.paths_ok).
+ */
+static void rdmx_srd_learn_tag(struct rdmx_swsrd_peer *peer, uint64_t tag)
+{
+	if (peer->peer_tag != tag)
+		peer->paths_ok = false;
+	peer->peer_tag = tag;
+}
+
 /* Sends an ACK, or an RNR refusing psn (flags: TOO_BIG), at once. */
 static void rdmx_srd_send_ctrl(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			       enum rdmx_srd_type type, uint32_t psn,
@@ -283,22 +295,26 @@ static void rdmx_srd_due_set(struct rdmx_swsrd_peer *peer, struct rdmx_swsrd_slo
 }
 
 /*
- * The path a slot's packet goes by now: a new one's turn (which the slot
- * keeps), a resend by the best path; 0 while the peer's tag is unknown,
- * which its other paths could not carry.
+ * The path the packet of slot psn goes by now: a new one's turn (which
+ * the slot keeps), a resend by the best path but the last copy's; 0 until
+ * the peer acknowledged this session with the tag we know, which its
+ * other paths would carry in vain if it were stale.
  */
 static unsigned rdmx_srd_slot_path(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
-				   struct rdmx_swsrd_slot *slot)
+				   struct rdmx_swsrd_slot *slot, uint32_t psn)
 {
 	bool probe;
 
-	if (peer->paths.cnt == 1 || !peer->peer_tag)
-		return 0;
-	if (slot->copies)
-		return rdmx_srd_path_best(&peer->paths);
-	slot->path = (uint8_t) rdmx_srd_path_next(&peer->paths, &probe);
-	srd->stats->path_probes += probe;
-	return slot->path;
+	if (peer->paths.cnt == 1 || !peer->paths_ok)
+		slot->last_path = 0;
+	else if (slot->copies)
+		slot->last_path = (uint8_t) rdmx_srd_path_best(&peer->paths, slot->last_path);
+	else {
+		slot->path = (uint8_t) rdmx_srd_path_next(&peer->paths, psn, &probe);
+		slot->last_path = slot->path;
+		srd->stats->path_probes += probe;
+	}
+	return slot->last_path;
 }
 
 /* (Re)transmits the packet of a slot, with fresh acknowledgement fields. */
@@ -318,7 +334,7 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	struct iovec iov[1 + RDMX_DEV_SGE_MAX];
 	size_t cnt = 1;
 	uint64_t wait = peer->rto_ns << RDMX_MIN(slot->retries, 16);
-	unsigned path = rdmx_srd_slot_path(srd, peer, slot);
+	unsigned path = rdmx_srd_slot_path(srd, peer, slot, psn);
 
 	rdmx_srd_fill_ack(peer, &hdr);
 	rdmx_wire_srd_encode(&slot->hdr, &hdr);
@@ -446,17 +462,30 @@ static void rdmx_srd_rtt_sample(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 }
 
 /*
+ * Counts the loss of the slot's packet, sent once, against its path, when
+ * it is known to be the path's (a timeout: when a later packet of another
+ * path got through, rdmx_swsrd_path.h). True when the path is bad: the
+ * loss tells of it, not of congestion.
+ */
+static bool rdmx_srd_path_drop(struct rdmx_swsrd_peer *peer, struct rdmx_swsrd_slot *slot,
+			       uint32_t psn, bool timeout)
+{
+	struct rdmx_srd_paths *p = &peer->paths;
+
+	if (p->cnt == 1 || slot->copies != 1 || slot->path_lost ||
+	    (timeout && !rdmx_srd_path_blamed(p, slot->path, psn, peer->snd_una)))
+		return false;
+	slot->path_lost = true;
+	return !rdmx_srd_path_lost(p, slot->path);
+}
+
+/*
  * One loss event per window of data; timeout: found by a timer. A packet
- * lost the first time tells of its path (a timeout only when another
- * path's later packet got through), and on a bad path, not of congestion.
+ * lost on a bad path tells of the path, not of congestion.
  */
 static void rdmx_srd_loss(struct rdmx_swsrd_peer *peer, uint32_t psn, bool timeout)
 {
-	const struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
-
-	if (peer->paths.cnt > 1 && slot->copies == 1 &&
-	    (!timeout || rdmx_srd_path_overtaken(&peer->paths, slot->path, psn)) &&
-	    !rdmx_srd_path_lost(&peer->paths, slot->path))
+	if (rdmx_srd_path_drop(peer, rdmx_srd_slot(peer, psn), psn, timeout))
 		return;
 	if (rdmx_srd_before(psn, peer->recover_psn))
 		return;
@@ -472,34 +501,20 @@ static bool rdmx_srd_acked(uint32_t psn, uint32_t ack, uint64_t sack)
 	       (off < RDMX_SRD_SACK_BITS && (sack >> off) & 1);
 }
 
-/* What acks tell of a hole. */
-enum rdmx_srd_hole {
-	RDMX_SRD_HOLE_WAIT,	/* nothing yet */
-	RDMX_SRD_HOLE_LOST,	/* it was lost */
-	RDMX_SRD_HOLE_LATE,	/* a bad path's: resend it, but it may be late */
-};
-
 /*
- * What the ack whose latest reported psn is high tells of the hole at psn
- * (its slot): lost once three later packets were acknowledged; with
- * several paths, three later on its own path, as another path may be
- * longer (a run's last packets wait for the path's next run, or their
- * timer). A bad path's hole that three later ones on any path passed is
- * resent at once (its path's next run may be far), and is not counted as
- * the path's loss: a path that recovered would stay bad for its
- * reordering.
+ * What acks tell of the hole at psn (its slot), three later packets
+ * having been acknowledged: lost; with several paths, as
+ * rdmx_srd_path_hole says (a LATE one is resent, but counted as no loss:
+ * a path that recovered would stay bad for its reordering).
  */
 static enum rdmx_srd_hole rdmx_srd_hole(const struct rdmx_swsrd_peer *peer,
 					const struct rdmx_swsrd_slot *slot,
-					uint32_t psn, uint32_t high)
+					uint32_t psn, uint64_t now)
 {
-	if ((int32_t) (high - psn) < RDMX_SRD_DUPTHRESH)
-		return RDMX_SRD_HOLE_WAIT;
-	if (peer->paths.cnt == 1 ||
-	    rdmx_srd_path_passed(&peer->paths, slot->path, psn, RDMX_SRD_DUPTHRESH))
+	if (peer->paths.cnt == 1)
 		return RDMX_SRD_HOLE_LOST;
-	return rdmx_srd_path_bad(&peer->paths, slot->path) ? RDMX_SRD_HOLE_LATE :
-	       RDMX_SRD_HOLE_WAIT;
+	return rdmx_srd_path_hole(&peer->paths, slot->path, psn, peer->snd_una,
+				  now - slot->sent_ns, peer->srtt_ns, RDMX_SRD_DUPTHRESH);
 }
 
 /* Retransmits holes that three later acknowledged packets jumped over. */
@@ -517,7 +532,7 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 		enum rdmx_srd_hole hole;
 
 		if (!slot->in_use || slot->fast_done || slot->rnr ||
-		    !(hole = rdmx_srd_hole(peer, slot, psn, high)))
+		    !(hole = rdmx_srd_hole(peer, slot, psn, now)))
 			continue;
 		slot->fast_done = true;
 		srd->stats->fast_retransmits++;
@@ -539,6 +554,7 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		srd->stats->rx_malformed++;
 		return;
 	}
+	peer->paths_ok = true;
 	/* Nothing past the selective bits is acknowledged. */
 	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt &&
 	     rdmx_srd_before(psn, hdr->ack + RDMX_SRD_SACK_BITS); psn++) {
@@ -639,7 +655,7 @@ static bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pee
 	if (!rdmx_srd_rx_session(srd, peer, hdr->epoch))
 		return false;
 	/* The peer's current session speaks: its tag is the one to use. */
-	peer->peer_tag = hdr->src_tag;
+	rdmx_srd_learn_tag(peer, hdr->src_tag);
 	off = hdr->psn - peer->rcv_nxt;
 	if (rdmx_srd_before(hdr->psn, peer->rcv_nxt) ||
 	    (off < RDMX_SRD_WINDOW_MAX && rdmx_srd_seen(peer, hdr->psn))) {
@@ -719,7 +735,7 @@ static void rdmx_srd_on_challenge(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer
 {
 	if (hdr->src_tag == peer->peer_tag)
 		return;
-	peer->peer_tag = hdr->src_tag;
+	rdmx_srd_learn_tag(peer, hdr->src_tag);
 	for (uint32_t psn = peer->snd_una; peer->slots && psn != peer->snd_nxt; psn++) {
 		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 

@@ -208,7 +208,9 @@ void rdmx_conn_ep_init(struct rdmx_ep *ep)
 		.probe_version = RDMX_HS_PROBE_VERSION,
 		.proto_min = RDMX_PROTO_LEGACY,
 		.proto_max = RDMX_PROTO_VERSION,
-		.features = RDMX_HS_FEATURES | (shm.token ? RDMX_HS_FEAT_SHM : 0),
+		.features = RDMX_HS_FEATURES | (shm.token ? RDMX_HS_FEAT_SHM : 0) |
+			    (ep->lanes.nic->caps.flags & RDMX_DEV_CAP_OTHER_PATHS ?
+			     RDMX_HS_FEAT_PATHS : 0),
 		.incarnation = incarnation | 1,
 		.rx_max = (uint32_t) ep->rxb.size,
 		/* A device that reads or queues only on this host names it. */

@@ -258,6 +258,27 @@ Test(swsrd, a_new_peer_tag_is_learnt_whatever_path_a_burst_takes)
 	cr_assert_eq(sim->node[A].stats.unreachable, 0);
 }
 
+/*
+ * Past psn 2^32 - 1 the paths' latest psns and holes still compare
+ * right: a lossy path found bad while the psns wrap.
+ */
+Test(swsrd, paths_across_the_psn_wrap)
+{
+	struct sim *sim = paths_open(0xa3);
+	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+
+	sim_start_at_psn(sim, A, UINT32_MAX - 40000);
+	paths_busy(sim, 1);
+	cr_assert_gt(peer->snd_nxt, UINT32_MAX / 2, "the session wrapped too soon");
+	sim->node[A].tx.path_loss_ppm[LOSSY] = 200000;
+	paths_busy(sim, 3);
+	cr_assert_lt(peer->snd_nxt, UINT32_MAX / 2, "the session did not wrap");
+	cr_assert(rdmx_srd_path_bad(&peer->paths, LOSSY));
+	sim->node[A].tx.path_loss_ppm[LOSSY] = 0;
+	paths_finish(sim);
+	cr_assert_eq(sim->node[A].stats.unreachable, 0);
+}
+
 /* One path only until the peer's handshake said it takes the others. */
 Test(swsrd, one_path_to_a_peer_that_takes_one)
 {

@@ -118,6 +118,13 @@ static void rdmx_srd_tag_unindex(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 	peer->tag_indexed = false;
 }
 
+/* The paths our packets to peer take: the device's, if the peer takes them. */
+static unsigned rdmx_srd_path_cnt(const struct rdmx_swsrd *srd,
+				  const struct rdmx_swsrd_peer *peer)
+{
+	return peer->multipath ? RDMX_MAX(RDMX_MIN(srd->cfg.paths, RDMX_SRD_PATHS_MAX), 1) : 1;
+}
+
 /* A tag no packet can carry by chance: never 0. */
 static uint64_t rdmx_srd_new_tag(void)
 {
@@ -147,7 +154,7 @@ static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->recover_psn = 0;
 	peer->sack_end = RDMX_SRD_SACK_BITS;
 	rdmx_srd_cc_init(&peer->cc, rdmx_clock_ns());
-	rdmx_srd_paths_init(&peer->paths, peer->multipath ? srd->cfg.paths : 1);
+	rdmx_srd_paths_init(&peer->paths, rdmx_srd_path_cnt(srd, peer));
 	peer->paths_ok = false;
 	peer->due_min = UINT64_MAX;
 	peer->srtt_ns = 0;
@@ -175,11 +182,9 @@ void rdmx_swsrd_peer_window(struct rdmx_swsrd_peer *peer, bool wide)
 void rdmx_swsrd_peer_paths(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			   bool multipath)
 {
-	unsigned cnt = multipath ? RDMX_MAX(RDMX_MIN(srd->cfg.paths, RDMX_SRD_PATHS_MAX), 1) : 1;
-
 	peer->multipath = multipath;
-	if (peer->paths.cnt != cnt)
-		rdmx_srd_paths_init(&peer->paths, cnt);
+	if (peer->paths.cnt != rdmx_srd_path_cnt(srd, peer))
+		rdmx_srd_paths_init(&peer->paths, rdmx_srd_path_cnt(srd, peer));
 }
 
 uint64_t rdmx_swsrd_cookie(const struct rdmx_swsrd *srd, const void *addr, size_t len)

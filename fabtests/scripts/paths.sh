@@ -7,7 +7,8 @@
 # takes the sender's second port as the same peer by its session tag.
 #
 # Run 1, both paths healthy: rdmx_stream sends 20000 messages of mixed
-# sizes (up to 64 KiB, so medium and long messages cut into segments);
+# sizes (up to 64 KiB, most of them cut into segments, as the defaults
+# have it: only FI_RDMX_PATHS is set, and only for the sender);
 # every message must arrive once, in order, with its bytes, and
 # nftables counters in the receiver's namespace, keyed by the two source
 # ports the sender logs when it opens, must show each port carrying at
@@ -31,9 +32,6 @@ PATHS_NET=10.213.9
 PATHS_COUNT=20000
 PATHS_LOSS=20
 PATHS_CAP_S=300
-# Long messages cross the link as DATA packets: a peer in another network
-# namespace is not on this host for long-read.
-PATHS_ENV="FI_RDMX_MEDIUM_MAX=16384"
 
 . "$(dirname "$0")/testlib.sh"
 
@@ -93,10 +91,10 @@ counted() {
 # n0, n1 (what each carried once counted).
 run() {
 	t_start_server "receiver$1" \
-		"ip netns exec $ns_r env $PATHS_ENV FI_LOG_LEVEL=info FI_LOG_PROV=rdmx" \
+		"ip netns exec $ns_r env FI_LOG_LEVEL=info FI_LOG_PROV=rdmx" \
 		"$ST" -r -b "$addr_r" -p 0 --ordered
 	t_spawn_with "sender$1" \
-		"ip netns exec $ns_s env $PATHS_ENV FI_RDMX_PATHS=2 FI_LOG_LEVEL=info FI_LOG_PROV=rdmx" \
+		"ip netns exec $ns_s env FI_RDMX_PATHS=2 FI_LOG_LEVEL=info FI_LOG_PROV=rdmx" \
 		"$ST" -p "$T_SERVER_PORT" -n "$PATHS_COUNT" --sizes mixed "$addr_r"
 	t_wait_ready "$T_LAST_PID" "sender $1" sender_ports "$1" >/dev/null
 	set -- "$1" "${2:-}" $(sender_ports "$1")

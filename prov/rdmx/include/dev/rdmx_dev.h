@@ -390,6 +390,9 @@ struct rdmx_dev_stats {
 	uint64_t	path_probes;	/* runs sent by a bad path to measure it */
 	uint64_t	rx_other_path;	/* datagrams of a peer from another of
 					   its addresses (its paths) */
+	uint64_t	tx_calls;	/* system calls that sent datagrams */
+	uint64_t	rx_calls;	/* system calls that read datagrams */
+	uint64_t	rx_empty;	/* of those, the ones that found none */
 };
 
 /*

@@ -130,6 +130,7 @@ static void rdmx_udp_send_one(struct rdmx_udp_dev *udp)
 	size_t len = rdmx_iov_len(m->msg_iov, m->msg_iovlen);
 	ssize_t ret;
 
+	udp->dg.dev.stats.tx_calls++;
 	if (len <= sizeof(udp->tx_gather) && !m->msg_controllen) {
 		rdmx_copy_from_iov(udp->tx_gather, m->msg_iov, m->msg_iovlen);
 		ret = sendto(udp->tx_fd, udp->tx_gather, len, 0, m->msg_name, m->msg_namelen);
@@ -157,6 +158,7 @@ static size_t rdmx_udp_send_msgs(struct rdmx_udp_dev *udp, struct mmsghdr *msgs,
 	while (off < n) {
 		int sent = sendmmsg(udp->tx_fd, msgs + off, (unsigned) (n - off), 0);
 
+		udp->dg.dev.stats.tx_calls++;
 		if (sent < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK ||
 			    errno == ENOBUFS || errno == EINTR)
@@ -633,6 +635,8 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t now,
 			  recvmmsg(udp->fd, udp->rx_msgs, (unsigned) n,
 				   MSG_DONTWAIT | MSG_TRUNC, NULL);
 
+		udp->dg.dev.stats.rx_calls++;
+		udp->dg.dev.stats.rx_empty += got <= 0;
 		udp->rx_got = got > 0 ? (size_t) got : 0;
 		udp->rx_next = 0;
 		for (size_t i = udp->rx_got; i < n; i++)

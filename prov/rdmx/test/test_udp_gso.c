@@ -18,12 +18,12 @@
 #endif
 
 /* A batch as the udp device queues it: a header and a payload each. */
-static struct mmsghdr batch[RDMX_UDP_BATCH];
-static struct iovec iov[RDMX_UDP_BATCH][2];
-static struct sockaddr_in to[RDMX_UDP_BATCH];
-static union rdmx_udp_ctl ctl[RDMX_UDP_BATCH];
-static uint8_t hdr[RDMX_UDP_BATCH][16];
-static uint8_t data[RDMX_UDP_BATCH][65536];
+static struct mmsghdr batch[RDMX_UDP_TX_BATCH];
+static struct iovec iov[RDMX_UDP_TX_BATCH][2];
+static struct sockaddr_in to[RDMX_UDP_TX_BATCH];
+static union rdmx_udp_ctl ctl[RDMX_UDP_TX_BATCH];
+static uint8_t hdr[RDMX_UDP_TX_BATCH][16];
+static uint8_t data[RDMX_UDP_TX_BATCH][65536];
 static struct rdmx_udp_gso gso;
 
 /* Queues datagram i: 16 header bytes and len - 16 payload bytes to port. */
@@ -75,21 +75,41 @@ static unsigned seg_size(size_t k)
 	return 0;
 }
 
-/* Checks packed entry k: datagrams [first, first + segs), segment size. */
+/*
+ * Checks packed entry k: datagrams [first, first + segs), segment size,
+ * and its bytes, the headers and payloads one after the other: in one
+ * piece for datagrams up to RDMX_UDP_GSO_STAGE_SEG bytes, else the
+ * datagrams' own.
+ */
 static void expect_entry(size_t k, size_t first, size_t segs, unsigned size)
 {
+	static uint8_t bytes[RDMX_UDP_GSO_BYTES];
+	const struct msghdr *m = &gso.msgs[k].msg_hdr;
+	size_t len = rdmx_copy_from_iov(bytes, m->msg_iov, m->msg_iovlen);
+	const uint8_t *at = bytes;
+
 	cr_assert_eq(gso.first[k], first, "entry %zu starts at %zu, want %zu", k,
 		     gso.first[k], first);
 	cr_assert_eq(rdmx_udp_gso_segs(&gso, k), segs, "entry %zu holds %zu, want %zu",
 		     k, rdmx_udp_gso_segs(&gso, k), segs);
 	cr_assert_eq(seg_size(k), size, "entry %zu: segment size %u, want %u", k,
 		     seg_size(k), size);
-	cr_assert_eq(gso.msgs[k].msg_hdr.msg_iovlen, 2 * segs);
-	for (size_t i = 0; i < segs; i++) {
-		cr_assert_eq(gso.msgs[k].msg_hdr.msg_iov[2 * i].iov_base, hdr[first + i]);
-		cr_assert_eq(gso.msgs[k].msg_hdr.msg_iov[2 * i + 1].iov_base,
-			     data[first + i]);
+	if (size <= RDMX_UDP_GSO_STAGE_SEG) {
+		cr_assert_eq(m->msg_iovlen, 1, "entry %zu: a small run goes as one piece", k);
+	} else {
+		cr_assert_eq(m->msg_iovlen, 2 * segs);
+		cr_assert_eq(m->msg_iov[0].iov_base, hdr[first]);
+		cr_assert_eq(m->msg_iov[1].iov_base, data[first]);
 	}
+	for (size_t i = first; i < first + segs; i++) {
+		size_t n = iov[i][1].iov_len;
+
+		cr_assert_eq(memcmp(at, hdr[i], sizeof(hdr[i])), 0, "datagram %zu's header", i);
+		cr_assert_eq(memcmp(at + sizeof(hdr[i]), data[i], n), 0,
+			     "datagram %zu's payload", i);
+		at += sizeof(hdr[i]) + n;
+	}
+	cr_assert_eq((size_t) (at - bytes), len, "entry %zu: bytes past its datagrams", k);
 }
 
 Test(udp_gso, equal_datagrams_to_one_peer_leave_as_one_run)
@@ -168,6 +188,29 @@ Test(udp_gso, datagrams_too_large_to_pair_go_alone)
 	cr_assert_eq(seg_size(1), 0);
 	cr_assert_eq(gso.first[1], 1);
 	cr_assert_eq(gso.first[2], 2);
+}
+
+Test(udp_gso, a_full_batch_of_the_largest_staged_datagrams_fits)
+{
+	for (size_t i = 0; i < RDMX_UDP_TX_BATCH; i++)
+		queue(i, RDMX_UDP_GSO_STAGE_SEG, 5000);
+	rdmx_udp_gso_pack(&gso, batch, RDMX_UDP_TX_BATCH);
+	for (size_t k = 0; k < gso.cnt; k++)
+		expect_entry(k, gso.first[k], rdmx_udp_gso_segs(&gso, k),
+			     RDMX_UDP_GSO_STAGE_SEG);
+	cr_assert_eq(gso.first[gso.cnt], RDMX_UDP_TX_BATCH);
+	cr_assert_eq(gso.staged, sizeof(gso.stage));
+}
+
+Test(udp_gso, large_datagrams_go_from_where_they_are)
+{
+	for (size_t i = 0; i < 8; i++)
+		queue(i, 9000, 5000);
+	cr_assert_eq(rdmx_udp_gso_pack(&gso, batch, 8), 2);
+	expect_entry(0, 0, 7, 9000);
+	cr_assert_eq(seg_size(1), 0, "a lone datagram must go as it is");
+	cr_assert_eq(gso.msgs[1].msg_hdr.msg_iov, iov[7]);
+	cr_assert_eq(gso.staged, 0);
 }
 
 Test(udp_gso, the_kernel_delivers_the_queued_datagrams)

@@ -12,8 +12,13 @@
 
 #include "rdmx_dev.h"
 
-/* Datagrams one sendmmsg or recvmmsg batch holds. */
+/* Datagrams one recvmmsg batch holds. */
 #define RDMX_UDP_BATCH		32
+/*
+ * Datagrams one send batch holds: room for a run of full-size datagrams
+ * of a 1500-byte MTU and most of the next, in one sendmmsg.
+ */
+#define RDMX_UDP_TX_BATCH	64
 
 /*
  * The canonical raw address: an IPv4 or IPv6 socket address with every

@@ -37,20 +37,29 @@ union rdmx_udp_gso_ctl {
 	uint8_t		buf[sizeof(union rdmx_udp_ctl) + CMSG_SPACE(sizeof(uint16_t))];
 };
 
+/*
+ * Runs of datagrams up to this size are staged: copied into one buffer
+ * and handed to the kernel as one piece. A whole batch of them fits.
+ */
+#define RDMX_UDP_GSO_STAGE_SEG	4096
+
 /* A send batch packed into runs. */
 struct rdmx_udp_gso {
-	struct mmsghdr		msgs[RDMX_UDP_BATCH];
+	struct mmsghdr		msgs[RDMX_UDP_TX_BATCH];
 	/* first[i]: index in the batch of msgs[i]'s first datagram. */
-	size_t			first[RDMX_UDP_BATCH + 1];
-	struct iovec		iov[RDMX_UDP_BATCH * (1 + RDMX_DEV_SGE_MAX)];
-	union rdmx_udp_gso_ctl	ctl[RDMX_UDP_BATCH];
+	size_t			first[RDMX_UDP_TX_BATCH + 1];
+	struct iovec		iov[RDMX_UDP_TX_BATCH * (1 + RDMX_DEV_SGE_MAX)];
+	union rdmx_udp_gso_ctl	ctl[RDMX_UDP_TX_BATCH];
 	size_t			cnt;
+	size_t			staged;		/* bytes of stage the runs fill */
+	uint8_t			stage[RDMX_UDP_TX_BATCH * RDMX_UDP_GSO_STAGE_SEG];
 };
 
 /*
- * Packs the n (<= RDMX_UDP_BATCH) datagrams of batch into g->msgs, runs
- * of two or more with UDP_SEGMENT, others as they are (pointing into
- * batch's iovecs, names and control). Returns g->cnt.
+ * Packs the n (<= RDMX_UDP_TX_BATCH) datagrams of batch into g->msgs:
+ * runs of two or more with UDP_SEGMENT (of small datagrams, copied into
+ * g->stage), others as they are (pointing into batch's iovecs, names and
+ * control). Returns g->cnt.
  */
 size_t rdmx_udp_gso_pack(struct rdmx_udp_gso *g, const struct mmsghdr *batch, size_t n);
 

@@ -82,11 +82,11 @@ struct rdmx_udp_dev {
 	/* Wildcard only: where the datagram being handled was sent to. */
 	const union rdmx_udp_addr *rx_dst;
 
-	struct mmsghdr		tx_msgs[RDMX_UDP_BATCH];
-	struct iovec		tx_iov[RDMX_UDP_BATCH][1 + RDMX_DEV_SGE_MAX];
-	struct rdmx_wire_srd	tx_hdr[RDMX_UDP_BATCH];	/* headers, copied */
-	union rdmx_udp_addr	tx_to[RDMX_UDP_BATCH];	/* destinations, copied */
-	union rdmx_udp_ctl	tx_ctl[RDMX_UDP_BATCH];	/* wildcard: source */
+	struct mmsghdr		tx_msgs[RDMX_UDP_TX_BATCH];
+	struct iovec		tx_iov[RDMX_UDP_TX_BATCH][1 + RDMX_DEV_SGE_MAX];
+	struct rdmx_wire_srd	tx_hdr[RDMX_UDP_TX_BATCH];	/* headers, copied */
+	union rdmx_udp_addr	tx_to[RDMX_UDP_TX_BATCH];	/* destinations, copied */
+	union rdmx_udp_ctl	tx_ctl[RDMX_UDP_TX_BATCH];	/* wildcard: source */
 	size_t			tx_cnt;
 	int			tx_fd;		/* the socket the batch goes by */
 	uint8_t			tx_gather[RDMX_UDP_GATHER_MAX];
@@ -223,7 +223,7 @@ static void rdmx_udp_queue(struct rdmx_udp_dev *udp, int fd, const union rdmx_ud
 {
 	struct msghdr *m;
 
-	if (udp->tx_cnt == RDMX_UDP_BATCH || (udp->tx_cnt && fd != udp->tx_fd))
+	if (udp->tx_cnt == RDMX_UDP_TX_BATCH || (udp->tx_cnt && fd != udp->tx_fd))
 		rdmx_udp_flush(udp);
 	udp->tx_fd = fd;
 	m = &udp->tx_msgs[udp->tx_cnt].msg_hdr;

@@ -28,8 +28,7 @@ static bool rdmx_udp_gso_same_path(const struct msghdr *a, const struct msghdr *
  * as long as the first, the last perhaps shorter, within the kernel's
  * limits.
  */
-static size_t rdmx_udp_gso_run(const struct mmsghdr *batch, size_t i, size_t n,
-			       size_t seg)
+static size_t rdmx_udp_gso_run(const struct mmsghdr *batch, size_t i, size_t n, size_t seg)
 {
 	const struct msghdr *m = &batch[i].msg_hdr;
 	size_t j = i + 1, bytes = seg;
@@ -49,6 +48,39 @@ static size_t rdmx_udp_gso_run(const struct mmsghdr *batch, size_t i, size_t n,
 	return j;
 }
 
+/*
+ * Gives m the bytes of the run batch[i..j) of datagrams of seg bytes, in
+ * iov: small datagrams copied into the stage, one piece, as the kernel
+ * copies one piece much faster than the header and payload of each
+ * datagram apart (a third more bandwidth at 1,472-byte datagrams, Linux
+ * 6.18 in a VM); larger ones as their iovecs one after another (staging
+ * 9,000-byte datagrams cost 7%).
+ */
+static void rdmx_udp_gso_gather(struct rdmx_udp_gso *g, struct msghdr *m, struct iovec *iov,
+				const struct mmsghdr *batch, size_t i, size_t j, size_t seg)
+{
+	m->msg_iov = iov;
+	m->msg_iovlen = 0;
+	if (seg <= RDMX_UDP_GSO_STAGE_SEG) {
+		uint8_t *to = g->stage + g->staged;
+
+		for (; i < j; i++)
+			to += rdmx_copy_from_iov(to, batch[i].msg_hdr.msg_iov,
+						 batch[i].msg_hdr.msg_iovlen);
+		*iov = (struct iovec) { g->stage + g->staged,
+					(size_t) (to - (g->stage + g->staged)) };
+		g->staged += iov->iov_len;
+		m->msg_iovlen = 1;
+		return;
+	}
+	for (; i < j; i++) {
+		const struct msghdr *d = &batch[i].msg_hdr;
+
+		memcpy(iov + m->msg_iovlen, d->msg_iov, d->msg_iovlen * sizeof(*iov));
+		m->msg_iovlen += d->msg_iovlen;
+	}
+}
+
 /* Makes g->msgs[k] the run batch[i..j) of datagrams of seg bytes. */
 static void rdmx_udp_gso_join(struct rdmx_udp_gso *g, size_t k, struct iovec *iov,
 			      const struct mmsghdr *batch, size_t i, size_t j,
@@ -60,14 +92,7 @@ static void rdmx_udp_gso_join(struct rdmx_udp_gso *g, size_t k, struct iovec *io
 	struct cmsghdr *c;
 
 	*m = *first;
-	m->msg_iov = iov;
-	m->msg_iovlen = 0;
-	for (; i < j; i++) {
-		const struct msghdr *d = &batch[i].msg_hdr;
-
-		memcpy(iov + m->msg_iovlen, d->msg_iov, d->msg_iovlen * sizeof(*iov));
-		m->msg_iovlen += d->msg_iovlen;
-	}
+	rdmx_udp_gso_gather(g, m, iov, batch, i, j, seg);
 	m->msg_control = g->ctl[k].buf;
 	if (first->msg_controllen)
 		memcpy(m->msg_control, first->msg_control, first->msg_controllen);
@@ -85,6 +110,7 @@ size_t rdmx_udp_gso_pack(struct rdmx_udp_gso *g, const struct mmsghdr *batch, si
 	size_t i = 0;
 
 	g->cnt = 0;
+	g->staged = 0;
 	while (i < n) {
 		const struct msghdr *m = &batch[i].msg_hdr;
 		size_t seg = rdmx_iov_len(m->msg_iov, m->msg_iovlen);

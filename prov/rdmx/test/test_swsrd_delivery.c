@@ -48,6 +48,30 @@ Test(swsrd, clean_link_delivers_each_once_without_resending)
 }
 
 /*
+ * 1a. Sends posted with more to follow wait for the last of the burst,
+ * which sends them all, or for the next progress pass when it never comes.
+ */
+Test(swsrd, a_burst_leaves_with_its_last_send)
+{
+	struct sim *sim = sim_open(&sim_cfg, 8, 0xb0a7);
+	struct sim_dir *d = &sim->node[A].tx;
+
+	for (size_t i = 0; i < 3; i++)
+		sim_post_more(sim, A, true);
+	cr_assert_eq(d->data_pkts, 0, "%lu sent before the burst ended",
+		     (unsigned long) d->data_pkts);
+	sim_post_more(sim, A, false);
+	cr_assert_eq(d->data_pkts, 4);
+
+	sim_post_more(sim, A, true);
+	cr_assert_eq(d->data_pkts, 4);
+	sim_run(sim, sim_now + SIM_TICK_NS, NULL);
+	cr_assert_eq(d->data_pkts, 5, "a burst cut short waits past a progress pass");
+	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+}
+
+/*
  * 1b. Acknowledgements without data to ride on: a stream whose packets
  * come closer together than ack_idle_ns is acknowledged once per 16, and
  * a lone packet once its sender fell silent for ack_idle_ns.

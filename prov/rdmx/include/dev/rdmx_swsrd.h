@@ -258,10 +258,12 @@ void rdmx_swsrd_peer_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
 
 /*
  * Queues a send (wr_id and payload iov filled in); it is transmitted as
- * soon as the window allows. 0 or -FI_ENOMEM.
+ * soon as the window allows: with more (more sends follow), at the next
+ * send to the peer without it or the next progress pass, so a burst
+ * reads the clock and fills the window once. 0 or -FI_ENOMEM.
  */
 int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
-		    struct rdmx_swsrd_send *send);
+		    struct rdmx_swsrd_send *send, bool more);
 
 /* Where a received payload landed. */
 enum rdmx_srd_room {

@@ -343,7 +343,8 @@ int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
 	memcpy(send->srd.iov, iov, iov_cnt * sizeof(*iov));
 	send->srd.iov_cnt = iov_cnt;
-	ret = rdmx_swsrd_send(&dg->srd, &rdmx_dgram_ah(ah)->srd, &send->srd);
+	ret = rdmx_swsrd_send(&dg->srd, &rdmx_dgram_ah(ah)->srd, &send->srd,
+			      flags & RDMX_DEV_SEND_MORE);
 	if (ret)
 		rdmx_pool_release(&dg->send_pool, send);
 	return ret;

@@ -416,7 +416,7 @@ static void rdmx_srd_pump(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 }
 
 int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
-		    struct rdmx_swsrd_send *send)
+		    struct rdmx_swsrd_send *send, bool more)
 {
 	if (!peer->slots) {
 		peer->slots = calloc(RDMX_SRD_WINDOW, sizeof(*peer->slots));
@@ -426,7 +426,8 @@ int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 	}
 	rdmx_dlist_insert_tail(&peer->waiting, &send->link);
 	rdmx_srd_activate(srd, peer);
-	rdmx_srd_pump(srd, peer, rdmx_clock_ns());
+	if (!more)
+		rdmx_srd_pump(srd, peer, rdmx_clock_ns());
 	return 0;
 }
 

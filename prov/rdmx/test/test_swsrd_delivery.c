@@ -49,7 +49,8 @@ Test(swsrd, clean_link_delivers_each_once_without_resending)
 
 /*
  * 1a. Sends posted with more to follow wait for the last of the burst,
- * which sends them all, or for the next progress pass when it never comes.
+ * which sends them all, or for the next progress pass when it never comes
+ * (due at once, so a progress thread does not sleep over them).
  */
 Test(swsrd, a_burst_leaves_with_its_last_send)
 {
@@ -65,6 +66,8 @@ Test(swsrd, a_burst_leaves_with_its_last_send)
 
 	sim_post_more(sim, A, true);
 	cr_assert_eq(d->data_pkts, 4);
+	/* A thread about to sleep is told there is work now. */
+	cr_assert_eq(rdmx_swsrd_due(&sim->node[A].srd), 0);
 	sim_run(sim, sim_now + SIM_TICK_NS, NULL);
 	cr_assert_eq(d->data_pkts, 5, "a burst cut short waits past a progress pass");
 	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));

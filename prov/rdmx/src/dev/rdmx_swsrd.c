@@ -392,13 +392,17 @@ static void rdmx_srd_shrink(struct rdmx_swsrd_peer *peer)
 }
 
 /* Gives waiting sends a psn while the window has room. */
+/* Whether the window has room for another packet to the peer. */
+static bool rdmx_srd_room(const struct rdmx_swsrd_peer *peer)
+{
+	return peer->snd_nxt - peer->snd_una <
+	       RDMX_MIN(rdmx_srd_cc_window(&peer->cc), peer->wnd_max);
+}
+
 static void rdmx_srd_pump(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			  uint64_t now)
 {
-	uint32_t limit = RDMX_MIN(rdmx_srd_cc_window(&peer->cc), peer->wnd_max);
-
-	while (peer->snd_nxt - peer->snd_una < limit &&
-	       !rdmx_dlist_empty(&peer->waiting)) {
+	while (rdmx_srd_room(peer) && !rdmx_dlist_empty(&peer->waiting)) {
 		uint32_t psn = peer->snd_nxt;
 		struct rdmx_swsrd_slot *slot;
 
@@ -916,6 +920,9 @@ uint64_t rdmx_swsrd_due(const struct rdmx_swsrd *srd)
 						peer->ack_since + srd->cfg.ack_delay_ns));
 		if (peer->slots && peer->snd_una != peer->snd_nxt)
 			due = RDMX_MIN(due, peer->due_min);
+		/* Sends held for the rest of their burst, which never came. */
+		if (!rdmx_dlist_empty(&peer->waiting) && rdmx_srd_room(peer))
+			due = 0;
 	}
 	return due;
 }

@@ -101,6 +101,17 @@ static void rdmx_tx_queue(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	}
 }
 
+/*
+ * Whether the packet being posted has another of its send right behind
+ * it: the device holds a packet posted with more to follow until the
+ * burst's last, so a burst about to stop for want of a packet entry (or
+ * for an RNR pause) must end with this one.
+ */
+static bool rdmx_tx_more(const struct rdmx_ep *ep, const struct rdmx_txe *txe)
+{
+	return txe->next < txe->limit && ep->pke_pool.free && !rdmx_rnr_blocked(txe->peer);
+}
+
 void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
 	while (!txe->err && txe->cleared && txe->next < txe->limit) {
@@ -114,7 +125,7 @@ void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		}
 		rdmx_tx_pke_init(pke, txe, txe->peer, true);
 		rdmx_tx_segment(txe, pke);
-		if (rdmx_tx_post(pke, txe->next < txe->limit)) {
+		if (rdmx_tx_post(pke, rdmx_tx_more(ep, txe))) {
 			txe->next = next;
 			rdmx_pool_release(&ep->pke_pool, pke);
 			rdmx_tx_queue(ep, txe);

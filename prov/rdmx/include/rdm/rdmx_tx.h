@@ -270,6 +270,14 @@ size_t rdmx_tx_rma_hdr(const struct rdmx_txe *txe, struct rdmx_pke *pke, size_t 
 /* Fills pke with the next segment of a medium or long send. */
 void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke);
 
+/*
+ * Whether the packet being posted has another of its send right behind
+ * it: the device holds a packet posted with more to follow until the
+ * burst's last, so a burst about to stop for want of a packet entry (or
+ * for an RNR pause) must end with this one.
+ */
+bool rdmx_tx_more(const struct rdmx_ep *ep, const struct rdmx_txe *txe);
+
 /* Posts the segments of txe that fit, queueing it if some must wait. */
 void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe);
 

@@ -469,7 +469,7 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 	txe->next = 0;
 	rdmx_send_plan(ep, txe);
 	rdmx_tx_first(ep, txe);
-	ret = rdmx_tx_post(&txe->pke, more || txe->next < txe->limit);
+	ret = rdmx_tx_post(&txe->pke, more || rdmx_tx_more(ep, txe));
 	if (ret)
 		return ret;
 	peer->tx_msg_id++;

@@ -101,13 +101,7 @@ static void rdmx_tx_queue(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	}
 }
 
-/*
- * Whether the packet being posted has another of its send right behind
- * it: the device holds a packet posted with more to follow until the
- * burst's last, so a burst about to stop for want of a packet entry (or
- * for an RNR pause) must end with this one.
- */
-static bool rdmx_tx_more(const struct rdmx_ep *ep, const struct rdmx_txe *txe)
+bool rdmx_tx_more(const struct rdmx_ep *ep, const struct rdmx_txe *txe)
 {
 	return txe->next < txe->limit && ep->pke_pool.free && !rdmx_rnr_blocked(txe->peer);
 }

@@ -299,8 +299,8 @@ void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now);
  * The clock at which rdmx_swsrd_progress next has something to do with
  * no packet arriving (an ack delayed for batching, a retransmission, a
  * refused packet's pause, sends held for more that never came: now), or
- * UINT64_MAX when nothing is timed. Reads
- * every peer with work under way: for a thread about to sleep.
+ * UINT64_MAX when nothing is timed. Reads every peer with work under
+ * way: for a thread about to sleep.
  */
 uint64_t rdmx_swsrd_due(const struct rdmx_swsrd *srd);
 

@@ -182,9 +182,12 @@ void rdmx_swsrd_peer_window(struct rdmx_swsrd_peer *peer, bool wide)
 void rdmx_swsrd_peer_paths(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			   bool multipath)
 {
+	unsigned cnt;
+
 	peer->multipath = multipath;
-	if (peer->paths.cnt != rdmx_srd_path_cnt(srd, peer))
-		rdmx_srd_paths_init(&peer->paths, rdmx_srd_path_cnt(srd, peer));
+	cnt = rdmx_srd_path_cnt(srd, peer);
+	if (peer->paths.cnt != cnt)
+		rdmx_srd_paths_init(&peer->paths, cnt);
 }
 
 uint64_t rdmx_swsrd_cookie(const struct rdmx_swsrd *srd, const void *addr, size_t len)
@@ -391,7 +394,6 @@ static void rdmx_srd_shrink(struct rdmx_swsrd_peer *peer)
 	peer->slot_cnt = RDMX_SRD_WINDOW;
 }
 
-/* Gives waiting sends a psn while the window has room. */
 /* Whether the window has room for another packet to the peer. */
 static bool rdmx_srd_room(const struct rdmx_swsrd_peer *peer)
 {
@@ -399,6 +401,7 @@ static bool rdmx_srd_room(const struct rdmx_swsrd_peer *peer)
 	       RDMX_MIN(rdmx_srd_cc_window(&peer->cc), peer->wnd_max);
 }
 
+/* Gives waiting sends a psn while the window has room. */
 static void rdmx_srd_pump(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			  uint64_t now)
 {

@@ -28,7 +28,8 @@ static bool rdmx_udp_gso_same_path(const struct msghdr *a, const struct msghdr *
  * as long as the first, the last perhaps shorter, within the kernel's
  * limits.
  */
-static size_t rdmx_udp_gso_run(const struct mmsghdr *batch, size_t i, size_t n, size_t seg)
+static size_t rdmx_udp_gso_run(const struct mmsghdr *batch, size_t i, size_t n,
+			       size_t seg)
 {
 	const struct msghdr *m = &batch[i].msg_hdr;
 	size_t j = i + 1, bytes = seg;

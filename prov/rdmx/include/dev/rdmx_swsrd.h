@@ -89,7 +89,6 @@ struct rdmx_swsrd_slot {
 	uint16_t		copies;		/* transmissions so far */
 	uint16_t		rnr;		/* RNR refusals so far */
 	bool			in_use;
-	bool			fast_done;	/* fast-retransmitted once */
 	bool			rnr_wait;	/* refused: resend when due, no loss */
 	uint8_t			path;		/* of the first transmission */
 	uint8_t			last_path;	/* of the latest */
@@ -121,6 +120,7 @@ struct rdmx_swsrd_peer {
 	struct rdmx_srd_cc	cc;		/* the congestion window */
 	struct rdmx_srd_paths	paths;		/* our paths to it */
 	uint32_t		recover_psn;	/* no second halving before this */
+	uint64_t		silence_ns;	/* the last silent timeout's halving */
 	uint32_t		sack_end;	/* acks report on psns before this */
 	uint64_t		due_min;	/* no slot in flight is due before */
 	uint64_t		srtt_ns;

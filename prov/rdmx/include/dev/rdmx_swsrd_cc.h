@@ -17,9 +17,10 @@
  * below the product plus a quantum: a path that drops at random keeps
  * the window that fills it (one whose window fits in one merged read
  * would lose it whole, and wait for a timeout), and one whose queue
- * overflowed drains it. A loss a timer found (nothing got through)
- * halves the window and the product, down to RDMX_SRD_CWND_MIN: many
- * senders to one receiver back off however big their windows were.
+ * overflowed drains it. Silence (swsrd saw nothing sent after a packet
+ * get through over two of its timeouts) halves the window and the
+ * product, down to RDMX_SRD_CWND_MIN: a dead path, or many senders to one
+ * receiver, back off however big their windows were.
  */
 #ifndef RDMX_SWSRD_CC_H
 #define RDMX_SWSRD_CC_H
@@ -56,11 +57,8 @@ void rdmx_srd_cc_rtt(struct rdmx_srd_cc *cc, uint64_t rtt, uint64_t now);
 void rdmx_srd_cc_acked(struct rdmx_srd_cc *cc, uint32_t newly, uint64_t srtt,
 		       uint32_t limit, uint64_t now);
 
-/*
- * A loss event (at most one per window of data); timeout: a timer found
- * it, not acks of later packets, so nothing may be getting through.
- */
-void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc, bool timeout);
+/* A loss event (at most one per window of data); silent: see above. */
+void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc, bool silent);
 
 /* Packets the window lets be in flight. */
 static inline uint32_t rdmx_srd_cc_window(const struct rdmx_srd_cc *cc)

@@ -46,6 +46,9 @@ struct rdmx_srd_paths {
 	uint32_t	last_sent[RDMX_SRD_PATHS_MAX];	/* latest psn first sent */
 	uint32_t	loss[RDMX_SRD_PATHS_MAX];	/* share lost, 1/65536 */
 	uint64_t	srtt_ns[RDMX_SRD_PATHS_MAX];	/* 0: no sample yet */
+	/* When the latest packet sent once by the path and acknowledged was
+	   sent (kept with one path too). */
+	uint64_t	acked_sent_ns[RDMX_SRD_PATHS_MAX];
 };
 
 /* What acks tell of a hole in the psns acknowledged. */
@@ -85,14 +88,22 @@ void rdmx_srd_path_delivered(struct rdmx_srd_paths *p, unsigned path, uint32_t p
  */
 bool rdmx_srd_path_lost(struct rdmx_srd_paths *p, unsigned path);
 
+/* A packet sent once by path at sent_ns was acknowledged. */
+static inline void rdmx_srd_path_acked(struct rdmx_srd_paths *p, unsigned path,
+				       uint64_t sent_ns)
+{
+	if (sent_ns > p->acked_sent_ns[path])
+		p->acked_sent_ns[path] = sent_ns;
+}
+
 /*
- * Whether a timeout of psn, first sent by path, tells of the path: a
- * packet sent once after it by another path was acknowledged (una: the
- * oldest psn not acknowledged; what is behind it is old news), or the
- * path never delivered a packet while another did.
+ * Whether a timeout of a packet sent once by path at sent_ns tells of the
+ * path: a packet sent once by another path more than margin_ns after it
+ * was acknowledged (paths of equal length reorder a little), or the path
+ * never delivered a packet while another did.
  */
-bool rdmx_srd_path_blamed(const struct rdmx_srd_paths *p, unsigned path, uint32_t psn,
-			  uint32_t una);
+bool rdmx_srd_path_blamed(const struct rdmx_srd_paths *p, unsigned path, uint64_t sent_ns,
+			  uint64_t margin_ns);
 
 /*
  * The hole at psn, first sent by path age_ns ago, once packets at least

@@ -152,6 +152,7 @@ static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->snd_una = 0;
 	peer->snd_nxt = 0;
 	peer->recover_psn = 0;
+	peer->silence_ns = 0;
 	peer->sack_end = RDMX_SRD_SACK_BITS;
 	rdmx_srd_cc_init(&peer->cc, rdmx_clock_ns());
 	rdmx_srd_paths_init(&peer->paths, rdmx_srd_path_cnt(srd, peer));
@@ -474,6 +475,12 @@ static void rdmx_srd_rtt_sample(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 				srd->cfg.rto_max_ns);
 }
 
+/* How much later a packet may arrive than one sent after it: reordering. */
+static uint64_t rdmx_srd_reorder_ns(const struct rdmx_swsrd_peer *peer)
+{
+	return peer->cc.min_rtt_ns / 4;
+}
+
 /*
  * Counts the loss of the slot's packet, sent once, against its path, when
  * it is known to be the path's (a timeout: when a later packet of another
@@ -481,28 +488,57 @@ static void rdmx_srd_rtt_sample(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
  * loss tells of it, not of congestion.
  */
 static bool rdmx_srd_path_drop(struct rdmx_swsrd_peer *peer, struct rdmx_swsrd_slot *slot,
-			       uint32_t psn, bool timeout)
+			       bool timeout)
 {
 	struct rdmx_srd_paths *p = &peer->paths;
 
 	if (p->cnt == 1 || slot->copies != 1 || slot->path_lost ||
-	    (timeout && !rdmx_srd_path_blamed(p, slot->path, psn, peer->snd_una)))
+	    (timeout && !rdmx_srd_path_blamed(p, slot->path, slot->sent_ns,
+					      rdmx_srd_reorder_ns(peer))))
 		return false;
 	slot->path_lost = true;
 	return !rdmx_srd_path_lost(p, slot->path);
 }
 
 /*
- * One loss event per window of data; timeout: found by a timer. A packet
- * lost on a bad path tells of the path, not of congestion.
+ * Whether the timeout of a slot tells that nothing gets through: its
+ * resend timed out too, and no packet sent (once) after its first copy
+ * was acknowledged. A loss at random leaves later packets to be
+ * acknowledged; a dead path or a receiver drowned by many senders not.
  */
-static void rdmx_srd_loss(struct rdmx_swsrd_peer *peer, uint32_t psn, bool timeout)
+static bool rdmx_srd_silent(const struct rdmx_swsrd_peer *peer,
+			    const struct rdmx_swsrd_slot *slot)
 {
-	if (rdmx_srd_path_drop(peer, rdmx_srd_slot(peer, psn), psn, timeout))
+	if (slot->retries < 2)
+		return false;
+	for (unsigned k = 0; k < peer->paths.cnt; k++)
+		if (peer->paths.acked_sent_ns[k] >= slot->first_ns)
+			return false;
+	return true;
+}
+
+/*
+ * One loss event per window of data; timeout: found by a timer. A packet
+ * lost on a bad path tells of the path, not of congestion. Silence
+ * (rdmx_srd_silent) shrinks the window and the product once per round of
+ * timeouts, each round an RTO or more after the last.
+ */
+static void rdmx_srd_loss(struct rdmx_swsrd_peer *peer, uint32_t psn, bool timeout,
+			  uint64_t now)
+{
+	struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+	bool silent = timeout && rdmx_srd_silent(peer, slot);
+
+	if (rdmx_srd_path_drop(peer, slot, timeout))
 		return;
-	if (rdmx_srd_before(psn, peer->recover_psn))
+	if (silent) {
+		if (now - peer->silence_ns < peer->rto_ns)
+			return;
+		peer->silence_ns = now;
+	} else if (rdmx_srd_before(psn, peer->recover_psn)) {
 		return;
-	rdmx_srd_cc_loss(&peer->cc, timeout);
+	}
+	rdmx_srd_cc_loss(&peer->cc, silent);
 	peer->recover_psn = peer->snd_nxt;
 }
 
@@ -530,7 +566,23 @@ static enum rdmx_srd_hole rdmx_srd_hole(const struct rdmx_swsrd_peer *peer,
 				  now - slot->sent_ns, peer->srtt_ns, RDMX_SRD_DUPTHRESH);
 }
 
-/* Retransmits holes that three later acknowledged packets jumped over. */
+/*
+ * Whether the last copy of a resent slot was lost: a packet sent once
+ * after it by the same path, by more than a quarter of the least round
+ * trip (reordering), was acknowledged (RACK, RFC 8985). Psns cannot tell:
+ * the resend carries its old one.
+ */
+static bool rdmx_srd_overtaken(const struct rdmx_swsrd_peer *peer,
+			       const struct rdmx_swsrd_slot *slot)
+{
+	return slot->sent_ns + rdmx_srd_reorder_ns(peer) <
+	       peer->paths.acked_sent_ns[slot->last_path];
+}
+
+/*
+ * Retransmits holes that three later acknowledged packets jumped over,
+ * and resends that later packets overtook.
+ */
 static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 				 const struct rdmx_srd_hdr *hdr, uint64_t now)
 {
@@ -544,13 +596,18 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 		enum rdmx_srd_hole hole;
 
-		if (!slot->in_use || slot->fast_done || slot->rnr ||
-		    !(hole = rdmx_srd_hole(peer, slot, psn, now)))
+		if (!slot->in_use || slot->rnr)
 			continue;
-		slot->fast_done = true;
+		if (slot->copies > 1)
+			hole = rdmx_srd_overtaken(peer, slot) ? RDMX_SRD_HOLE_LOST :
+			       RDMX_SRD_HOLE_WAIT;
+		else
+			hole = rdmx_srd_hole(peer, slot, psn, now);
+		if (!hole)
+			continue;
 		srd->stats->fast_retransmits++;
 		if (hole == RDMX_SRD_HOLE_LOST)
-			rdmx_srd_loss(peer, psn, false);
+			rdmx_srd_loss(peer, psn, false, now);
 		rdmx_srd_xmit_slot(srd, peer, psn, now);
 	}
 }
@@ -577,6 +634,7 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 			continue;
 		/* Karn: only packets sent once give an unambiguous sample. */
 		if (slot->copies == 1) {
+			rdmx_srd_path_acked(&peer->paths, slot->last_path, slot->sent_ns);
 			rdmx_srd_rtt_sample(srd, peer, now - slot->sent_ns);
 			rdmx_srd_cc_rtt(&peer->cc, now - slot->sent_ns, now);
 			if (peer->paths.cnt > 1)
@@ -877,7 +935,7 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		}
 		slot->retries++;
 		srd->stats->retransmits++;
-		rdmx_srd_loss(peer, psn, true);
+		rdmx_srd_loss(peer, psn, true, now);
 		rdmx_srd_xmit_slot(srd, peer, psn, now);
 	}
 	return true;

@@ -59,12 +59,12 @@ void rdmx_srd_cc_acked(struct rdmx_srd_cc *cc, uint32_t newly, uint64_t srtt,
 	cc->cwnd_x16 = RDMX_MIN(cc->cwnd_x16 + grow, cap);
 }
 
-void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc, bool timeout)
+void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc, bool silent)
 {
 	uint32_t floor = RDMX_MIN(cc->bdp_x16 + RDMX_SRD_QUANTUM * 16, cc->cwnd_x16);
 
-	if (timeout) {
-		/* Nothing got through: what was measured may be gone too. */
+	if (silent) {
+		/* Nothing gets through: what was measured may be gone too. */
 		cc->bdp_x16 /= 2;
 		floor = 0;
 	}

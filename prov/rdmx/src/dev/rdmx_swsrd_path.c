@@ -118,11 +118,11 @@ static int32_t rdmx_srd_path_ahead(const struct rdmx_srd_paths *p, unsigned path
 	return (int32_t) (p->high[path] - psn);
 }
 
-bool rdmx_srd_path_blamed(const struct rdmx_srd_paths *p, unsigned path, uint32_t psn,
-			  uint32_t una)
+bool rdmx_srd_path_blamed(const struct rdmx_srd_paths *p, unsigned path, uint64_t sent_ns,
+			  uint64_t margin_ns)
 {
 	for (unsigned k = 0; k < p->cnt; k++)
-		if (k != path && (rdmx_srd_path_ahead(p, k, psn, una) > 0 ||
+		if (k != path && (p->acked_sent_ns[k] > sent_ns + margin_ns ||
 				  (!p->high_set[path] && p->high_set[k])))
 			return true;
 	return false;

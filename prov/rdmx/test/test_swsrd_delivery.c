@@ -3,6 +3,7 @@
  * swsrd tests: delivery over a clean and a lossy link: each send once,
  * acknowledgements coalesced, losses resent, the window bounded.
  */
+#include "rdmx_clock.h"
 #include "rdmx_test_srd.h"
 
 /* 1. A clean link: everything arrives once, nothing is resent. */
@@ -72,6 +73,62 @@ Test(swsrd, a_burst_leaves_with_its_last_send)
 	cr_assert_eq(d->data_pkts, 5, "a burst cut short waits past a progress pass");
 	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
 	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+}
+
+/* xmit and done of an engine whose two peers are counted apart. */
+static struct rdmx_swsrd_peer two_peer[2];
+static unsigned two_xmits[2], two_done;
+
+static int two_xmit(void *ctx, struct rdmx_swsrd_peer *peer, unsigned path,
+		    const struct iovec *iov, size_t iov_cnt)
+{
+	(void) ctx;
+	(void) path;
+	(void) iov;
+	(void) iov_cnt;
+	two_xmits[peer == &two_peer[1]]++;
+	return 0;
+}
+
+static void two_sent(void *ctx, struct rdmx_swsrd_send *send, enum rdmx_dev_status status)
+{
+	(void) ctx;
+	(void) send;
+	cr_assert_eq(status, RDMX_DEV_FLUSHED);
+	two_done++;
+}
+
+/*
+ * 1b. One peer at a time holds sends back: a burst to one peer (posted
+ * with more) leaves as soon as a send to another is posted, and the
+ * other's, held in turn, at the next progress pass.
+ */
+Test(swsrd, a_send_to_another_peer_takes_the_held_ones_along)
+{
+	static const struct rdmx_swsrd_ops ops = { .xmit = two_xmit, .done = two_sent };
+	struct rdmx_swsrd srd;
+	struct rdmx_dev_stats stats = { 0 };
+	struct rdmx_swsrd_send sends[5];
+
+	memset(sends, 0, sizeof(sends));
+	cr_assert_eq(rdmx_swsrd_construct(&srd, &ops, NULL, &sim_cfg, 1, &stats), 0);
+	for (int k = 0; k < 2; k++)
+		rdmx_swsrd_peer_construct(&srd, &two_peer[k], &two_peer[k], 0);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(rdmx_swsrd_send(&srd, &two_peer[0], &sends[i], true), 0);
+	cr_assert_eq(two_xmits[0], 0, "a burst left before its end");
+	cr_assert_eq(rdmx_swsrd_send(&srd, &two_peer[1], &sends[3], true), 0);
+	cr_assert_eq(two_xmits[0], 3, "the first peer's burst still held");
+	cr_assert_eq(two_xmits[1], 0);
+	cr_assert_eq(rdmx_swsrd_due(&srd), 0, "a thread about to sleep is told");
+	rdmx_swsrd_progress(&srd, rdmx_clock_ns());
+	cr_assert_eq(two_xmits[1], 1);
+	cr_assert_eq(rdmx_swsrd_send(&srd, &two_peer[0], &sends[4], false), 0);
+	cr_assert_eq(two_xmits[0], 4, "a send without more leaves at once");
+	for (int k = 0; k < 2; k++)
+		rdmx_swsrd_peer_destruct(&srd, &two_peer[k]);
+	cr_assert_eq(two_done, 5);
+	rdmx_swsrd_destruct(&srd);
 }
 
 /*

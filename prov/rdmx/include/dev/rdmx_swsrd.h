@@ -185,6 +185,8 @@ struct rdmx_swsrd {
 	uint32_t			challenges;	/* sent in it */
 	uint64_t			pass;		/* progress calls so far */
 	struct rdmx_dlist		active;		/* of rdmx_swsrd_peer */
+	struct rdmx_swsrd_peer		*holding;	/* sent to with more; NULL
+							   when none holds sends */
 	struct rdmx_hash		tags;		/* local_tag → rdmx_swsrd_peer */
 	struct rdmx_dev_stats		*stats;		/* the device's counters */
 };
@@ -259,8 +261,9 @@ void rdmx_swsrd_peer_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
 /*
  * Queues a send (wr_id and payload iov filled in); it is transmitted as
  * soon as the window allows: with more (more sends follow), at the next
- * send to the peer without it or the next progress pass, so a burst
- * reads the clock and fills the window once. 0 or -FI_ENOMEM.
+ * send to the peer without it, the next send to another peer, or the next
+ * progress pass, so a burst reads the clock and fills the window once
+ * (and one peer at a time holds sends back). 0 or -FI_ENOMEM.
  */
 int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		    struct rdmx_swsrd_send *send, bool more);

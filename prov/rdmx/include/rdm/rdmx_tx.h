@@ -201,6 +201,18 @@ static inline bool rdmx_tx_fetches(const struct rdmx_txe *txe)
 ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req);
 
 /*
+ * Whether the send being posted waits for more (RDMX_DEV_SEND_MORE):
+ * asked with FI_MORE, or past the first FI_RDMX_TX_BATCH sends since the
+ * endpoint's latest progress pass and not the last of a batch of that
+ * many. A stream of small sends reaches the kernel in batches (one
+ * system call, one segmentation offload run); a lone send, or a burst
+ * shorter than a batch, leaves at once. What a batch holds leaves at the
+ * next progress pass (any fi_cq_read, fi_cntr_read or wait), or when a
+ * send to another peer is posted (rdmx_swsrd_send).
+ */
+bool rdmx_send_more(struct rdmx_ep *ep, uint64_t flags);
+
+/*
  * Puts a filled send on the wire: its message number, its first packet,
  * then what the device takes; more: more sends follow at once. 0, or
  * -FI_EAGAIN when the device took nothing (the send can start again).

@@ -103,6 +103,8 @@ struct rdmx_params {
 	size_t	ping_timeout_ms; /* FI_RDMX_PING_TIMEOUT (ms) */
 	size_t	ping_retries;	/* FI_RDMX_PING_RETRIES */
 	size_t	pending_max;	/* FI_RDMX_PENDING_MAX: sends a stub keeps */
+	size_t	tx_batch;	/* FI_RDMX_TX_BATCH: sends in a row before
+				   they go to the device in batches */
 	size_t	rto_min_us;	/* FI_RDMX_RTO_MIN_US: least RTO margin over SRTT */
 	size_t	unreach_ms;	/* FI_RDMX_UNREACH_MS: silence before failure */
 	size_t	connect_ms;	/* FI_RDMX_CONNECT_MS: fi_connect's time-out */

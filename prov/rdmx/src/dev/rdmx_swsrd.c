@@ -434,6 +434,9 @@ int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 	}
 	rdmx_dlist_insert_tail(&peer->waiting, &send->link);
 	rdmx_srd_activate(srd, peer);
+	if (srd->holding && srd->holding != peer)
+		rdmx_srd_pump(srd, srd->holding, rdmx_clock_ns());
+	srd->holding = more ? peer : NULL;
 	if (!more)
 		rdmx_srd_pump(srd, peer, rdmx_clock_ns());
 	return 0;
@@ -945,6 +948,7 @@ void rdmx_swsrd_progress(struct rdmx_swsrd *srd, uint64_t now)
 {
 	struct rdmx_dlist *it, *next;
 
+	srd->holding = NULL;
 	for (it = srd->active.next; it != &srd->active; it = next) {
 		struct rdmx_swsrd_peer *peer =
 			rdmx_container_of(it, struct rdmx_swsrd_peer, active_link);
@@ -1003,6 +1007,8 @@ void rdmx_swsrd_flush_acks(struct rdmx_swsrd *srd)
 
 void rdmx_swsrd_peer_destruct(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
 {
+	if (srd->holding == peer)
+		srd->holding = NULL;
 	rdmx_srd_tag_unindex(srd, peer);
 	rdmx_srd_fail_all(srd, peer, RDMX_DEV_FLUSHED);
 	if (peer->active)

@@ -233,6 +233,7 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 	}
 	if (!ep->enabled)
 		return;
+	ep->tx_run = 0;
 	n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
 	if (!n) {
 		/* The timers below may be late by a coarse tick when nothing came. */

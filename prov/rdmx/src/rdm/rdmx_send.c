@@ -406,6 +406,13 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	rdmx_tx_pke_init(&txe->pke, txe, peer, false);
 }
 
+bool rdmx_send_more(struct rdmx_ep *ep, uint64_t flags)
+{
+	size_t batch = g_rdmx_params.tx_batch;
+
+	return (flags & FI_MORE) || (batch && ++ep->tx_run > batch && ep->tx_run % batch);
+}
+
 ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 {
 	size_t len = rdmx_iov_len(req->iov, req->iov_cnt);
@@ -431,7 +438,7 @@ ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)
 		return -FI_EAGAIN;
 	rdmx_send_fill(ep, txe, req, peer, len, level, copy);
 	/* A stub keeps the send until its handshake is over (rdmx_conn.h). */
-	ret = rdmx_conn_ready(ep, peer) ? rdmx_tx_start(ep, txe, req->flags & FI_MORE) :
+	ret = rdmx_conn_ready(ep, peer) ? rdmx_tx_start(ep, txe, rdmx_send_more(ep, req->flags)) :
 					  rdmx_conn_defer(ep, peer, txe);
 	if (ret) {
 		/* Never posted: nothing ended for its owner to hear of. */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rdmx unit tests: sends posted in a row go to the device in batches
+ * (rdmx_send_more, FI_RDMX_TX_BATCH): a lone send and a short burst
+ * leave at once, a long run waits for each batch's last send or the next
+ * progress pass, and nothing is lost or reordered on the way.
+ */
+#include "rdmx_test_pair.h"
+#include "fake_ibv.h"
+#include "rdmx_ep.h"
+#include "rdmx_tx.h"
+
+#define RUN	100
+
+static struct fake_ibv_dev_cfg cfg;
+
+static void batch_setup(void)
+{
+	fake_ibv_cfg(&cfg, FAKE_IBV_IB, "mlx5_0", 1);
+	fake_ibv_install(&cfg, 1);
+}
+
+TestSuite(rdm_batch, .init = batch_setup);
+
+/* The first 32 sends in a row go at once; then each 32nd sends its batch. */
+Test(rdm_batch, a_long_run_waits_for_each_batch_s_last_send)
+{
+	struct rdmx_ep ep;
+
+	memset(&ep, 0, sizeof(ep));
+	cr_assert_eq(g_rdmx_params.tx_batch, 32);
+	for (size_t i = 1; i <= RUN; i++)
+		cr_assert_eq(rdmx_send_more(&ep, 0), i > 32 && i % 32, "send %zu of a run", i);
+	cr_assert(rdmx_send_more(&ep, FI_MORE), "FI_MORE always waits");
+	g_rdmx_params.tx_batch = 0;
+	for (size_t i = 1; i <= RUN; i++)
+		cr_assert_not(rdmx_send_more(&ep, 0), "FI_RDMX_TX_BATCH=0 held send %zu", i);
+	cr_assert(rdmx_send_more(&ep, FI_MORE));
+}
+
+/*
+ * Over swsrd (the fake verbs device): a run of sends posted with no call
+ * between arrives whole and in order once the application reads its
+ * completion queue, and a progress pass starts the count again, so that
+ * the next lone send leaves at once.
+ */
+Test(rdm_batch, a_run_arrives_whole_after_a_progress_pass)
+{
+	static uint8_t in[RUN][8], out[RUN][8];
+	struct rdmx_test_pair tp;
+	struct fi_cq_tagged_entry comp;
+	struct rdmx_ep *ep;
+
+	rdmx_test_pair_open(&tp, "verbs");
+	rdmx_test_pair_transfer(&tp, 8, 0);
+	ep = rdmx_ep(tp.ep[0]);
+	for (size_t i = 0; i < RUN; i++) {
+		memset(out[i], (int) i, sizeof(out[i]));
+		cr_assert_eq(fi_trecv(tp.ep[1], in[i], sizeof(in[i]), NULL, tp.peer[1], 7, 0,
+				      in[i]), 0);
+	}
+	for (size_t i = 0; i < RUN; i++)
+		cr_assert_eq(fi_tsend(tp.ep[0], out[i], sizeof(out[i]), NULL, tp.peer[0], 7,
+				      out[i]), 0, "send %zu", i);
+	cr_assert_eq(ep->tx_run, RUN);
+	for (size_t i = 0; i < RUN; i++) {
+		cr_assert_eq(rdmx_test_pair_wait(&tp, 1, &comp, NULL), 0);
+		cr_assert_eq(comp.op_context, in[i], "message %zu out of order", i);
+		cr_assert_eq(memcmp(in[i], out[i], sizeof(in[i])), 0);
+	}
+	for (size_t i = 0; i < RUN; i++)
+		cr_assert_eq(rdmx_test_pair_wait(&tp, 0, &comp, NULL), 0);
+	cr_assert_eq(ep->tx_run, 0, "a progress pass starts the count again");
+	cr_assert_not(rdmx_send_more(ep, 0), "a lone send after it leaves at once");
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
+}

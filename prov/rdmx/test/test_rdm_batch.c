@@ -75,3 +75,43 @@ Test(rdm_batch, a_run_arrives_whole_after_a_progress_pass)
 	rdmx_test_pair_close(&tp);
 	cr_assert_eq(fake_ibv_live(), 0);
 }
+
+/*
+ * Completions written at posting (FI_INJECT_COMPLETE) keep the queue from
+ * ever being empty: a read that finds them still lets the held sends go,
+ * so an application that reads each completion as it comes and then
+ * stops does not strand the last batch.
+ */
+Test(rdm_batch, a_read_with_entries_ready_lets_held_sends_go)
+{
+	static uint8_t in[40][8], out[40][8];
+	struct rdmx_test_pair tp;
+	struct fi_cq_tagged_entry comp;
+	struct rdmx_ep *ep;
+
+	rdmx_test_pair_open(&tp, "verbs");
+	rdmx_test_pair_transfer(&tp, 8, 0);
+	ep = rdmx_ep(tp.ep[0]);
+	for (size_t i = 0; i < 40; i++) {
+		struct iovec iov = { out[i], sizeof(out[i]) };
+		struct fi_msg_tagged msg = {
+			.msg_iov = &iov, .iov_count = 1, .addr = tp.peer[0],
+			.tag = 9, .context = out[i],
+		};
+
+		cr_assert_eq(fi_trecv(tp.ep[1], in[i], sizeof(in[i]), NULL, tp.peer[1], 9, 0,
+				      in[i]), 0);
+		cr_assert_eq(fi_tsendmsg(tp.ep[0], &msg, FI_COMPLETION | FI_INJECT_COMPLETE), 0);
+	}
+	cr_assert(rdmx_send_holding(ep));
+	cr_assert_eq(fi_cq_read(tp.cq[0], &comp, 1), 1);
+	cr_assert_not(rdmx_send_holding(ep), "a read with entries ready did not progress");
+	for (size_t i = 0; i < 40; i++) {
+		cr_assert_eq(rdmx_test_pair_wait(&tp, 1, &comp, NULL), 0);
+		cr_assert_eq(comp.op_context, in[i]);
+	}
+	for (size_t i = 1; i < 40; i++)
+		cr_assert_eq(rdmx_test_pair_wait(&tp, 0, &comp, NULL), 0);
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
+}

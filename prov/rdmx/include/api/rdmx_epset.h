@@ -9,6 +9,7 @@
 #ifndef RDMX_EPSET_H
 #define RDMX_EPSET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,7 @@ void rdmx_epset_destruct(struct rdmx_epset *set);
 
 /* The top of the rdm layer (rdmx_ep.h, which includes this file). */
 void rdmx_ep_progress(struct rdmx_ep *ep);
+bool rdmx_send_holding(const struct rdmx_ep *ep);
 
 /*
  * Progresses every endpoint; the domain lock held. Inline: a CQ or
@@ -45,6 +47,15 @@ static inline void rdmx_epset_progress(const struct rdmx_epset *set)
 	for (size_t i = 0; i < set->cnt; i++)
 		rdmx_ep_progress(set->eps[i].ep);
 }
+/* Whether an endpoint holds sends back (rdmx_send_holding). */
+static inline bool rdmx_epset_holding(const struct rdmx_epset *set)
+{
+	for (size_t i = 0; i < set->cnt; i++)
+		if (rdmx_send_holding(set->eps[i].ep))
+			return true;
+	return false;
+}
+
 /* rdmx_ep_wait_arm of every endpoint: 0 or -FI_EAGAIN; domain lock held. */
 int rdmx_epset_arm(const struct rdmx_epset *set, uint64_t *due_p);
 

@@ -121,6 +121,8 @@ struct rdmx_swsrd_peer {
 	struct rdmx_srd_paths	paths;		/* our paths to it */
 	uint32_t		recover_psn;	/* no second halving before this */
 	uint64_t		silence_ns;	/* the last silent timeout's halving */
+	uint64_t		acked_first_ns;	/* latest first send of a packet
+						   acknowledged */
 	uint32_t		sack_end;	/* acks report on psns before this */
 	uint64_t		due_min;	/* no slot in flight is due before */
 	uint64_t		srtt_ns;

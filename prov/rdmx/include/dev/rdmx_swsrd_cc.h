@@ -19,8 +19,8 @@
  * would lose it whole, and wait for a timeout), and one whose queue
  * overflowed drains it. Silence (swsrd saw nothing sent after a packet
  * get through over two of its timeouts) halves the window and the
- * product, down to RDMX_SRD_CWND_MIN: a dead path, or many senders to one
- * receiver, back off however big their windows were.
+ * product, down to RDMX_SRD_CWND_MIN: a dead path backs off however big
+ * its window was.
  */
 #ifndef RDMX_SWSRD_CC_H
 #define RDMX_SWSRD_CC_H

@@ -80,6 +80,12 @@ static inline struct rdmx_dev *rdmx_lanes_rx_dev(const struct rdmx_lanes *lanes,
  */
 int rdmx_lanes_poll(struct rdmx_lanes *lanes, struct rdmx_dev_cqe *cqe, int max);
 
+/* The next rdmx_lanes_poll polls the NIC, however busy the shm lane is. */
+static inline void rdmx_lanes_poll_nic_next(struct rdmx_lanes *lanes)
+{
+	lanes->nic_wait = 0;
+}
+
 /*
  * The descriptors a thread may sleep on for lanes (the wait_fd of each
  * device that has one) into fds; returns how many (at most 2).

@@ -207,10 +207,15 @@ ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req);
  * many. A stream of small sends reaches the kernel in batches (one
  * system call, one segmentation offload run); a lone send, or a burst
  * shorter than a batch, leaves at once. What a batch holds leaves at the
- * next progress pass (any fi_cq_read, fi_cntr_read or wait), or when a
- * send to another peer is posted (rdmx_swsrd_send).
+ * next progress pass, which the next completion queue or counter read
+ * makes while rdmx_send_holding (even one with entries ready), or when a
+ * send to another peer of the device is posted (rdmx_swsrd_send).
  */
 bool rdmx_send_more(struct rdmx_ep *ep, uint64_t flags);
+
+/* Whether sends of the endpoint's run may be held: past a batch, not at
+   the end of one. */
+bool rdmx_send_holding(const struct rdmx_ep *ep);
 
 /*
  * Puts a filled send on the wire: its message number, its first packet,

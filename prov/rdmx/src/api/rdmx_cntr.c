@@ -49,7 +49,7 @@ static int rdmx_cntr_check_for(struct rdmx_cntr *cntr, bool (*reached)(const voi
 	rdmx_lock_acquire(&cntr->domain->lock);
 	/* Once: the counter's own reached() takes the value it saw as seen. */
 	done = reached(arg);
-	if (!done) {
+	if (!done || rdmx_epset_holding(&cntr->eps)) {
 		rdmx_cntr_progress_locked(cntr);
 		done = reached(arg);
 	}

@@ -155,9 +155,11 @@ static ssize_t rdmx_cq_take(struct rdmx_cq *cq, void *buf, size_t count,
 	 * Progress when nothing is ready or nothing is asked for (a read of
 	 * no entries only drives progress), as libfabric's own CQs do: an
 	 * entry already queued (a send completed at posting, say) is handed
-	 * out without a device poll, a system call on the udp device.
+	 * out without a device poll, a system call on the udp device; and
+	 * when an endpoint holds sends back, which the read lets go.
 	 */
-	if (!count || (cq->head == cq->tail && rdmx_dlist_empty(&cq->errs)))
+	if (!count || (cq->head == cq->tail && rdmx_dlist_empty(&cq->errs)) ||
+	    rdmx_epset_holding(&cq->eps))
 		rdmx_epset_progress(&cq->eps);
 	if (!rdmx_dlist_empty(&cq->errs))
 		return -FI_EAVAIL;

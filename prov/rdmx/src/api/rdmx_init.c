@@ -90,7 +90,7 @@ static const struct {
 	{ "pending_max", &g_rdmx_params.pending_max,
 	  "Sends a peer keeps while its handshake runs; beyond, sends to it return -FI_EAGAIN (default 4096)." },
 	{ "tx_batch", &g_rdmx_params.tx_batch,
-	  "Sends an endpoint takes in a row, with no progress call (such as fi_cq_read) between, before it hands the later ones to the device in batches of this many: each batch leaves with its last send, and what is left at the next progress call or with a send to another peer. A lone send or a shorter burst leaves at once; 0: every send leaves at once (default 32)." },
+	  "Sends an endpoint takes in a row, with no progress between (a completion queue or counter read that finds nothing ready, or a wait), before it hands the later ones to the device in batches of this many: each batch leaves with its last send, and what is left at the next completion queue or counter read or with a send to another peer of the same device. A lone send or a shorter burst leaves at once; 0: every send leaves at once (default 32)." },
 	{ "rto_min_us", &g_rdmx_params.rto_min_us,
 	  "swsrd: least margin of the retransmission timeout over the smoothed round trip, in microseconds (default 500)." },
 	{ "unreach_ms", &g_rdmx_params.unreach_ms,

@@ -153,6 +153,7 @@ static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->snd_nxt = 0;
 	peer->recover_psn = 0;
 	peer->silence_ns = 0;
+	peer->acked_first_ns = 0;
 	peer->sack_end = RDMX_SRD_SACK_BITS;
 	rdmx_srd_cc_init(&peer->cc, rdmx_clock_ns());
 	rdmx_srd_paths_init(&peer->paths, rdmx_srd_path_cnt(srd, peer));
@@ -505,19 +506,15 @@ static bool rdmx_srd_path_drop(struct rdmx_swsrd_peer *peer, struct rdmx_swsrd_s
 
 /*
  * Whether the timeout of a slot tells that nothing gets through: its
- * resend timed out too, and no packet sent (once) after its first copy
- * was acknowledged. A loss at random leaves later packets to be
- * acknowledged; a dead path or a receiver drowned by many senders not.
+ * resend timed out too, and no packet first sent with or after its first
+ * copy was acknowledged (any copy of it: a window resent whole is acked
+ * by resends). A loss at random leaves later packets to be acknowledged;
+ * a dead path not.
  */
 static bool rdmx_srd_silent(const struct rdmx_swsrd_peer *peer,
 			    const struct rdmx_swsrd_slot *slot)
 {
-	if (slot->retries < 2)
-		return false;
-	for (unsigned k = 0; k < peer->paths.cnt; k++)
-		if (peer->paths.acked_sent_ns[k] >= slot->first_ns)
-			return false;
-	return true;
+	return slot->retries >= 2 && peer->acked_first_ns < slot->first_ns;
 }
 
 /*
@@ -644,6 +641,7 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 				rdmx_srd_path_delivered(&peer->paths, slot->path, psn,
 							now - slot->sent_ns);
 		}
+		peer->acked_first_ns = RDMX_MAX(peer->acked_first_ns, slot->first_ns);
 		rdmx_srd_complete(srd, slot, RDMX_DEV_OK);
 		newly++;
 	}

@@ -233,6 +233,9 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 	}
 	if (!ep->enabled)
 		return;
+	/* Held sends leave by the NIC's poll: it is not passed by this time. */
+	if (rdmx_send_holding(ep))
+		rdmx_lanes_poll_nic_next(&ep->lanes);
 	ep->tx_run = 0;
 	n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
 	if (!n) {

@@ -408,9 +408,17 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 
 bool rdmx_send_more(struct rdmx_ep *ep, uint64_t flags)
 {
+	if (flags & FI_MORE)
+		return true;
+	ep->tx_run++;
+	return rdmx_send_holding(ep);
+}
+
+bool rdmx_send_holding(const struct rdmx_ep *ep)
+{
 	size_t batch = g_rdmx_params.tx_batch;
 
-	return (flags & FI_MORE) || (batch && ++ep->tx_run > batch && ep->tx_run % batch);
+	return batch && ep->tx_run > batch && ep->tx_run % batch;
 }
 
 ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)

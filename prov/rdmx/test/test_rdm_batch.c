@@ -38,38 +38,58 @@ Test(rdm_batch, a_long_run_waits_for_each_batch_s_last_send)
 	cr_assert(rdmx_send_more(&ep, FI_MORE));
 }
 
+#define TAG	7
+
 /*
- * Over swsrd (the fake verbs device): a run of sends posted with no call
- * between arrives whole and in order once the application reads its
- * completion queue, and a progress pass starts the count again, so that
- * the next lone send leaves at once.
+ * A connected pair over swsrd (the fake verbs device) with n receives of
+ * in posted at endpoint 1; returns endpoint 0's rdmx_ep.
+ */
+static struct rdmx_ep *batch_open(struct rdmx_test_pair *tp, uint8_t (*in)[8], size_t n)
+{
+	rdmx_test_pair_open(tp, "verbs");
+	rdmx_test_pair_transfer(tp, 8, 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(fi_trecv(tp->ep[1], in[i], sizeof(in[i]), NULL, tp->peer[1], TAG,
+				      0, in[i]), 0);
+	return rdmx_ep(tp->ep[0]);
+}
+
+/*
+ * The n messages of out arrive in order as in; then the sends complete,
+ * but for the first `read`, which endpoint 0 already took.
+ */
+static void batch_arrive(struct rdmx_test_pair *tp, uint8_t (*in)[8], uint8_t (*out)[8],
+			 size_t n, size_t read)
+{
+	struct fi_cq_tagged_entry comp;
+
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(rdmx_test_pair_wait(tp, 1, &comp, NULL), 0);
+		cr_assert_eq(comp.op_context, in[i], "message %zu out of order", i);
+		cr_assert_eq(memcmp(in[i], out[i], sizeof(in[i])), 0);
+	}
+	for (size_t i = read; i < n; i++)
+		cr_assert_eq(rdmx_test_pair_wait(tp, 0, &comp, NULL), 0);
+}
+
+/*
+ * A run of sends posted with no call between arrives whole and in order
+ * once the application reads its completion queue, and a progress pass
+ * starts the count again, so that the next lone send leaves at once.
  */
 Test(rdm_batch, a_run_arrives_whole_after_a_progress_pass)
 {
 	static uint8_t in[RUN][8], out[RUN][8];
 	struct rdmx_test_pair tp;
-	struct fi_cq_tagged_entry comp;
-	struct rdmx_ep *ep;
+	struct rdmx_ep *ep = batch_open(&tp, in, RUN);
 
-	rdmx_test_pair_open(&tp, "verbs");
-	rdmx_test_pair_transfer(&tp, 8, 0);
-	ep = rdmx_ep(tp.ep[0]);
 	for (size_t i = 0; i < RUN; i++) {
 		memset(out[i], (int) i, sizeof(out[i]));
-		cr_assert_eq(fi_trecv(tp.ep[1], in[i], sizeof(in[i]), NULL, tp.peer[1], 7, 0,
-				      in[i]), 0);
-	}
-	for (size_t i = 0; i < RUN; i++)
-		cr_assert_eq(fi_tsend(tp.ep[0], out[i], sizeof(out[i]), NULL, tp.peer[0], 7,
+		cr_assert_eq(fi_tsend(tp.ep[0], out[i], sizeof(out[i]), NULL, tp.peer[0], TAG,
 				      out[i]), 0, "send %zu", i);
-	cr_assert_eq(ep->tx_run, RUN);
-	for (size_t i = 0; i < RUN; i++) {
-		cr_assert_eq(rdmx_test_pair_wait(&tp, 1, &comp, NULL), 0);
-		cr_assert_eq(comp.op_context, in[i], "message %zu out of order", i);
-		cr_assert_eq(memcmp(in[i], out[i], sizeof(in[i])), 0);
 	}
-	for (size_t i = 0; i < RUN; i++)
-		cr_assert_eq(rdmx_test_pair_wait(&tp, 0, &comp, NULL), 0);
+	cr_assert_eq(ep->tx_run, RUN);
+	batch_arrive(&tp, in, out, RUN, 0);
 	cr_assert_eq(ep->tx_run, 0, "a progress pass starts the count again");
 	cr_assert_not(rdmx_send_more(ep, 0), "a lone send after it leaves at once");
 	rdmx_test_pair_close(&tp);
@@ -87,31 +107,21 @@ Test(rdm_batch, a_read_with_entries_ready_lets_held_sends_go)
 	static uint8_t in[40][8], out[40][8];
 	struct rdmx_test_pair tp;
 	struct fi_cq_tagged_entry comp;
-	struct rdmx_ep *ep;
+	struct rdmx_ep *ep = batch_open(&tp, in, 40);
 
-	rdmx_test_pair_open(&tp, "verbs");
-	rdmx_test_pair_transfer(&tp, 8, 0);
-	ep = rdmx_ep(tp.ep[0]);
 	for (size_t i = 0; i < 40; i++) {
 		struct iovec iov = { out[i], sizeof(out[i]) };
 		struct fi_msg_tagged msg = {
 			.msg_iov = &iov, .iov_count = 1, .addr = tp.peer[0],
-			.tag = 9, .context = out[i],
+			.tag = TAG, .context = out[i],
 		};
 
-		cr_assert_eq(fi_trecv(tp.ep[1], in[i], sizeof(in[i]), NULL, tp.peer[1], 9, 0,
-				      in[i]), 0);
 		cr_assert_eq(fi_tsendmsg(tp.ep[0], &msg, FI_COMPLETION | FI_INJECT_COMPLETE), 0);
 	}
 	cr_assert(rdmx_send_holding(ep));
 	cr_assert_eq(fi_cq_read(tp.cq[0], &comp, 1), 1);
 	cr_assert_not(rdmx_send_holding(ep), "a read with entries ready did not progress");
-	for (size_t i = 0; i < 40; i++) {
-		cr_assert_eq(rdmx_test_pair_wait(&tp, 1, &comp, NULL), 0);
-		cr_assert_eq(comp.op_context, in[i]);
-	}
-	for (size_t i = 1; i < 40; i++)
-		cr_assert_eq(rdmx_test_pair_wait(&tp, 0, &comp, NULL), 0);
+	batch_arrive(&tp, in, out, 40, 1);
 	rdmx_test_pair_close(&tp);
 	cr_assert_eq(fake_ibv_live(), 0);
 }

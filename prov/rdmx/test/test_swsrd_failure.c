@@ -140,6 +140,38 @@ Test(swsrd, rnr_exhausted_completes_rnr_and_skips_the_psn)
 	cr_assert_eq(sim->node[A].stats.rnr_received, 4 * tries);
 }
 
+/*
+ * 5a'. A copy lost before the refusals began is never refused: the send
+ * still ends with RNR once its other copies were refused rnr_retry + 1
+ * times, a retransmission timeout later, not when the session gives up.
+ */
+Test(swsrd, rnr_exhausted_after_a_lost_copy_still_completes_rnr)
+{
+	struct sim *sim = sim_open(&sim_cfg, 300, 0x5d);
+	const unsigned tries = sim_cfg.rnr_retry + 1;
+	size_t later;
+
+	sim->node[B].room = RDMX_SRD_ROOM_NONE;
+	sim->drop_psn = 0;
+	sim->drop_left = 1;
+	sim_post(sim, A);
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 10 * sim_cfg.rto_max_ns),
+		  "the refused send did not end (%lu refusals, %lu resends)",
+		  sim->node[A].stats.rnr_received, sim->node[A].stats.retransmits);
+	sim_expect(sim, 0, 1, RDMX_DEV_RNR, 0);
+	cr_assert_eq(sim->msgs[0].xmits, tries + 1, "sent %u times", sim->msgs[0].xmits);
+	cr_assert_eq(sim->node[A].stats.rnr_received, tries);
+	cr_assert_eq(sim->node[A].stats.unreachable, 0);
+
+	sim->node[B].room = RDMX_SRD_ROOM_BUF;
+	later = sim_post_n(sim, A, 100);
+	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
+	sim_settle(sim);
+	sim_expect(sim, later, later + 100, RDMX_DEV_OK, 1);
+	cr_assert_eq(sim->node[A].tx.skips, 1);
+	cr_assert_eq(sim->node[A].stats.unreachable, 0);
+}
+
 /* 5c. A packet larger than the receiver's buffers fails at once, MSGSIZE. */
 Test(swsrd, too_big_completes_msgsize_and_skips_the_psn)
 {

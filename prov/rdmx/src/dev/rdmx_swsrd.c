@@ -656,6 +656,20 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 	rdmx_srd_pump(srd, peer, now);
 }
 
+/* Gives the refused send back with RNR; a SKIP keeps the psn sequence. */
+static void rdmx_srd_rnr_give_up(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+				 uint32_t psn, uint64_t now)
+{
+	struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+	rdmx_srd_complete(srd, slot, RDMX_DEV_RNR);
+	slot->in_use = true;
+	slot->rnr = 0;
+	slot->rnr_wait = false;
+	slot->retries = 0;
+	rdmx_srd_xmit_slot(srd, peer, psn, now);
+}
+
 static void rdmx_srd_on_rnr(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			    const struct rdmx_srd_hdr *hdr, uint64_t now)
 {
@@ -676,23 +690,21 @@ static void rdmx_srd_on_rnr(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		rdmx_srd_xmit_slot(srd, peer, hdr->psn, now);
 		return;
 	}
-	if (++slot->rnr > srd->cfg.rnr_retry) {
-		/*
-		 * A copy still on its way could be delivered after we gave up:
-		 * wait for its refusal (or its ack) first.
-		 */
-		if (slot->rnr < slot->copies)
-			return;
-		/* Give the send back with RNR; a SKIP keeps the psn sequence. */
-		rdmx_srd_complete(srd, slot, RDMX_DEV_RNR);
-		slot->in_use = true;
-		slot->rnr = 0;
-		slot->retries = 0;
-		rdmx_srd_xmit_slot(srd, peer, hdr->psn, now);
+	slot->rnr_wait = true;
+	if (++slot->rnr <= srd->cfg.rnr_retry) {
+		rdmx_srd_due_set(peer, slot, now + srd->cfg.rnr_delay_ns);
 		return;
 	}
-	slot->rnr_wait = true;
-	rdmx_srd_due_set(peer, slot, now + srd->cfg.rnr_delay_ns);
+	/*
+	 * Out of retries. A copy still on its way could be delivered after we
+	 * gave up: wait for its refusal or its ack, or, if it was lost and
+	 * neither ever comes, a retransmission timeout (the timer gives up).
+	 */
+	if (slot->rnr < slot->copies) {
+		rdmx_srd_due_set(peer, slot, now + peer->rto_ns);
+		return;
+	}
+	rdmx_srd_rnr_give_up(srd, peer, hdr->psn, now);
 }
 
 /* Starts over with a sender that began a newer session; false if stale. */
@@ -919,6 +931,10 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		}
 		if (slot->rnr_wait) {
 			/* The refusal's pause is over: not a loss. */
+			if (slot->rnr > srd->cfg.rnr_retry) {
+				rdmx_srd_rnr_give_up(srd, peer, psn, now);
+				continue;
+			}
 			slot->rnr_wait = false;
 			rdmx_srd_xmit_slot(srd, peer, psn, now);
 			continue;

@@ -5,8 +5,8 @@
  * connectors and acceptors on one EQ, which every read progresses.
  * Accept and reject with private data both ways, a connect to nobody
  * and one a listener never answers, fi_shutdown seen on both sides, the
- * backlog, and 100 connect and disconnect cycles (the valgrind pass
- * checks what they leave behind).
+ * backlog, 100 connect and disconnect cycles (the valgrind pass checks
+ * what they leave behind), and connectors at a passive endpoint's address.
  */
 #include "api.h"
 
@@ -181,12 +181,12 @@ static bool cm_request(struct listener *l, struct conn *c, const char *data,
 			"info %p", (void *) *info);
 }
 
-/* A full connection: c connects to l, a accepts with data. */
-static bool cm_connect(struct fixture *fx, struct listener *l, struct conn *c,
-		       struct conn *a)
+/* A full connection: c, opened from cinfo, connects to l; a accepts with data. */
+static bool cm_connect(struct fixture *fx, struct listener *l, struct fi_info *cinfo,
+		       struct conn *c, struct conn *a)
 {
 	struct fi_info *info = NULL;
-	bool ok = cm_open(fx, fx->info, l->eq, c) && cm_request(l, c, "hello", &info) &&
+	bool ok = cm_open(fx, cinfo, l->eq, c) && cm_request(l, c, "hello", &info) &&
 		  cm_open(fx, info, l->eq, a) &&
 		  check_ret(fi_accept(a->ep, "world", 5), 0, "fi_accept") &&
 		  cm_pair(l->eq, FI_CONNECTED, a, c, "world", 5,
@@ -249,7 +249,7 @@ void test_cm_accept(struct fixture *fx)
 	check_ret(fi_getopt(&l.pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &size, &size_len),
 		  0, "FI_OPT_CM_DATA_SIZE of the listener");
 	ft_check(size == 256, "256 bytes of private data", "%zu", size);
-	if (!cm_connect(fx, &l, &c, &a))
+	if (!cm_connect(fx, &l, fx->info, &c, &a))
 		goto out;
 	ft_check(cm_peer_is(&c, &a) && cm_peer_is(&a, &c), "fi_getpeer names the other side",
 		 "it does not");
@@ -446,7 +446,7 @@ void test_cm_cycles(struct fixture *fx)
 		goto out;
 	for (; done < 100; done++) {
 		struct conn c, a;
-		bool ok = cm_connect(fx, &l, &c, &a) && cm_transfer(&c, &a, 8) &&
+		bool ok = cm_connect(fx, &l, fx->info, &c, &a) && cm_transfer(&c, &a, 8) &&
 			  !fi_shutdown(a.ep, 0) &&
 			  cm_pair(l.eq, FI_SHUTDOWN, &a, &c, NULL, 0, "FI_SHUTDOWN on both sides");
 
@@ -457,5 +457,61 @@ void test_cm_cycles(struct fixture *fx)
 	}
 	ft_check(done == 100, "100 connect and shutdown cycles", "%d", done);
 out:
+	cm_unlisten(&l);
+}
+
+/* Whether the endpoint's name is name. */
+static bool cm_named(struct conn *c, const uint8_t *name, size_t len)
+{
+	uint8_t own[NAME_MAX_LEN];
+	size_t own_len = sizeof(own);
+
+	return !fi_getname(&c->ep->fid, own, &own_len) && own_len == len &&
+	       !memcmp(own, name, len);
+}
+
+/*
+ * A connector opened from a passive endpoint's handle takes its address
+ * (fabtests' fi_msg_sockets does so); the passive endpoint can no longer
+ * listen, and once that connector closed, the next one takes it again.
+ */
+void test_cm_handle(struct fixture *fx)
+{
+	struct fi_info *hints = fi_dupinfo(fx->info), *info = NULL;
+	struct fid_pep *pep = NULL;
+	struct listener l;
+	struct conn c = { 0 }, a = { 0 };
+	uint8_t name[NAME_MAX_LEN];
+	size_t len = sizeof(name);
+
+	if (!cm_listen(fx, &l, 0) ||
+	    !check_ret(fi_passive_ep(fx->fabric, fx->info, &pep, NULL), 0, "fi_passive_ep") ||
+	    !check_ret(fi_getname(&pep->fid, name, &len), 0, "fi_getname of the passive endpoint") ||
+	    !check_ret(fi_pep_bind(pep, &l.eq->fid, 0), 0, "fi_pep_bind"))
+		goto out;
+	hints->handle = &pep->fid;
+	if (!check_ret(fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info), 0,
+		       "fi_getinfo with the passive endpoint as handle") ||
+	    !ft_check(info->handle == &pep->fid, "its info keeps the handle", "%p",
+		      (void *) info->handle))
+		goto out;
+	for (int round = 0; round < 2; round++) {
+		if (!cm_connect(fx, &l, info, &c, &a))
+			break;
+		ft_check(cm_named(&c, name, len), "the connector has the passive endpoint's address",
+			 "round %d: another one", round);
+		check_ret(fi_listen(pep), -FI_EOPBADSTATE,
+			  "fi_listen of a passive endpoint whose address was taken");
+		cm_transfer(&c, &a, 16);
+		cm_close(&c);
+		cm_close(&a);
+	}
+out:
+	cm_close(&c);
+	cm_close(&a);
+	if (pep)
+		check_ret(fi_close(&pep->fid), 0, "fi_close(pep)");
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
 	cm_unlisten(&l);
 }

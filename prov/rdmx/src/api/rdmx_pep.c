@@ -381,20 +381,26 @@ static int rdmx_pep_setname(fid_t fid, void *addr, size_t addrlen)
 	       fi_setname(&pep->ep->fid, addr, addrlen);
 }
 
+/*
+ * Gives the passive endpoint's address to an endpoint being opened: its
+ * own endpoint closes, and keeps no claim, so an endpoint whose opening
+ * failed after this, or that closed, leaves it to the next one.
+ */
 int rdmx_pep_yield(struct fid *fid, void *canon)
 {
 	struct rdmx_pep *pep = rdmx_pep(fid);
 	const struct rdmx_dev_ops *ops = rdmx_domain(pep->domain)->dev_ops;
 
-	if (pep->listening || !pep->ep)
+	if (pep->listening)
 		return -FI_EOPBADSTATE;
-	pep->name_len = sizeof(pep->name);
-	if (fi_getname(&pep->ep->fid, pep->name, &pep->name_len) ||
-	    ops->addr_canon(pep->name, pep->name_len, canon))
-		return -FI_EINVAL;
-	fi_close(&pep->ep->fid);
-	pep->ep = NULL;
-	return 0;
+	if (pep->ep) {
+		pep->name_len = sizeof(pep->name);
+		if (fi_getname(&pep->ep->fid, pep->name, &pep->name_len))
+			return -FI_EINVAL;
+		fi_close(&pep->ep->fid);
+		pep->ep = NULL;
+	}
+	return ops->addr_canon(pep->name, pep->name_len, canon) ? -FI_EINVAL : 0;
 }
 
 static int rdmx_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)

@@ -8,6 +8,8 @@
  * backlog, 100 connect and disconnect cycles (the valgrind pass checks
  * what they leave behind), and connectors at a passive endpoint's address.
  */
+#include <errno.h>
+
 #include "api.h"
 
 /* Bound on a connect to nobody: FI_RDMX_UNREACH_MS (5 s) and then some. */
@@ -460,20 +462,43 @@ out:
 	cm_unlisten(&l);
 }
 
-/* Whether the endpoint's name is name. */
-static bool cm_named(struct conn *c, const uint8_t *name, size_t len)
+/* Whether fid's name is name. */
+static bool cm_named(struct fid *fid, const uint8_t *name, size_t len)
 {
 	uint8_t own[NAME_MAX_LEN];
 	size_t own_len = sizeof(own);
 
-	return !fi_getname(&c->ep->fid, own, &own_len) && own_len == len &&
+	return !fi_getname(fid, own, &own_len) && own_len == len &&
 	       !memcmp(own, name, len);
+}
+
+/*
+ * An endpoint opened from info, whose handle is a passive endpoint at
+ * name, fails while another socket holds that address.
+ */
+static bool cm_port_taken(struct fixture *fx, struct fi_info *info, const uint8_t *name,
+			  size_t len)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct fid_ep *ep = NULL;
+	bool ok = ft_check(fd >= 0 && !bind(fd, (const struct sockaddr *) name, (socklen_t) len),
+			   "a socket takes the address between two connectors", "%s",
+			   strerror(errno)) &&
+		  ft_check(fi_endpoint(fx->domain, info, &ep, NULL) < 0,
+			   "fi_endpoint fails while the address is taken", "it did not");
+
+	if (ep)
+		fi_close(&ep->fid);
+	if (fd >= 0)
+		close(fd);
+	return ok;
 }
 
 /*
  * A connector opened from a passive endpoint's handle takes its address
  * (fabtests' fi_msg_sockets does so); the passive endpoint can no longer
- * listen, and once that connector closed, the next one takes it again.
+ * listen, and once that connector closed, and after an fi_endpoint that
+ * failed, the next one takes it again.
  */
 void test_cm_handle(struct fixture *fx)
 {
@@ -484,7 +509,7 @@ void test_cm_handle(struct fixture *fx)
 	uint8_t name[NAME_MAX_LEN];
 	size_t len = sizeof(name);
 
-	if (!cm_listen(fx, &l, 0) ||
+	if (!cm_listen(fx, &l, 0) || !ft_check(hints != NULL, "fi_dupinfo", "NULL") ||
 	    !check_ret(fi_passive_ep(fx->fabric, fx->info, &pep, NULL), 0, "fi_passive_ep") ||
 	    !check_ret(fi_getname(&pep->fid, name, &len), 0, "fi_getname of the passive endpoint") ||
 	    !check_ret(fi_pep_bind(pep, &l.eq->fid, 0), 0, "fi_pep_bind"))
@@ -496,13 +521,19 @@ void test_cm_handle(struct fixture *fx)
 		      (void *) info->handle))
 		goto out;
 	for (int round = 0; round < 2; round++) {
+		if (round && !cm_port_taken(fx, info, name, len))
+			break;
 		if (!cm_connect(fx, &l, info, &c, &a))
 			break;
-		ft_check(cm_named(&c, name, len), "the connector has the passive endpoint's address",
-			 "round %d: another one", round);
+		ft_check(cm_named(&c.ep->fid, name, len),
+			 "the connector has the passive endpoint's address", "round %d: another one",
+			 round);
 		check_ret(fi_listen(pep), -FI_EOPBADSTATE,
 			  "fi_listen of a passive endpoint whose address was taken");
+		ft_check(cm_named(&pep->fid, name, len), "the passive endpoint keeps its name",
+			 "round %d: another one", round);
 		cm_transfer(&c, &a, 16);
+		cm_transfer(&a, &c, 16);
 		cm_close(&c);
 		cm_close(&a);
 	}

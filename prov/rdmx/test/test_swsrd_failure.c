@@ -140,6 +140,11 @@ Test(swsrd, rnr_exhausted_completes_rnr_and_skips_the_psn)
 	cr_assert_eq(sim->node[A].stats.rnr_received, 4 * tries);
 }
 
+static bool sim_a_refused_out(const struct sim *sim)
+{
+	return sim->node[A].stats.rnr_received > sim_cfg.rnr_retry;
+}
+
 /*
  * 5a'. A copy lost before the refusals began is never refused: the send
  * still ends with RNR once its other copies were refused rnr_retry + 1
@@ -151,14 +156,20 @@ Test(swsrd, rnr_exhausted_after_a_lost_copy_still_completes_rnr)
 	const unsigned tries = sim_cfg.rnr_retry + 1;
 	size_t later;
 
+	uint64_t refused_ns;
+
 	sim->node[B].room = RDMX_SRD_ROOM_NONE;
 	sim->drop_psn = 0;
 	sim->drop_left = 1;
 	sim_post(sim, A);
+	cr_assert(sim_run(sim, SIM_T0 + 10 * sim_cfg.rto_max_ns, sim_a_refused_out));
+	refused_ns = sim_now;
 	cr_assert(sim_run_all_done(sim, SIM_T0 + 10 * sim_cfg.rto_max_ns),
 		  "the refused send did not end (%lu refusals, %lu resends)",
 		  sim->node[A].stats.rnr_received, sim->node[A].stats.retransmits);
 	sim_expect(sim, 0, 1, RDMX_DEV_RNR, 0);
+	/* Not at the last refusal: the lost copy's might have been on its way. */
+	cr_assert_geq(sim->msgs[0].done_ns - refused_ns, sim_cfg.rto_min_ns);
 	cr_assert_eq(sim->msgs[0].xmits, tries + 1, "sent %u times", sim->msgs[0].xmits);
 	cr_assert_eq(sim->node[A].stats.rnr_received, tries);
 	cr_assert_eq(sim->node[A].stats.unreachable, 0);

@@ -89,7 +89,8 @@ struct rdmx_swsrd_slot {
 	uint16_t		copies;		/* transmissions so far */
 	uint16_t		rnr;		/* RNR refusals so far */
 	bool			in_use;
-	bool			rnr_wait;	/* refused: resend when due, no loss */
+	bool			rnr_wait;	/* refused: resend when due (or, out
+						   of retries, give up), no loss */
 	uint8_t			path;		/* of the first transmission */
 	uint8_t			last_path;	/* of the latest */
 	bool			path_lost;	/* counted as its path's loss */

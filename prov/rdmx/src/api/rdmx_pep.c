@@ -390,17 +390,25 @@ int rdmx_pep_yield(struct fid *fid, void *canon)
 {
 	struct rdmx_pep *pep = rdmx_pep(fid);
 	const struct rdmx_dev_ops *ops = rdmx_domain(pep->domain)->dev_ops;
+	int ret = 0;
 
-	if (pep->listening)
-		return -FI_EOPBADSTATE;
-	if (pep->ep) {
+	pthread_mutex_lock(&pep->lock);
+	if (pep->listening) {
+		ret = -FI_EOPBADSTATE;
+	} else if (pep->ep) {
 		pep->name_len = sizeof(pep->name);
-		if (fi_getname(&pep->ep->fid, pep->name, &pep->name_len))
-			return -FI_EINVAL;
-		fi_close(&pep->ep->fid);
-		pep->ep = NULL;
+		if (fi_getname(&pep->ep->fid, pep->name, &pep->name_len) ||
+		    ops->addr_canon(pep->name, pep->name_len, canon)) {
+			ret = -FI_EINVAL;
+		} else {
+			fi_close(&pep->ep->fid);
+			pep->ep = NULL;
+		}
+	} else if (ops->addr_canon(pep->name, pep->name_len, canon)) {
+		ret = -FI_EINVAL;
 	}
-	return ops->addr_canon(pep->name, pep->name_len, canon) ? -FI_EINVAL : 0;
+	pthread_mutex_unlock(&pep->lock);
+	return ret;
 }
 
 static int rdmx_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)

@@ -656,13 +656,13 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 	rdmx_srd_pump(srd, peer, now);
 }
 
-/* Gives the refused send back with RNR; a SKIP keeps the psn sequence. */
-static void rdmx_srd_rnr_give_up(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
-				 uint32_t psn, uint64_t now)
+/* Gives the refused send back with status; a SKIP keeps the psn sequence. */
+static void rdmx_srd_give_up(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			     uint32_t psn, enum rdmx_dev_status status, uint64_t now)
 {
 	struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 
-	rdmx_srd_complete(srd, slot, RDMX_DEV_RNR);
+	rdmx_srd_complete(srd, slot, status);
 	slot->in_use = true;
 	slot->rnr = 0;
 	slot->rnr_wait = false;
@@ -684,10 +684,8 @@ static void rdmx_srd_on_rnr(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		return;
 	srd->stats->rnr_received++;
 	if (hdr->flags & RDMX_SRD_TOO_BIG) {
-		/* No retry can fit: fail it now; a SKIP keeps the sequence. */
-		rdmx_srd_complete(srd, slot, RDMX_DEV_MSGSIZE);
-		slot->in_use = true;
-		rdmx_srd_xmit_slot(srd, peer, hdr->psn, now);
+		/* No retry can fit: fail it now. */
+		rdmx_srd_give_up(srd, peer, hdr->psn, RDMX_DEV_MSGSIZE, now);
 		return;
 	}
 	slot->rnr_wait = true;
@@ -698,13 +696,14 @@ static void rdmx_srd_on_rnr(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 	/*
 	 * Out of retries. A copy still on its way could be delivered after we
 	 * gave up: wait for its refusal or its ack, or, if it was lost and
-	 * neither ever comes, a retransmission timeout (the timer gives up).
+	 * neither ever comes, a retransmission timeout (the timer gives up;
+	 * a copy delayed longer than that could still be delivered).
 	 */
 	if (slot->rnr < slot->copies) {
 		rdmx_srd_due_set(peer, slot, now + peer->rto_ns);
 		return;
 	}
-	rdmx_srd_rnr_give_up(srd, peer, hdr->psn, now);
+	rdmx_srd_give_up(srd, peer, hdr->psn, RDMX_DEV_RNR, now);
 }
 
 /* Starts over with a sender that began a newer session; false if stale. */
@@ -932,7 +931,7 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		if (slot->rnr_wait) {
 			/* The refusal's pause is over: not a loss. */
 			if (slot->rnr > srd->cfg.rnr_retry) {
-				rdmx_srd_rnr_give_up(srd, peer, psn, now);
+				rdmx_srd_give_up(srd, peer, psn, RDMX_DEV_RNR, now);
 				continue;
 			}
 			slot->rnr_wait = false;

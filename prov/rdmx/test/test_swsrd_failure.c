@@ -103,12 +103,28 @@ static bool sim_b_refused(const struct sim *sim)
 	return sim->node[B].stats.rnr_sent > 0;
 }
 
+/*
+ * Once B has buffers again, n more sends from A are delivered: the psns
+ * skipped before them do not block the window.
+ */
+static void sim_later_sends_pass(struct sim *sim, size_t n)
+{
+	size_t later;
+
+	sim->node[B].room = RDMX_SRD_ROOM_BUF;
+	later = sim_post_n(sim, A, n);
+	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS),
+		  "%zu of %zu done: the skipped psns block the window",
+		  sim->finished, sim->nmsgs);
+	sim_settle(sim);
+	sim_expect(sim, later, later + n, RDMX_DEV_OK, 1);
+}
+
 /* 5a. No receive buffer: RNR after rnr_retry retries, the psn is skipped. */
 Test(swsrd, rnr_exhausted_completes_rnr_and_skips_the_psn)
 {
 	struct sim *sim = sim_open(&sim_cfg, 300, 0x5a);
 	const unsigned tries = sim_cfg.rnr_retry + 1;
-	size_t later;
 
 	sim->node[B].room = RDMX_SRD_ROOM_NONE;
 	sim_post_n(sim, A, 4);
@@ -125,13 +141,7 @@ Test(swsrd, rnr_exhausted_completes_rnr_and_skips_the_psn)
 	cr_assert_eq(sim->node[A].stats.retransmits, 0);
 
 	/* More than a window later: the four psns must have been filled. */
-	sim->node[B].room = RDMX_SRD_ROOM_BUF;
-	later = sim_post_n(sim, A, 200);
-	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS),
-		  "%zu of %zu done: the skipped psns block the window",
-		  sim->finished, sim->nmsgs);
-	sim_settle(sim);
-	sim_expect(sim, later, later + 200, RDMX_DEV_OK, 1);
+	sim_later_sends_pass(sim, 200);
 	/* Each SKIP went out with the RNR completion, not as a resend. */
 	cr_assert_eq(sim->node[A].tx.skips, 4);
 	cr_assert_eq(sim->node[A].stats.retransmits, 0);
@@ -154,8 +164,6 @@ Test(swsrd, rnr_exhausted_after_a_lost_copy_still_completes_rnr)
 {
 	struct sim *sim = sim_open(&sim_cfg, 300, 0x5d);
 	const unsigned tries = sim_cfg.rnr_retry + 1;
-	size_t later;
-
 	uint64_t refused_ns;
 
 	sim->node[B].room = RDMX_SRD_ROOM_NONE;
@@ -174,11 +182,7 @@ Test(swsrd, rnr_exhausted_after_a_lost_copy_still_completes_rnr)
 	cr_assert_eq(sim->node[A].stats.rnr_received, tries);
 	cr_assert_eq(sim->node[A].stats.unreachable, 0);
 
-	sim->node[B].room = RDMX_SRD_ROOM_BUF;
-	later = sim_post_n(sim, A, 100);
-	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
-	sim_settle(sim);
-	sim_expect(sim, later, later + 100, RDMX_DEV_OK, 1);
+	sim_later_sends_pass(sim, 100);
 	cr_assert_eq(sim->node[A].tx.skips, 1);
 	cr_assert_eq(sim->node[A].stats.unreachable, 0);
 }
@@ -187,7 +191,6 @@ Test(swsrd, rnr_exhausted_after_a_lost_copy_still_completes_rnr)
 Test(swsrd, too_big_completes_msgsize_and_skips_the_psn)
 {
 	struct sim *sim = sim_open(&sim_cfg, 300, 0x5c);
-	size_t later;
 
 	sim->node[B].room = RDMX_SRD_ROOM_SHORT;
 	sim_post_n(sim, A, 4);
@@ -196,11 +199,7 @@ Test(swsrd, too_big_completes_msgsize_and_skips_the_psn)
 	for (size_t i = 0; i < 4; i++)
 		cr_assert_eq(sim->msgs[i].xmits, 1, "message %zu sent %u times: "
 			     "no retry can fit", i, sim->msgs[i].xmits);
-	sim->node[B].room = RDMX_SRD_ROOM_BUF;
-	later = sim_post_n(sim, A, 200);
-	cr_assert(sim_run_all_done(sim, sim_now + 10 * MS));
-	sim_settle(sim);
-	sim_expect(sim, later, later + 200, RDMX_DEV_OK, 1);
+	sim_later_sends_pass(sim, 200);
 	cr_assert_eq(sim->node[A].tx.skips, 4);
 	cr_assert_eq(sim->node[A].stats.unreachable, 0);
 }

@@ -228,15 +228,23 @@ static bool cm_transfer(struct conn *from, struct conn *to, size_t len)
 			 "post the next receive");
 }
 
+/* Whether fid's name is name. */
+static bool cm_named(struct fid *fid, const uint8_t *name, size_t len)
+{
+	uint8_t own[NAME_MAX_LEN];
+	size_t own_len = sizeof(own);
+
+	return !fi_getname(fid, own, &own_len) && own_len == len &&
+	       !memcmp(own, name, len);
+}
+
 /* Whether fi_getpeer of one side is fi_getname of the other. */
 static bool cm_peer_is(struct conn *c, struct conn *other)
 {
-	uint8_t peer[NAME_MAX_LEN], name[NAME_MAX_LEN];
-	size_t peer_len = sizeof(peer), name_len = sizeof(name);
+	uint8_t peer[NAME_MAX_LEN];
+	size_t peer_len = sizeof(peer);
 
-	return !fi_getpeer(c->ep, peer, &peer_len) &&
-	       !fi_getname(&other->ep->fid, name, &name_len) &&
-	       peer_len == name_len && !memcmp(peer, name, name_len);
+	return !fi_getpeer(c->ep, peer, &peer_len) && cm_named(&other->ep->fid, peer, peer_len);
 }
 
 void test_cm_accept(struct fixture *fx)
@@ -462,16 +470,6 @@ out:
 	cm_unlisten(&l);
 }
 
-/* Whether fid's name is name. */
-static bool cm_named(struct fid *fid, const uint8_t *name, size_t len)
-{
-	uint8_t own[NAME_MAX_LEN];
-	size_t own_len = sizeof(own);
-
-	return !fi_getname(fid, own, &own_len) && own_len == len &&
-	       !memcmp(own, name, len);
-}
-
 /*
  * An endpoint opened from info, whose handle is a passive endpoint at
  * name, fails while another socket holds that address.
@@ -479,7 +477,7 @@ static bool cm_named(struct fid *fid, const uint8_t *name, size_t len)
 static bool cm_port_taken(struct fixture *fx, struct fi_info *info, const uint8_t *name,
 			  size_t len)
 {
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int fd = socket(((const struct sockaddr *) name)->sa_family, SOCK_DGRAM, 0);
 	struct fid_ep *ep = NULL;
 	bool ok = ft_check(fd >= 0 && !bind(fd, (const struct sockaddr *) name, (socklen_t) len),
 			   "a socket takes the address between two connectors", "%s",

@@ -394,18 +394,18 @@ int rdmx_pep_yield(struct fid *fid, void *canon)
 
 	pthread_mutex_lock(&pep->lock);
 	if (pep->listening) {
-		ret = -FI_EOPBADSTATE;
-	} else if (pep->ep) {
+		pthread_mutex_unlock(&pep->lock);
+		return -FI_EOPBADSTATE;
+	}
+	if (pep->ep) {
 		pep->name_len = sizeof(pep->name);
-		if (fi_getname(&pep->ep->fid, pep->name, &pep->name_len) ||
-		    ops->addr_canon(pep->name, pep->name_len, canon)) {
-			ret = -FI_EINVAL;
-		} else {
-			fi_close(&pep->ep->fid);
-			pep->ep = NULL;
-		}
-	} else if (ops->addr_canon(pep->name, pep->name_len, canon)) {
+		ret = fi_getname(&pep->ep->fid, pep->name, &pep->name_len);
+	}
+	if (ret || ops->addr_canon(pep->name, pep->name_len, canon)) {
 		ret = -FI_EINVAL;
+	} else if (pep->ep) {
+		fi_close(&pep->ep->fid);
+		pep->ep = NULL;
 	}
 	pthread_mutex_unlock(&pep->lock);
 	return ret;

@@ -101,6 +101,8 @@ struct sim_node {
 	int			idx;
 	enum rdmx_srd_room	room;		/* where received payloads land */
 	struct sim_dir		tx;		/* the link away from this node */
+	/* Stalled (not scheduled) until then: no progress, packets wait. */
+	uint64_t		asleep_until;
 };
 
 struct sim_pkt {

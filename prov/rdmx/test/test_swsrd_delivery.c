@@ -272,6 +272,76 @@ Test(swsrd, fast_retransmit_fills_a_hole_before_the_timeout)
 	cr_assert_lt(hole->done_ns - hole->first_xmit_ns, sim_cfg.rto_min_ns);
 }
 
+/*
+ * A warmed-up pair (round trips measured) and a window of up to 32
+ * packets (*n_p) A just sent: B asleep for stall_rtos halves of A's
+ * timeout, or the packets lost on the link.
+ */
+static struct sim *window_sent(uint64_t seed, uint64_t stall_rtos, bool lost, size_t *n_p)
+{
+	struct sim *sim = sim_open(&sim_cfg, 40, seed);
+	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+
+	sim_post_n(sim, A, 8);
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 10 * MS));
+	sim_settle(sim);
+	sim->node[B].asleep_until = sim_now + stall_rtos * peer->rto_ns / 2;
+	sim->node[A].tx.loss_ppm = lost ? PPM : 0;
+	*n_p = RDMX_MIN(rdmx_srd_cc_window(&peer->cc), 32);
+	sim_post_n(sim, A, *n_p);
+	sim->node[A].tx.loss_ppm = 0;
+	cr_assert_geq(*n_p, 8);
+	return sim;
+}
+
+/* Runs until the window is done: each message delivered once. */
+static void window_done(struct sim *sim)
+{
+	cr_assert(sim_run_all_done(sim, sim_now + 50 * MS));
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+}
+
+/*
+ * 3a. A receiver that stalls (descheduled) past the timeout, a window in
+ * flight: only the oldest packet is resent. Once the receiver runs again
+ * and acknowledges the others they are not (late, not lost), and their
+ * round trips, sent once, are samples that stretch the timeout.
+ */
+Test(swsrd, a_stalled_receiver_costs_one_resend)
+{
+	size_t n;
+	struct sim *sim = window_sent(0x57a1, 5, false, &n);
+	uint64_t rto = sim->node[A].peer.rto_ns;
+
+	window_done(sim);
+	cr_assert_eq(sim->node[A].stats.retransmits, 1, "%lu of %zu resent",
+		     (unsigned long) sim->node[A].stats.retransmits, n);
+	cr_assert_eq(sim->node[B].stats.duplicates, 1);
+	cr_assert_gt(sim->node[A].peer.rto_ns, rto, "the stall taught the timeout nothing");
+}
+
+/*
+ * 3b. The same window lost on the link instead, the receiver awake: the
+ * probe's ack, acknowledging none of the others, has them all resent at
+ * once, a round trip after the timeout and not another timeout later.
+ */
+Test(swsrd, a_window_lost_whole_is_resent_after_the_probe)
+{
+	size_t n;
+	struct sim *sim = window_sent(0x57a2, 0, true, &n);
+	uint64_t rto = sim->node[A].peer.rto_ns;
+
+	window_done(sim);
+	cr_assert_eq(sim->node[A].stats.retransmits, n);
+	cr_assert_eq(sim->node[B].stats.duplicates, 0);
+	for (size_t i = 8; i < sim->nmsgs; i++)
+		cr_assert_lt(sim->msgs[i].done_ns - sim->msgs[i].first_xmit_ns, 2 * rto,
+			     "message %zu done %.1f us after it was sent, the timeout %.1f us",
+			     i, (double) (sim->msgs[i].done_ns - sim->msgs[i].first_xmit_ns) / US,
+			     (double) rto / US);
+}
+
 /* Runs tick by tick, A kept busy, until A's cwnd reaches its window. */
 static uint64_t run_until_cwnd_full(struct sim *sim, uint64_t limit)
 {

@@ -423,19 +423,29 @@ bool sim_deliver(struct sim *sim, int to, const uint8_t *buf, size_t len)
  * Runs the link and both engines until stop(sim) holds (checked before
  * every event) or simulated time reaches until. Returns whether stop held.
  */
+/* When pkt is taken: as it arrives, or when its receiver wakes. */
+static uint64_t sim_pkt_at(const struct sim *sim, const struct sim_pkt *pkt)
+{
+	return RDMX_MAX(pkt->at, sim->node[pkt->to].asleep_until);
+}
+
 bool sim_run(struct sim *sim, uint64_t until, bool (*stop)(const struct sim *))
 {
 	while (!stop || !stop(sim)) {
 		size_t first = 0;
+		uint64_t at = sim->qlen ? sim_pkt_at(sim, &sim->q[0]) : 0;
 		bool pkt_first;
 
-		for (size_t i = 1; i < sim->qlen; i++)
-			if (sim->q[i].at < sim->q[first].at ||
-			    (sim->q[i].at == sim->q[first].at &&
-			     sim->q[i].seq < sim->q[first].seq))
+		for (size_t i = 1; i < sim->qlen; i++) {
+			uint64_t at_i = sim_pkt_at(sim, &sim->q[i]);
+
+			if (at_i < at || (at_i == at && sim->q[i].seq < sim->q[first].seq)) {
 				first = i;
-		pkt_first = sim->qlen && sim->q[first].at <= sim->next_tick;
-		if ((pkt_first ? sim->q[first].at : sim->next_tick) > until) {
+				at = at_i;
+			}
+		}
+		pkt_first = sim->qlen && at <= sim->next_tick;
+		if ((pkt_first ? at : sim->next_tick) > until) {
 			sim_now = RDMX_MAX(sim_now, until);
 			return false;
 		}
@@ -443,13 +453,14 @@ bool sim_run(struct sim *sim, uint64_t until, bool (*stop)(const struct sim *))
 			struct sim_pkt pkt = sim->q[first];
 
 			sim->q[first] = sim->q[--sim->qlen];
-			sim_now = pkt.at;
+			sim_now = at;
 			sim_deliver(sim, pkt.to, pkt.buf, pkt.len);
 		} else {
 			sim_now = sim->next_tick;
 			sim->next_tick += SIM_TICK_NS;
-			rdmx_swsrd_progress(&sim->node[A].srd, sim_now);
-			rdmx_swsrd_progress(&sim->node[B].srd, sim_now);
+			for (int i = A; i <= B; i++)
+				if (sim_now >= sim->node[i].asleep_until)
+					rdmx_swsrd_progress(&sim->node[i].srd, sim_now);
 		}
 	}
 	return true;

@@ -21,7 +21,13 @@
  * (rdmx_swsrd_peer_window: the rdm handshake tells), retransmits on a
  * timeout of SRTT + max(4 RTTVAR, rto_min) (doubling per retry) and at once
  * when three later packets were acknowledged past a hole (fast
- * retransmit), and keeps a congestion window (rdmx_swsrd_cc.h). A peer
+ * retransmit), and keeps a congestion window (rdmx_swsrd_cc.h). A packet
+ * that times out with no packet sent after it acknowledged may be late,
+ * not lost (a stalled receiver or path): it goes as the probe, and those
+ * that time out while the probe is unanswered wait for its answer, one
+ * of its timeouts at most: resent when the peer acknowledges the probe,
+ * or a packet sent after it, and none of them; kept when it acknowledges
+ * one of them (F-RTO, RFC 5682, does the same for TCP). A peer
  * silent past the unreachable timeout (no packet with our tag since a
  * packet still unacknowledged was first sent) fails its sends and starts
  * a new session. A DATA packet that finds no receive buffer is refused with an
@@ -94,6 +100,8 @@ struct rdmx_swsrd_slot {
 	uint8_t			path;		/* of the first transmission */
 	uint8_t			last_path;	/* of the latest */
 	bool			path_lost;	/* counted as its path's loss */
+	bool			held;		/* timed out while the probe was
+						   unanswered: waits for its answer */
 };
 
 struct rdmx_swsrd_peer {
@@ -122,6 +130,10 @@ struct rdmx_swsrd_peer {
 	struct rdmx_srd_paths	paths;		/* our paths to it */
 	uint32_t		recover_psn;	/* no second halving before this */
 	uint64_t		silence_ns;	/* the last silent timeout's halving */
+	bool			probing;	/* probe_psn's timeout resend is
+						   unanswered: others time out held */
+	uint32_t		probe_psn;
+	uint64_t		probe_ns;	/* when the probe was resent */
 	uint64_t		acked_first_ns;	/* latest first send of a packet
 						   acknowledged */
 	uint32_t		sack_end;	/* acks report on psns before this */

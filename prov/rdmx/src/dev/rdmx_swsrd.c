@@ -358,6 +358,7 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	/* A refused send to the socket is a loss: the timer recovers it. */
 	(void) srd->ops->xmit(srd->ctx, peer, path, iov, cnt);
 	slot->sent_ns = now;
+	slot->held = false;
 	rdmx_srd_due_set(peer, slot, now + RDMX_MIN(wait, srd->cfg.rto_max_ns));
 }
 
@@ -612,10 +613,44 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 	}
 }
 
+/* Resends the slot at psn, its timeout a loss. */
+static void rdmx_srd_timeout_resend(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+				    uint32_t psn, uint64_t now)
+{
+	rdmx_srd_slot(peer, psn)->retries++;
+	srd->stats->retransmits++;
+	rdmx_srd_loss(peer, psn, true, now);
+	rdmx_srd_xmit_slot(srd, peer, psn, now);
+}
+
+/*
+ * An ack while probing: one that acknowledged a held packet tells they
+ * were late, and they keep their timers; one that acknowledged the probe
+ * or a packet sent after it (after), and none of them, tells they were
+ * lost, and they are resent. Any other tells nothing yet.
+ */
+static void rdmx_srd_probe_answer(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+				  bool held_acked, bool after, uint64_t now)
+{
+	if (!held_acked && !after)
+		return;
+	peer->probing = false;
+	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
+		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+		if (!slot->in_use || !slot->held)
+			continue;
+		slot->held = false;
+		if (!held_acked)
+			rdmx_srd_timeout_resend(srd, peer, psn, now);
+	}
+}
+
 static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			    const struct rdmx_srd_hdr *hdr, uint64_t now)
 {
 	uint32_t newly = 0;
+	bool held_acked = false, after = false;
 
 	if (!peer->slots || hdr->ack_epoch != peer->tx_epoch)
 		return;
@@ -642,12 +677,16 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 							now - slot->sent_ns);
 		}
 		peer->acked_first_ns = RDMX_MAX(peer->acked_first_ns, slot->first_ns);
+		held_acked |= slot->held;
+		after |= slot->sent_ns >= peer->probe_ns;
 		rdmx_srd_complete(srd, slot, RDMX_DEV_OK);
 		newly++;
 	}
 	while (peer->snd_una != peer->snd_nxt &&
 	       !rdmx_srd_slot(peer, peer->snd_una)->in_use)
 		peer->snd_una++;
+	if (peer->probing)
+		rdmx_srd_probe_answer(srd, peer, held_acked, after, now);
 	if (rdmx_srd_before(peer->sack_end, hdr->ack + RDMX_SRD_SACK_BITS))
 		peer->sack_end = hdr->ack + RDMX_SRD_SACK_BITS;
 	if (newly)
@@ -897,6 +936,34 @@ void rdmx_swsrd_peer_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
 }
 
 /*
+ * Whether the slot at psn, timed out, waits for the probe's answer: no
+ * packet first sent after it left was acknowledged (that would tell it
+ * was lost: RACK, RFC 8985), it was not held already (a hold lasts one
+ * timeout of the probe), and the probe is another packet still
+ * unanswered (in flight, neither acknowledged nor refused). Else it is
+ * resent; when it may be late, as the probe if none is unanswered.
+ */
+static bool rdmx_srd_hold(struct rdmx_swsrd_peer *peer, uint32_t psn, uint64_t now)
+{
+	struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+	const struct rdmx_swsrd_slot *probe = rdmx_srd_slot(peer, peer->probe_psn);
+
+	if (peer->acked_first_ns > slot->sent_ns || slot->held)
+		return false;
+	if (peer->probing && psn != peer->probe_psn &&
+	    !rdmx_srd_before(peer->probe_psn, peer->snd_una) && probe->in_use &&
+	    !probe->rnr_wait) {
+		slot->held = true;
+		rdmx_srd_due_set(peer, slot, probe->due_ns);
+		return true;
+	}
+	peer->probing = true;
+	peer->probe_psn = psn;
+	peer->probe_ns = now;
+	return false;
+}
+
+/*
  * Retransmits what is due; false when the peer was declared unreachable.
  * The window is scanned only once the earliest due time may have come,
  * about once per retransmission timeout in a stream, not at every pass.
@@ -949,10 +1016,8 @@ static bool rdmx_srd_timers(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 			rdmx_srd_due_set(peer, slot, now + peer->rto_ns);
 			continue;
 		}
-		slot->retries++;
-		srd->stats->retransmits++;
-		rdmx_srd_loss(peer, psn, true, now);
-		rdmx_srd_xmit_slot(srd, peer, psn, now);
+		if (!rdmx_srd_hold(peer, psn, now))
+			rdmx_srd_timeout_resend(srd, peer, psn, now);
 	}
 	return true;
 }

@@ -279,7 +279,7 @@ Test(swsrd, fast_retransmit_fills_a_hole_before_the_timeout)
  */
 static struct sim *window_sent(uint64_t seed, uint64_t stall_rtos, bool lost, size_t *n_p)
 {
-	struct sim *sim = sim_open(&sim_cfg, 40, seed);
+	struct sim *sim = sim_open(&sim_cfg, 8 + 2 * 32, seed);
 	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
 
 	sim_post_n(sim, A, 8);
@@ -340,6 +340,28 @@ Test(swsrd, a_window_lost_whole_is_resent_after_the_probe)
 			     "message %zu done %.1f us after it was sent, the timeout %.1f us",
 			     i, (double) (sim->msgs[i].done_ns - sim->msgs[i].first_xmit_ns) / US,
 			     (double) rto / US);
+}
+
+/*
+ * 3c. A session that ends with its probe unanswered: the next one's
+ * first timeout probes with its own oldest packet, not with whatever
+ * has the old probe's psn now.
+ */
+Test(swsrd, a_new_session_probes_with_its_own_oldest_packet)
+{
+	size_t n, first;
+	struct sim *sim = window_sent(0x57a3, 40, false, &n);
+	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+
+	sim_run(sim, sim_now + 3 * peer->rto_ns / 2, NULL);
+	cr_assert_eq(sim->node[A].stats.retransmits, 1);
+	rdmx_swsrd_peer_reset(&sim->node[A].srd, peer);
+	first = sim->nmsgs;
+	sim_post_n(sim, A, n);
+	sim_run(sim, sim_now + 3 * peer->rto_ns / 2, NULL);
+	cr_assert_lt(sim_now, sim->node[B].asleep_until);
+	cr_assert_eq(sim->node[A].stats.retransmits, 2);
+	cr_assert_eq(sim->msgs[first].xmits, 2, "the oldest was not the probe");
 }
 
 /* Runs tick by tick, A kept busy, until A's cwnd reaches its window. */

@@ -153,6 +153,7 @@ static void rdmx_srd_tx_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 	peer->snd_nxt = 0;
 	peer->recover_psn = 0;
 	peer->silence_ns = 0;
+	peer->probing = false;
 	peer->acked_first_ns = 0;
 	peer->sack_end = RDMX_SRD_SACK_BITS;
 	rdmx_srd_cc_init(&peer->cc, rdmx_clock_ns());

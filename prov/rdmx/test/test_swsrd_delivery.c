@@ -364,6 +364,34 @@ Test(swsrd, a_new_session_probes_with_its_own_oldest_packet)
 	cr_assert_eq(sim->msgs[first].xmits, 2, "the oldest was not the probe");
 }
 
+static bool a_resent(const struct sim *sim)
+{
+	return sim->node[A].stats.retransmits > 0;
+}
+
+/*
+ * 3d. Two packets lost, one sent a tick after them acknowledged (too few
+ * for a fast retransmit): their timeouts tell they were lost, not late
+ * (RACK), and both go at once, neither held behind the other as a probe.
+ */
+Test(swsrd, timeouts_behind_a_later_ack_are_resent_together)
+{
+	struct sim *sim = sim_open(&sim_cfg, 16, 0x57a4);
+
+	sim_post_n(sim, A, 8);
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 10 * MS));
+	sim_settle(sim);
+	sim->node[A].tx.loss_ppm = PPM;
+	sim_post_n(sim, A, 2);
+	sim->node[A].tx.loss_ppm = 0;
+	sim_run(sim, sim_now + SIM_TICK_NS, NULL);
+	sim_post(sim, A);
+	cr_assert(sim_run(sim, sim_now + 10 * MS, a_resent));
+	cr_assert_eq(sim->node[A].stats.retransmits, 2, "one was held behind the other");
+	window_done(sim);
+	cr_assert_eq(sim->node[A].stats.fast_retransmits, 0);
+}
+
 /* Runs tick by tick, A kept busy, until A's cwnd reaches its window. */
 static uint64_t run_until_cwnd_full(struct sim *sim, uint64_t limit)
 {

@@ -419,16 +419,16 @@ bool sim_deliver(struct sim *sim, int to, const uint8_t *buf, size_t len)
 	return true;
 }
 
-/*
- * Runs the link and both engines until stop(sim) holds (checked before
- * every event) or simulated time reaches until. Returns whether stop held.
- */
 /* When pkt is taken: as it arrives, or when its receiver wakes. */
 static uint64_t sim_pkt_at(const struct sim *sim, const struct sim_pkt *pkt)
 {
 	return RDMX_MAX(pkt->at, sim->node[pkt->to].asleep_until);
 }
 
+/*
+ * Runs the link and both engines until stop(sim) holds (checked before
+ * every event) or simulated time reaches until. Returns whether stop held.
+ */
 bool sim_run(struct sim *sim, uint64_t until, bool (*stop)(const struct sim *))
 {
 	while (!stop || !stop(sim)) {

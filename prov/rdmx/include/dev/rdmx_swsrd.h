@@ -24,13 +24,13 @@
  * retransmit), and keeps a congestion window (rdmx_swsrd_cc.h). A packet
  * that times out with no packet sent after it acknowledged may be late,
  * not lost (a stalled receiver or path): it goes as the probe, and those
- * that time out while the probe is unanswered wait for its answer, one
- * of its timeouts at most: resent when the peer acknowledges the probe,
- * or a packet sent after it, and none of them; kept when it acknowledges
- * one of them (F-RTO, RFC 5682, does the same for TCP). A peer
- * silent past the unreachable timeout (no packet with our tag since a
- * packet still unacknowledged was first sent) fails its sends and starts
- * a new session. A DATA packet that finds no receive buffer is refused with an
+ * that time out while the probe is in flight wait for its answer, until
+ * its next timeout at most: resent when the peer acknowledges the probe,
+ * or a packet sent after it, and none of them; left to their timers when
+ * it acknowledges one of them (F-RTO, RFC 5682, does the same for TCP).
+ * A peer silent past the unreachable timeout (no packet with our tag
+ * since a packet still unacknowledged was first sent) fails its sends and
+ * starts a new session. A DATA packet that finds no receive buffer is refused with an
  * RNR packet; the sender retries it rnr_retry times, then completes it
  * with an RNR status and fills its psn with a SKIP packet.
  *

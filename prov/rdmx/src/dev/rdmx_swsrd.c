@@ -628,7 +628,8 @@ static void rdmx_srd_timeout_resend(struct rdmx_swsrd *srd, struct rdmx_swsrd_pe
  * An ack while probing: one that acknowledged a held packet tells they
  * were late, and they keep their timers; one that acknowledged the probe
  * or a packet sent after it (after), and none of them, tells they were
- * lost, and they are resent. Any other tells nothing yet.
+ * lost, and they are resent, but for those refused meanwhile (their
+ * pause runs). Any other tells nothing yet.
  */
 static void rdmx_srd_probe_answer(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 				  bool held_acked, bool after, uint64_t now)
@@ -642,7 +643,7 @@ static void rdmx_srd_probe_answer(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer
 		if (!slot->in_use || !slot->held)
 			continue;
 		slot->held = false;
-		if (!held_acked)
+		if (!held_acked && !slot->rnr_wait)
 			rdmx_srd_timeout_resend(srd, peer, psn, now);
 	}
 }
@@ -940,9 +941,10 @@ void rdmx_swsrd_peer_reset(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer)
  * Whether the slot at psn, timed out, waits for the probe's answer: no
  * packet first sent after it left was acknowledged (that would tell it
  * was lost: RACK, RFC 8985), it was not held already (a hold lasts one
- * timeout of the probe), and the probe is another packet still
- * unanswered (in flight, neither acknowledged nor refused). Else it is
- * resent; when it may be late, as the probe if none is unanswered.
+ * timeout of the probe), and the probe is another packet still in
+ * flight (not acknowledged, not waiting out a refusal; a probe given up
+ * is in flight as its SKIP). Else it is resent; when it may be late, as
+ * the probe if none is in flight.
  */
 static bool rdmx_srd_hold(struct rdmx_swsrd_peer *peer, uint32_t psn, uint64_t now)
 {

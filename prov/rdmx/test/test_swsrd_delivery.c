@@ -272,19 +272,27 @@ Test(swsrd, fast_retransmit_fills_a_hole_before_the_timeout)
 	cr_assert_lt(hole->done_ns - hole->first_xmit_ns, sim_cfg.rto_min_ns);
 }
 
-/*
- * A warmed-up pair (round trips measured) and a window of up to 32
- * packets (*n_p) A just sent: B asleep for stall_rtos halves of A's
- * timeout, or the packets lost on the link.
- */
-static struct sim *window_sent(uint64_t seed, uint64_t stall_rtos, bool lost, size_t *n_p)
+/* A pair warmed up (round trips measured) by 8 messages from A, room for 64 more. */
+static struct sim *warm_pair(uint64_t seed)
 {
 	struct sim *sim = sim_open(&sim_cfg, 8 + 2 * 32, seed);
-	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
 
 	sim_post_n(sim, A, 8);
 	cr_assert(sim_run_all_done(sim, SIM_T0 + 10 * MS));
 	sim_settle(sim);
+	return sim;
+}
+
+/*
+ * A warmed-up pair and a window of up to 32 packets (*n_p) A just sent:
+ * B asleep for stall_rtos halves of A's timeout, or the packets lost on
+ * the link.
+ */
+static struct sim *window_sent(uint64_t seed, uint64_t stall_rtos, bool lost, size_t *n_p)
+{
+	struct sim *sim = warm_pair(seed);
+	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+
 	sim->node[B].asleep_until = sim_now + stall_rtos * peer->rto_ns / 2;
 	sim->node[A].tx.loss_ppm = lost ? PPM : 0;
 	*n_p = RDMX_MIN(rdmx_srd_cc_window(&peer->cc), 32);
@@ -376,11 +384,8 @@ static bool a_resent(const struct sim *sim)
  */
 Test(swsrd, timeouts_behind_a_later_ack_are_resent_together)
 {
-	struct sim *sim = sim_open(&sim_cfg, 16, 0x57a4);
+	struct sim *sim = warm_pair(0x57a4);
 
-	sim_post_n(sim, A, 8);
-	cr_assert(sim_run_all_done(sim, SIM_T0 + 10 * MS));
-	sim_settle(sim);
 	sim->node[A].tx.loss_ppm = PPM;
 	sim_post_n(sim, A, 2);
 	sim->node[A].tx.loss_ppm = 0;

@@ -9,113 +9,30 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "rdmx_test.h"
-#include "rdmx_dev_udp.h"
+#include "rdmx_test_udp.h"
 #include "rdmx_dgram.h"
 #include "rdmx_wire_srd.h"
 
-#define BUFS		256
 #define SENDS		200
-#define LEN		100
-#define FRONT		64
 
-static struct rdmx_dev *a, *b;
-static struct rdmx_ah *a_to_b, *b_to_a;
-static uint8_t *bufs, payload[LEN];
-static size_t sent_ok, received;
-
-static struct rdmx_dev *open_dev(size_t paths)
-{
-	union rdmx_udp_addr src;
-	struct rdmx_dev_attr attr = { .src_addr = &src, .sq_size = BUFS, .rq_size = BUFS };
-	struct rdmx_dev *dev;
-
-	memset(&src, 0, sizeof(src));
-	src.sin = rdmx_test_sin("127.0.0.1", 0);
-	g_rdmx_params.paths = paths;
-	cr_assert_eq(rdmx_dev_udp_ops.open(&attr, &dev), 0);
-	g_rdmx_params.paths = 1;
-	return dev;
-}
-
-static struct rdmx_ah *ah_to(struct rdmx_dev *from, struct rdmx_dev *to)
-{
-	union rdmx_udp_addr addr;
-	struct rdmx_ah *ah;
-
-	to->ops->getname(to, &addr);
-	cr_assert_eq(from->ops->ah_create(from, &addr, &ah), 0);
-	from->ops->ah_peer(from, ah, RDMX_DEV_PEER_WIDE | RDMX_DEV_PEER_PATHS);
-	return ah;
-}
+static struct rdmx_test_udp_pair up;
 
 static void setup(void)
 {
-	rdmx_test_use_loopback();
-	a = open_dev(2);
-	b = open_dev(1);
-	a_to_b = ah_to(a, b);
-	b_to_a = ah_to(b, a);
-	bufs = calloc(BUFS, FRONT + b->caps.mtu);
-	cr_assert_not_null(bufs);
-	for (size_t i = 0; i < BUFS; i++)
-		cr_assert_eq(b->ops->post_recv(b, bufs + i * (FRONT + b->caps.mtu) + FRONT,
-					       b->caps.mtu, i), 0);
-	sent_ok = received = 0;
+	rdmx_test_udp_pair_open(&up, 2);
 }
 
 static void teardown(void)
 {
-	a->ops->close(a);
-	b->ops->close(b);
-	free(bufs);
+	rdmx_test_udp_pair_close(&up);
 }
 
 TestSuite(dev_udp_paths, .init = setup, .fini = teardown);
 
-/* Polls both devices until A's sends and B's receives reach the counts. */
-static void poll_until(size_t want_sent, size_t want_received)
-{
-	struct rdmx_dev_cqe cqe[16];
-
-	for (int idle = 0; (sent_ok < want_sent || received < want_received) &&
-	     idle < 200000; idle++) {
-		int n = a->ops->poll_cq(a, cqe, 16);
-
-		for (int k = 0; k < n; k++) {
-			cr_assert_eq(cqe[k].op, RDMX_DEV_OP_SEND);
-			cr_assert_eq(cqe[k].status, RDMX_DEV_OK);
-			sent_ok++;
-		}
-		n = b->ops->poll_cq(b, cqe, 16);
-		for (int k = 0; k < n; k++) {
-			cr_assert_eq(cqe[k].op, RDMX_DEV_OP_RECV);
-			cr_assert_eq(cqe[k].src_ah, b_to_a, "a packet of A's not taken as A's");
-			cr_assert_eq(cqe[k].len, LEN);
-			received++;
-		}
-	}
-}
-
-/* Sends cnt packets from A to B, a few at a time. */
-static void send_all(size_t cnt)
-{
-	struct iovec iov = { payload, LEN };
-
-	for (size_t i = 0; i < cnt; i++) {
-		cr_assert_eq(a->ops->post_send(a, a_to_b, &iov, 1, i, 0), 0);
-		if (i % 8 == 7)
-			poll_until(sent_ok, 0);
-	}
-	poll_until(cnt, cnt);
-	cr_assert_eq(sent_ok, cnt);
-	cr_assert_eq(received, cnt);
-}
-
 /* B's tag for A, which every packet of A's carries. */
 static uint64_t b_tag(void)
 {
-	return rdmx_container_of(b_to_a, struct rdmx_dgram_ah, ah)->srd.local_tag;
+	return rdmx_container_of(up.b_to_a, struct rdmx_dgram_ah, ah)->srd.local_tag;
 }
 
 /* Sends B one DATA packet carrying tag from a socket of its own at ip. */
@@ -125,7 +42,7 @@ static void forge(const char *ip, uint64_t tag)
 	union rdmx_udp_addr to;
 	struct {
 		struct rdmx_wire_srd	hdr;
-		uint8_t			payload[LEN];
+		uint8_t			payload[RDMX_TEST_UDP_LEN];
 	} pkt;
 	struct rdmx_srd_hdr hdr = {
 		.type = RDMX_SRD_DATA, .epoch = 0x100, .psn = 0,
@@ -135,7 +52,7 @@ static void forge(const char *ip, uint64_t tag)
 
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(bind(fd, (struct sockaddr *) &from, sizeof(from)), 0);
-	b->ops->getname(b, &to);
+	up.b->ops->getname(up.b, &to);
 	memset(&pkt, 0, sizeof(pkt));
 	rdmx_wire_srd_encode(&pkt.hdr, &hdr);
 	cr_assert_eq(sendto(fd, &pkt, sizeof(pkt), 0, &to.sa, sizeof(to.sin)),
@@ -154,8 +71,8 @@ static uint16_t a_path_port(void)
 	uint16_t found = 0;
 	FILE *f;
 
-	a->ops->getname(a, &na);
-	b->ops->getname(b, &nb);
+	up.a->ops->getname(up.a, &na);
+	up.b->ops->getname(up.b, &nb);
 	f = fopen("/proc/net/udp", "r");
 	cr_assert_not_null(f);
 	while (fgets(line, sizeof(line), f)) {
@@ -191,45 +108,45 @@ Test(dev_udp_paths, a_handle_left_at_the_second_port_does_not_hide_it)
 	union rdmx_udp_addr old;
 	struct rdmx_ah *stale;
 
-	b->ops->getname(b, &old);
+	up.b->ops->getname(up.b, &old);
 	old.sin.sin_port = htons(a_path_port());
-	cr_assert_eq(b->ops->ah_create(b, &old, &stale), 0);
-	send_all(SENDS);
-	cr_assert_gt(b->stats.rx_other_path, 0, "nothing came by the second path");
-	b->ops->ah_destroy(b, stale);
+	cr_assert_eq(up.b->ops->ah_create(up.b, &old, &stale), 0);
+	rdmx_test_udp_send_all(&up, SENDS);
+	cr_assert_gt(up.b->stats.rx_other_path, 0, "nothing came by the second path");
+	up.b->ops->ah_destroy(up.b, stale);
 }
 
 Test(dev_udp_paths, packets_from_the_second_port_are_the_peers)
 {
-	send_all(SENDS);
+	rdmx_test_udp_send_all(&up, SENDS);
 	cr_log_info("paths: %lu of %d packets came by A's second port\n",
-		    (unsigned long) b->stats.rx_other_path, SENDS);
-	cr_assert_gt(b->stats.rx_other_path, 0, "nothing came by the second path");
-	cr_assert_lt(b->stats.rx_other_path, SENDS);
-	cr_assert_eq(b->stats.rx_dropped + b->stats.rx_malformed, 0);
+		    (unsigned long) up.b->stats.rx_other_path, SENDS);
+	cr_assert_gt(up.b->stats.rx_other_path, 0, "nothing came by the second path");
+	cr_assert_lt(up.b->stats.rx_other_path, SENDS);
+	cr_assert_eq(up.b->stats.rx_dropped + up.b->stats.rx_malformed, 0);
 }
 
 Test(dev_udp_paths, a_datagram_without_the_tag_from_another_port_changes_nothing)
 {
 	uint64_t other;
 
-	send_all(SENDS);
-	other = b->stats.rx_other_path;
+	rdmx_test_udp_send_all(&up, SENDS);
+	other = up.b->stats.rx_other_path;
 	forge("127.0.0.1", b_tag() ^ 1);
 	forge("127.0.0.1", 0);
-	poll_until(SENDS, SENDS + 1);
-	cr_assert_eq(received, SENDS, "a forged packet was handed up");
-	cr_assert_eq(b->stats.rx_other_path, other);
-	cr_assert_geq(b->stats.rx_unauth, 2);
+	rdmx_test_udp_poll_until(&up, SENDS, SENDS + 1);
+	cr_assert_eq(up.received, SENDS, "a forged packet was handed up");
+	cr_assert_eq(up.b->stats.rx_other_path, other);
+	cr_assert_geq(up.b->stats.rx_unauth, 2);
 }
 
 Test(dev_udp_paths, the_tag_from_another_host_is_not_the_peers)
 {
 	uint64_t other;
 
-	send_all(SENDS);
-	other = b->stats.rx_other_path;
+	rdmx_test_udp_send_all(&up, SENDS);
+	other = up.b->stats.rx_other_path;
 	forge("127.0.0.2", b_tag());
-	poll_until(SENDS, SENDS + 1);
-	cr_assert_eq(b->stats.rx_other_path, other, "another host taken for A's");
+	rdmx_test_udp_poll_until(&up, SENDS, SENDS + 1);
+	cr_assert_eq(up.b->stats.rx_other_path, other, "another host taken for A's");
 }

@@ -49,7 +49,8 @@
  * The engine does no I/O and reads time only through rdmx_clock_ns(): a
  * device gives it an xmit callback, feeds it received headers, and calls
  * rdmx_swsrd_progress() at the end of each poll, after the packets; both
- * take the time the device read once when its poll began.
+ * take the time the device last read: a device that reads packets in
+ * several batches reads the time again after each.
  */
 #ifndef RDMX_SWSRD_H
 #define RDMX_SWSRD_H

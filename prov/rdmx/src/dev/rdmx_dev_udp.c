@@ -620,12 +620,15 @@ static int rdmx_udp_rx_batch(struct rdmx_udp_dev *udp, uint64_t now,
  * Reads datagrams into posted buffers; returns the receive completions.
  * What an earlier poll read and had no room for goes first. A poll hands
  * up RDMX_UDP_READ_MAX datagrams at most (and the rest of a read).
+ * *now moves on with each read that brought datagrams: the acks of a
+ * later read may answer sends the acks of an earlier one released, and
+ * one time for both would make their round trip 0.
  */
-static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t now,
+static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t *now,
 			      struct rdmx_dev_cqe *cqe, int max)
 {
 	size_t reads = 0;
-	int done = rdmx_udp_rx_batch(udp, now, cqe, max, &reads);
+	int done = rdmx_udp_rx_batch(udp, *now, cqe, max, &reads);
 
 	while (done < max && udp->rx_next == udp->rx_got && reads < RDMX_UDP_READ_MAX) {
 		size_t n = rdmx_udp_rx_prepare(udp, RDMX_MIN((size_t) (max - done),
@@ -641,7 +644,9 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t now,
 		udp->rx_next = 0;
 		for (size_t i = udp->rx_got; i < n; i++)
 			rdmx_udp_rx_unuse(udp, i);
-		done += rdmx_udp_rx_batch(udp, now, cqe + done, max - done, &reads);
+		if (got > 0)
+			*now = rdmx_clock_ns();
+		done += rdmx_udp_rx_batch(udp, *now, cqe + done, max - done, &reads);
 		/*
 		 * Ask for twice what came, at least RDMX_UDP_RX_MORE after a
 		 * datagram (it may start a stream), so a stream soon reads whole
@@ -670,7 +675,7 @@ static int rdmx_udp_poll_cq(struct rdmx_dev *dev, struct rdmx_dev_cqe *cqe, int 
 	int keep = rdmx_dgram_done_keep(&udp->dg, max - done);
 
 	/* Packets next: their acks complete sends reported below. */
-	done += rdmx_udp_poll_recv(udp, now, cqe + done, max - done - keep);
+	done += rdmx_udp_poll_recv(udp, &now, cqe + done, max - done - keep);
 	rdmx_swsrd_progress(&udp->dg.srd, now);
 	rdmx_udp_flush(udp);
 	return done + rdmx_dgram_report(&udp->dg, cqe + done, max - done);

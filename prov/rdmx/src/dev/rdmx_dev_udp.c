@@ -620,9 +620,10 @@ static int rdmx_udp_rx_batch(struct rdmx_udp_dev *udp, uint64_t now,
  * Reads datagrams into posted buffers; returns the receive completions.
  * What an earlier poll read and had no room for goes first. A poll hands
  * up RDMX_UDP_READ_MAX datagrams at most (and the rest of a read).
- * *now moves on with each read that brought datagrams: the acks of a
- * later read may answer sends the acks of an earlier one released, and
- * one time for both would make their round trip 0.
+ * *now moves on with each read that brings datagrams after others were
+ * handed up: the acks of a later read may answer sends the acks of an
+ * earlier one released, and one time for both would give no round trip.
+ * (A lone read, a ping-pong's, costs no second look at the clock.)
  */
 static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t *now,
 			      struct rdmx_dev_cqe *cqe, int max)
@@ -644,7 +645,7 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t *now,
 		udp->rx_next = 0;
 		for (size_t i = udp->rx_got; i < n; i++)
 			rdmx_udp_rx_unuse(udp, i);
-		if (got > 0)
+		if (got > 0 && reads)
 			*now = rdmx_clock_ns();
 		done += rdmx_udp_rx_batch(udp, *now, cqe + done, max - done, &reads);
 		/*

@@ -397,6 +397,38 @@ Test(swsrd, timeouts_behind_a_later_ack_are_resent_together)
 	cr_assert_eq(sim->node[A].stats.fast_retransmits, 0);
 }
 
+static bool ack_to_a_queued(const struct sim *sim)
+{
+	for (size_t i = 0; i < sim->qlen; i++)
+		if (sim->q[i].to == A)
+			return true;
+	return false;
+}
+
+/*
+ * A packet whose device stamped it with the time its ack is read at (one
+ * time for a pass over several batches, as verbs reads its completions)
+ * is no round trip of 0: the least round trip and the smoothed one stay.
+ */
+Test(swsrd, an_ack_with_the_time_of_its_send_is_no_sample)
+{
+	struct sim *sim = warm_pair(0x57a5);
+	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+	uint64_t min_rtt = peer->cc.min_rtt_ns, srtt = peer->srtt_ns;
+	uint32_t psn = sim_post(sim, A)->psn;
+	struct rdmx_swsrd_slot *slot = &peer->slots[psn & (peer->slot_cnt - 1)];
+
+	cr_assert(sim_run(sim, sim_now + 10 * MS, ack_to_a_queued));
+	for (size_t i = 0; i < sim->qlen; i++)
+		if (sim->q[i].to == A)
+			slot->sent_ns = sim->q[i].at;
+	window_done(sim);
+	cr_assert_gt(min_rtt, 1);
+	cr_assert_eq(peer->cc.min_rtt_ns, min_rtt, "least round trip %lu ns",
+		     (unsigned long) peer->cc.min_rtt_ns);
+	cr_assert_eq(peer->srtt_ns, srtt);
+}
+
 /* Runs tick by tick, A kept busy, until A's cwnd reaches its window. */
 static uint64_t run_until_cwnd_full(struct sim *sim, uint64_t limit)
 {

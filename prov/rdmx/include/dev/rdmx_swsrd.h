@@ -49,8 +49,10 @@
  * The engine does no I/O and reads time only through rdmx_clock_ns(): a
  * device gives it an xmit callback, feeds it received headers, and calls
  * rdmx_swsrd_progress() at the end of each poll, after the packets; both
- * take the time the device last read: a device that reads packets in
- * several batches reads the time again after each.
+ * take the time the device last read. A device that reads packets in
+ * several batches should read the time again after each: a send made
+ * after one batch and acknowledged in the next would otherwise carry the
+ * time of its own ack, and give no round-trip sample.
  */
 #ifndef RDMX_SWSRD_H
 #define RDMX_SWSRD_H

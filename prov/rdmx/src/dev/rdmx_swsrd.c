@@ -669,9 +669,15 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 
 		if (!slot->in_use || !rdmx_srd_acked(psn, hdr->ack, hdr->sack))
 			continue;
-		/* Karn: only packets sent once give an unambiguous sample. */
-		if (slot->copies == 1) {
+		/*
+		 * Karn: only packets sent once give an unambiguous sample. An
+		 * ack at or before the packet's time tells none either: its
+		 * device stamped both with one time read before the packet
+		 * left (a pass over a batch of completions).
+		 */
+		if (slot->copies == 1)
 			rdmx_srd_path_acked(&peer->paths, slot->last_path, slot->sent_ns);
+		if (slot->copies == 1 && now > slot->sent_ns) {
 			rdmx_srd_rtt_sample(srd, peer, now - slot->sent_ns);
 			rdmx_srd_cc_rtt(&peer->cc, now - slot->sent_ns, now);
 			if (peer->paths.cnt > 1)

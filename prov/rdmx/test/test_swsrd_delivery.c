@@ -397,12 +397,18 @@ Test(swsrd, timeouts_behind_a_later_ack_are_resent_together)
 	cr_assert_eq(sim->node[A].stats.fast_retransmits, 0);
 }
 
-static bool ack_to_a_queued(const struct sim *sim)
+/* A packet in flight to A (B's ack), or NULL. */
+static const struct sim_pkt *pkt_to_a(const struct sim *sim)
 {
 	for (size_t i = 0; i < sim->qlen; i++)
 		if (sim->q[i].to == A)
-			return true;
-	return false;
+			return &sim->q[i];
+	return NULL;
+}
+
+static bool ack_to_a_queued(const struct sim *sim)
+{
+	return pkt_to_a(sim) != NULL;
 }
 
 /*
@@ -419,9 +425,7 @@ Test(swsrd, an_ack_with_the_time_of_its_send_is_no_sample)
 	struct rdmx_swsrd_slot *slot = &peer->slots[psn & (peer->slot_cnt - 1)];
 
 	cr_assert(sim_run(sim, sim_now + 10 * MS, ack_to_a_queued));
-	for (size_t i = 0; i < sim->qlen; i++)
-		if (sim->q[i].to == A)
-			slot->sent_ns = sim->q[i].at;
+	slot->sent_ns = pkt_to_a(sim)->at;
 	window_done(sim);
 	cr_assert_gt(min_rtt, 1);
 	cr_assert_eq(peer->cc.min_rtt_ns, min_rtt, "least round trip %lu ns",

@@ -675,14 +675,15 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		 * device stamped both with one time read before the packet
 		 * left (a pass over a batch of completions).
 		 */
-		if (slot->copies == 1)
+		if (slot->copies == 1) {
 			rdmx_srd_path_acked(&peer->paths, slot->last_path, slot->sent_ns);
-		if (slot->copies == 1 && now > slot->sent_ns) {
-			rdmx_srd_rtt_sample(srd, peer, now - slot->sent_ns);
-			rdmx_srd_cc_rtt(&peer->cc, now - slot->sent_ns, now);
-			if (peer->paths.cnt > 1)
-				rdmx_srd_path_delivered(&peer->paths, slot->path, psn,
-							now - slot->sent_ns);
+			if (now > slot->sent_ns) {
+				rdmx_srd_rtt_sample(srd, peer, now - slot->sent_ns);
+				rdmx_srd_cc_rtt(&peer->cc, now - slot->sent_ns, now);
+				if (peer->paths.cnt > 1)
+					rdmx_srd_path_delivered(&peer->paths, slot->path, psn,
+								now - slot->sent_ns);
+			}
 		}
 		peer->acked_first_ns = RDMX_MAX(peer->acked_first_ns, slot->first_ns);
 		held_acked |= slot->held;

@@ -151,6 +151,7 @@ void sim_link(struct sim *sim, uint32_t loss_ppm, uint32_t dup_ppm,
 	      uint32_t reorder_ppm, uint32_t eagain_ppm);
 struct sim_msg *sim_post(struct sim *sim, int from);
 struct sim_msg *sim_post_more(struct sim *sim, int from, bool more);
+struct sim_msg *sim_post_awaited(struct sim *sim, int from);
 size_t sim_post_n(struct sim *sim, int from, size_t cnt);
 bool sim_deliver(struct sim *sim, int to, const uint8_t *buf, size_t len);
 bool sim_run(struct sim *sim, uint64_t until, bool (*stop)(const struct sim *));

@@ -433,6 +433,40 @@ Test(swsrd, an_ack_with_the_time_of_its_send_is_no_sample)
 	cr_assert_eq(peer->srtt_ns, srtt);
 }
 
+/* B takes the packets in flight to it now, none of them lost or late. */
+static void b_takes_its_packets(struct sim *sim)
+{
+	for (size_t i = 0; i < sim->qlen;) {
+		if (sim->q[i].to == B) {
+			sim_deliver(sim, B, sim->q[i].buf, sim->q[i].len);
+			sim->q[i] = sim->q[--sim->qlen];
+		} else {
+			i++;
+		}
+	}
+}
+
+/*
+ * The ack of a packet its sender waits on goes at once; when the socket
+ * refuses it (EAGAIN) it is still due at once, on the next pass, not a
+ * quiet ack_idle later.
+ */
+Test(swsrd, an_ack_due_at_once_and_refused_is_still_due_at_once)
+{
+	struct sim *sim = warm_pair(0x57a6);
+	struct sim_node *b = &sim->node[B];
+	uint64_t due;
+
+	sim_post_awaited(sim, A);
+	b_takes_its_packets(sim);
+	b->tx.eagain_ppm = PPM;
+	rdmx_swsrd_progress(&b->srd, sim_now);
+	b->tx.eagain_ppm = 0;
+	cr_assert(b->peer.ack_pending, "the ack was not refused");
+	due = rdmx_swsrd_due(&b->srd);
+	cr_assert_leq(due, sim_now, "the ack waits %.1f us", (double) (due - sim_now) / US);
+}
+
 /* Runs tick by tick, A kept busy, until A's cwnd reaches its window. */
 static uint64_t run_until_cwnd_full(struct sim *sim, uint64_t limit)
 {

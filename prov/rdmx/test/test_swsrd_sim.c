@@ -363,7 +363,8 @@ void sim_link(struct sim *sim, uint32_t loss_ppm, uint32_t dup_ppm,
  * Hands one new message from node from to its engine; more: as a send
  * with more to follow (RDMX_DEV_SEND_MORE).
  */
-struct sim_msg *sim_post_more(struct sim *sim, int from, bool more)
+/* Posts a message from node from; awaited: its sender waits on it. */
+static struct sim_msg *sim_post_send(struct sim *sim, int from, bool more, bool awaited)
 {
 	struct sim_node *n = &sim->node[from];
 	uint32_t id = (uint32_t) sim->nmsgs;
@@ -380,13 +381,24 @@ struct sim_msg *sim_post_more(struct sim *sim, int from, bool more)
 	msg->send.iov[0].iov_base = msg->payload;
 	msg->send.iov[0].iov_len = sizeof(msg->payload);
 	msg->send.iov_cnt = 1;
+	msg->send.awaited = awaited;
 	cr_assert_eq(rdmx_swsrd_send(&n->srd, &n->peer, &msg->send, more), 0);
 	return msg;
 }
 
+struct sim_msg *sim_post_more(struct sim *sim, int from, bool more)
+{
+	return sim_post_send(sim, from, more, false);
+}
+
 struct sim_msg *sim_post(struct sim *sim, int from)
 {
-	return sim_post_more(sim, from, false);
+	return sim_post_send(sim, from, false, false);
+}
+
+struct sim_msg *sim_post_awaited(struct sim *sim, int from)
+{
+	return sim_post_send(sim, from, false, true);
 }
 
 /* Posts cnt messages; returns the id of the first. */

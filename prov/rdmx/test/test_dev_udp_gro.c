@@ -5,9 +5,12 @@
  * over as one read; the device must hand up each datagram of it once, in
  * order, whatever room its polls have, and count what it cannot take.
  * The device is opened for a datagram endpoint (no swsrd), so a datagram
- * is a bare header and a payload, and every one it takes completes.
+ * is a bare header and a payload, and every one it takes completes. It
+ * turns merged reads on only once it reads a stream: until then, a run
+ * reaches it as datagrams the kernel split.
  */
 #include <errno.h>
+#include <netinet/udp.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -128,11 +131,59 @@ static size_t poll_all(int max, size_t want, size_t *len, uint8_t *first)
 	return got;
 }
 
+/* Whether the device's socket merges datagrams. */
+static bool gro_on(void)
+{
+	int on = 0;
+	socklen_t len = sizeof(on);
+
+	cr_assert_eq(getsockopt(dev->ops->wait_fd(dev), SOL_UDP, UDP_GRO, &on, &len), 0,
+		     "getsockopt(UDP_GRO): %s", strerror(errno));
+	return on;
+}
+
+/* Sends n datagrams of 100 bytes and reads them; returns how many came. */
+static size_t send_and_read(size_t n)
+{
+	size_t lens[RDMX_UDP_BATCH], len[RDMX_UDP_BATCH + 8];
+	uint8_t first[RDMX_UDP_BATCH + 8];
+
+	for (size_t k = 0; k < n; k++)
+		lens[k] = 100;
+	post(n, dev->caps.mtu);
+	send_run(lens, n);
+	return poll_all(8, n, len, first);
+}
+
+/* A stream turns merged reads on: what the tests below read merged. */
+static void read_a_stream(void)
+{
+	cr_assert_eq(send_and_read(RDMX_UDP_BATCH), RDMX_UDP_BATCH);
+	cr_assert(gro_on(), "a stream of %d datagrams did not turn UDP_GRO on",
+		  RDMX_UDP_BATCH);
+	dev->stats.rx_gro = 0;
+}
+
+/*
+ * A ping-pong's lone datagrams are read one by one with no control
+ * message to parse: merged reads go on only once a read finds several
+ * datagrams queued.
+ */
+Test(dev_udp_gro, merged_reads_wait_for_a_stream)
+{
+	cr_assert_not(gro_on(), "UDP_GRO on before any datagram came");
+	for (int i = 0; i < 20; i++)
+		cr_assert_eq(send_and_read(1), 1);
+	cr_assert_not(gro_on(), "UDP_GRO on after lone datagrams");
+	read_a_stream();
+}
+
 Test(dev_udp_gro, a_run_is_handed_up_in_order_a_polls_room_at_a_time)
 {
 	size_t lens[RDMX_UDP_BATCH], len[BUFS];
 	uint8_t first[BUFS];
 
+	read_a_stream();
 	for (size_t k = 0; k < RDMX_UDP_BATCH; k++)
 		lens[k] = k == RDMX_UDP_BATCH - 1 ? 300 : 1000;
 	post(BUFS, dev->caps.mtu);
@@ -152,6 +203,7 @@ Test(dev_udp_gro, with_no_buffer_each_datagram_of_a_run_is_dropped_and_counted)
 	size_t lens[10], len[BUFS];
 	uint8_t first[BUFS];
 
+	read_a_stream();
 	for (size_t k = 0; k < 10; k++)
 		lens[k] = 200;
 	send_run(lens, 10);
@@ -169,6 +221,7 @@ Test(dev_udp_gro, a_datagram_longer_than_its_buffer_is_cut_though_the_tail_held_
 	size_t lens[1] = { 600 }, len[BUFS];
 	uint8_t first[BUFS];
 
+	read_a_stream();
 	/* 600 bytes into a 500-byte buffer: 100 land in the tail. */
 	post(1, 500);
 	send_run(lens, 1);

@@ -51,6 +51,12 @@
 #define RDMX_UDP_RX_IDLE	1
 /* Datagrams the poll after one that found some asks for, at least. */
 #define RDMX_UDP_RX_MORE	4
+/*
+ * A poll that asks for this many datagrams (a read brought half as many)
+ * reads a stream: merged reads (UDP_GRO) go on then, not before, since a
+ * lone datagram reads fastest with recvfrom.
+ */
+#define RDMX_UDP_GRO_STREAM	8
 /* A single datagram up to this size is gathered and sent with sendto. */
 #define RDMX_UDP_GATHER_MAX	1024
 #define RDMX_UDP_HDR		sizeof(struct rdmx_wire_srd)
@@ -107,6 +113,8 @@ struct rdmx_udp_dev {
 	 */
 	size_t			rx_next, rx_got, rx_off;
 	bool			gro_on;		/* reads may hold several datagrams */
+	/* Not on yet: may go on (asked for, reads can hold a merged one). */
+	bool			gro_may;
 	uint8_t			rx_tail[RDMX_UDP_BATCH][RDMX_UDP_GRO_TAIL];
 	/* gro: a read when no buffer is posted (RDMX_UDP_GRO_MAX bytes). */
 	uint8_t			*rx_scratch;
@@ -378,6 +386,38 @@ static int rdmx_udp_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	return ret;
 }
 
+/*
+ * Whether merged reads may go on: asked for, and every read can hold the
+ * most a merged read brings (a posted buffer, the device MTU, and the
+ * tail).
+ */
+static bool rdmx_udp_gro_allowed(const struct rdmx_udp_dev *udp)
+{
+	return g_rdmx_params.udp_gro &&
+	       RDMX_UDP_HDR + udp->dg.dev.caps.mtu + RDMX_UDP_GRO_TAIL >= RDMX_UDP_GRO_MAX;
+}
+
+/*
+ * Turns merged reads on, once: every read then has a control buffer for
+ * the datagram size. Called between batches, none of them pending.
+ */
+static void rdmx_udp_gro_start(struct rdmx_udp_dev *udp)
+{
+	int ret;
+
+	udp->gro_may = false;
+	udp->rx_scratch = malloc(RDMX_UDP_GRO_MAX);
+	ret = udp->rx_scratch ? rdmx_udp_gro_enable(udp->fd) : -FI_ENOMEM;
+	if (ret) {
+		RDMX_INFO(FI_LOG_EP_CTRL, "udp: no receive offload (UDP_GRO): %s\n",
+			  strerror(-ret));
+		return;
+	}
+	for (size_t i = 0; i < RDMX_UDP_BATCH; i++)
+		udp->rx_msgs[i].msg_hdr.msg_control = udp->rx_ctl[i].buf;
+	udp->gro_on = true;
+}
+
 /* Points each batch slot at its address and iovec, once. */
 static void rdmx_udp_rx_init(struct rdmx_udp_dev *udp)
 {
@@ -388,7 +428,7 @@ static void rdmx_udp_rx_init(struct rdmx_udp_dev *udp)
 		m->msg_name = &udp->rx_src[i];
 		m->msg_iov = udp->rx_iov[i];
 		m->msg_iovlen = 1;
-		if (udp->wildcard || udp->gro_on)
+		if (udp->wildcard)
 			m->msg_control = udp->rx_ctl[i].buf;
 		udp->rx_iov[i][1] = (struct iovec) { udp->rx_tail[i], sizeof(udp->rx_tail[i]) };
 	}
@@ -404,6 +444,8 @@ static void rdmx_udp_rx_init(struct rdmx_udp_dev *udp)
  */
 static size_t rdmx_udp_rx_prepare(struct rdmx_udp_dev *udp, size_t n)
 {
+	if (udp->gro_may && udp->rx_want >= RDMX_UDP_GRO_STREAM)
+		rdmx_udp_gro_start(udp);
 	n = RDMX_MIN(n, udp->rx_want);
 	if (udp->dg.rq_cnt)
 		n = RDMX_MIN(n, udp->dg.rq_cnt);
@@ -846,25 +888,6 @@ static void rdmx_udp_faults_init(struct rdmx_udp_faults *f, size_t mtu)
 			  "reorder %u%%\n", f->drop, f->dup, f->reorder);
 }
 
-/*
- * Turns merged reads on when asked to and every read can hold the most a
- * merged read brings: a posted buffer (the device MTU) and the tail.
- */
-static void rdmx_udp_gro_init(struct rdmx_udp_dev *udp)
-{
-	int ret;
-
-	if (!g_rdmx_params.udp_gro ||
-	    RDMX_UDP_HDR + udp->dg.dev.caps.mtu + RDMX_UDP_GRO_TAIL < RDMX_UDP_GRO_MAX)
-		return;
-	udp->rx_scratch = malloc(RDMX_UDP_GRO_MAX);
-	ret = udp->rx_scratch ? rdmx_udp_gro_enable(udp->fd) : -FI_ENOMEM;
-	udp->gro_on = !ret;
-	if (ret)
-		RDMX_INFO(FI_LOG_EP_CTRL, "udp: no receive offload (UDP_GRO): %s\n",
-			  strerror(-ret));
-}
-
 static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev_p)
 {
 	const union rdmx_udp_addr *src = attr->src_addr;
@@ -906,7 +929,7 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	udp->dom_mtu = dom.mtu;
 	udp->gso_on = g_rdmx_params.udp_gso;
 	udp->dg.dev.caps.mtu = RDMX_MAX(dom.mtu, rdmx_udp_family_mtu(dom_family));
-	rdmx_udp_gro_init(udp);
+	udp->gro_may = rdmx_udp_gro_allowed(udp);
 	rdmx_udp_rx_init(udp);
 	rdmx_udp_faults_init(&udp->faults, udp->dg.dev.caps.mtu + sizeof(struct rdmx_wire_srd));
 	udp->dg.dev.caps.sq_size = attr->sq_size;

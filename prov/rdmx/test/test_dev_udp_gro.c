@@ -35,10 +35,12 @@ static void setup(void)
 	union rdmx_udp_addr src, name;
 	struct rdmx_dev_attr attr = { .src_addr = &src, .sq_size = 64, .rq_size = BUFS,
 				      .unreliable = true };
-	int probe = socket(AF_INET, SOCK_DGRAM, 0);
+	int probe = socket(AF_INET, SOCK_DGRAM, 0), on = 0;
+	socklen_t on_len = sizeof(on);
 
-	if (rdmx_udp_gro_enable(probe))
-		cr_skip("UDP_GRO not offered by this kernel: %s", strerror(errno));
+	if (rdmx_udp_gro_enable(probe) ||
+	    getsockopt(probe, SOL_UDP, UDP_GRO, &on, &on_len))
+		cr_skip("UDP_GRO not offered (or not told) by this kernel: %s", strerror(errno));
 	close(probe);
 	/* A device address is canonical: the whole union, zero past the address. */
 	memset(&src, 0, sizeof(src));

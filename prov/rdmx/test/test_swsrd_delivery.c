@@ -464,7 +464,8 @@ Test(swsrd, an_ack_due_at_once_and_refused_is_still_due_at_once)
 	b->tx.eagain_ppm = 0;
 	cr_assert(b->peer.ack_pending, "the ack was not refused");
 	due = rdmx_swsrd_due(&b->srd);
-	cr_assert_leq(due, sim_now, "the ack waits %.1f us", (double) (due - sim_now) / US);
+	cr_assert_leq(due, sim_now, "the ack waits %.1f us",
+		      (double) (due - sim_now) / US);
 }
 
 /* Runs tick by tick, A kept busy, until A's cwnd reaches its window. */

@@ -361,9 +361,9 @@ void sim_link(struct sim *sim, uint32_t loss_ppm, uint32_t dup_ppm,
 
 /*
  * Hands one new message from node from to its engine; more: as a send
- * with more to follow (RDMX_DEV_SEND_MORE).
+ * with more to follow (RDMX_DEV_SEND_MORE); awaited: one its sender waits
+ * on (RDMX_DEV_SEND_AWAITED, its packets ask for an ack at once).
  */
-/* Posts a message from node from; awaited: its sender waits on it. */
 static struct sim_msg *sim_post_send(struct sim *sim, int from, bool more, bool awaited)
 {
 	struct sim_node *n = &sim->node[from];

@@ -106,7 +106,7 @@ static const struct {
 	{ "udp_gso", &g_rdmx_params.udp_gso,
 	  "udp device: 1: consecutive equal datagrams to one peer go to the kernel as one segmentation offload send (UDP_SEGMENT); it turns itself off for an endpoint whose route refuses it; 0: a datagram at a time (default 1)." },
 	{ "udp_gro", &g_rdmx_params.udp_gro,
-	  "udp device: 1: the kernel may hand several datagrams of one sender over in one read (UDP_GRO), which the device splits; on only where every read can hold 65,535 bytes (an interface with a 64 KiB MTU, as loopback, is up and FI_RDMX_MTU does not cap it); 0: a datagram per read (default 1)." },
+	  "udp device: 1: the kernel may hand several datagrams of one sender over in one read (UDP_GRO), which the device splits; on only where every read can hold 65,535 bytes (an interface with a 64 KiB MTU, as loopback, is up and FI_RDMX_MTU does not cap it), and only from the read after one that brought 4 datagrams or more (then it stays on: a lone datagram reads faster without it); 0: a datagram per read (default 1)." },
 	{ "paths", &g_rdmx_params.paths,
 	  "udp device: source ports each endpoint sends from, 1 to 8. Above 1, a peer's packets go from each in turn, in runs of 32, so that a fabric spreading flows over routes by their ports (ECMP) carries them on several; a port that loses far more than the best one, or whose round trips are far longer, carries one short run in 32 until it recovers. Only peers whose handshake says they take it are sent by more than one (default 1)." },
 	{ "udp_drop", &g_rdmx_params.udp_drop,

@@ -31,6 +31,7 @@
  * FI_RDMX_UDP_DROP/DUP/REORDER (percent, test only) inject faults on the
  * send side with a fixed seed (FI_RDMX_UDP_SEED).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,11 +53,11 @@
 /* Datagrams the poll after one that found some asks for, at least. */
 #define RDMX_UDP_RX_MORE	4
 /*
- * A poll that asks for this many datagrams (a read brought half as many)
- * reads a stream: merged reads (UDP_GRO) go on then, not before, since a
- * lone datagram reads fastest with recvfrom.
+ * A read that brings this many datagrams shows a stream: merged reads
+ * (UDP_GRO) go on from the next read, not before, since a lone datagram
+ * reads fastest with recvfrom.
  */
-#define RDMX_UDP_GRO_STREAM	8
+#define RDMX_UDP_GRO_STREAM	4
 /* A single datagram up to this size is gathered and sent with sendto. */
 #define RDMX_UDP_GATHER_MAX	1024
 #define RDMX_UDP_HDR		sizeof(struct rdmx_wire_srd)
@@ -73,6 +74,18 @@ struct rdmx_udp_faults {
 	size_t			held_len;
 	union rdmx_udp_addr	held_to;
 	union rdmx_udp_addr	held_from;	/* AF_UNSPEC: the kernel's choice */
+};
+
+/*
+ * Merged reads: off for good (not asked for, or reads too short), off
+ * until a stream comes, due at the next read, on (reads may hold several
+ * datagrams). They never go off again.
+ */
+enum rdmx_udp_gro {
+	RDMX_UDP_GRO_NEVER,
+	RDMX_UDP_GRO_MAY,
+	RDMX_UDP_GRO_DUE,
+	RDMX_UDP_GRO_ON,
 };
 
 struct rdmx_udp_dev {
@@ -112,9 +125,7 @@ struct rdmx_udp_dev {
 	 * outnumbered the room a poll had).
 	 */
 	size_t			rx_next, rx_got, rx_off;
-	bool			gro_on;		/* reads may hold several datagrams */
-	/* Not on yet: may go on (asked for, reads can hold a merged one). */
-	bool			gro_may;
+	enum rdmx_udp_gro	gro;
 	uint8_t			rx_tail[RDMX_UDP_BATCH][RDMX_UDP_GRO_TAIL];
 	/* gro: a read when no buffer is posted (RDMX_UDP_GRO_MAX bytes). */
 	uint8_t			*rx_scratch;
@@ -398,24 +409,26 @@ static bool rdmx_udp_gro_allowed(const struct rdmx_udp_dev *udp)
 }
 
 /*
- * Turns merged reads on, once: every read then has a control buffer for
- * the datagram size. Called between batches, none of them pending.
+ * Turns merged reads on, once per endpoint (the scratch area's malloc and
+ * the socket option are not repeated): every read then has a control
+ * buffer for the datagram size. Only between batches, all handed up.
  */
 static void rdmx_udp_gro_start(struct rdmx_udp_dev *udp)
 {
 	int ret;
 
-	udp->gro_may = false;
+	assert(udp->rx_next == udp->rx_got && !udp->rx_off);
+	udp->gro = RDMX_UDP_GRO_NEVER;
 	udp->rx_scratch = malloc(RDMX_UDP_GRO_MAX);
 	ret = udp->rx_scratch ? rdmx_udp_gro_enable(udp->fd) : -FI_ENOMEM;
 	if (ret) {
 		RDMX_INFO(FI_LOG_EP_CTRL, "udp: no receive offload (UDP_GRO): %s\n",
-			  strerror(-ret));
+			  fi_strerror(-ret));
 		return;
 	}
 	for (size_t i = 0; i < RDMX_UDP_BATCH; i++)
 		udp->rx_msgs[i].msg_hdr.msg_control = udp->rx_ctl[i].buf;
-	udp->gro_on = true;
+	udp->gro = RDMX_UDP_GRO_ON;
 }
 
 /* Points each batch slot at its address and iovec, once. */
@@ -444,12 +457,12 @@ static void rdmx_udp_rx_init(struct rdmx_udp_dev *udp)
  */
 static size_t rdmx_udp_rx_prepare(struct rdmx_udp_dev *udp, size_t n)
 {
-	if (udp->gro_may && udp->rx_want >= RDMX_UDP_GRO_STREAM)
+	if (udp->gro == RDMX_UDP_GRO_DUE)
 		rdmx_udp_gro_start(udp);
 	n = RDMX_MIN(n, udp->rx_want);
 	if (udp->dg.rq_cnt)
 		n = RDMX_MIN(n, udp->dg.rq_cnt);
-	else if (udp->gro_on)
+	else if (udp->gro == RDMX_UDP_GRO_ON)
 		n = RDMX_MIN(n, 1);
 	for (size_t i = 0; i < n; i++) {
 		struct rdmx_dgram_buf *slot = &udp->rx_slot[i];
@@ -459,8 +472,8 @@ static size_t rdmx_udp_rx_prepare(struct rdmx_udp_dev *udp, size_t n)
 		if (rdmx_dgram_buf_take(&udp->dg, slot)) {
 			udp->rx_iov[i][0].iov_base = (uint8_t *) slot->buf - RDMX_UDP_HDR;
 			udp->rx_iov[i][0].iov_len = RDMX_UDP_HDR + slot->len;
-			m->msg_iovlen = udp->gro_on ? 2 : 1;
-		} else if (udp->gro_on) {
+			m->msg_iovlen = udp->gro == RDMX_UDP_GRO_ON ? 2 : 1;
+		} else if (udp->gro == RDMX_UDP_GRO_ON) {
 			*slot = (struct rdmx_dgram_buf) { 0, NULL, 0 };
 			udp->rx_iov[i][0].iov_base = udp->rx_scratch;
 			udp->rx_iov[i][0].iov_len = RDMX_UDP_GRO_MAX;
@@ -608,7 +621,7 @@ static bool rdmx_udp_rx_slot(struct rdmx_udp_dev *udp, size_t i, uint64_t now,
 	struct msghdr *m = &udp->rx_msgs[i].msg_hdr;
 	union rdmx_udp_addr *src = &udp->rx_src[i];
 	size_t len = udp->rx_msgs[i].msg_len;
-	size_t seg = udp->gro_on ? rdmx_udp_gro_size(m) : 0;
+	size_t seg = udp->gro == RDMX_UDP_GRO_ON ? rdmx_udp_gro_size(m) : 0;
 	union rdmx_udp_addr dst;
 	bool all = true;
 
@@ -689,6 +702,8 @@ static int rdmx_udp_poll_recv(struct rdmx_udp_dev *udp, uint64_t *now,
 			rdmx_udp_rx_unuse(udp, i);
 		if (got > 0 && reads)
 			*now = rdmx_clock_ns();
+		if (got >= RDMX_UDP_GRO_STREAM && udp->gro == RDMX_UDP_GRO_MAY)
+			udp->gro = RDMX_UDP_GRO_DUE;
 		done += rdmx_udp_rx_batch(udp, *now, cqe + done, max - done, &reads);
 		/*
 		 * Ask for twice what came, at least RDMX_UDP_RX_MORE after a
@@ -929,7 +944,7 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 	udp->dom_mtu = dom.mtu;
 	udp->gso_on = g_rdmx_params.udp_gso;
 	udp->dg.dev.caps.mtu = RDMX_MAX(dom.mtu, rdmx_udp_family_mtu(dom_family));
-	udp->gro_may = rdmx_udp_gro_allowed(udp);
+	udp->gro = rdmx_udp_gro_allowed(udp) ? RDMX_UDP_GRO_MAY : RDMX_UDP_GRO_NEVER;
 	rdmx_udp_rx_init(udp);
 	rdmx_udp_faults_init(&udp->faults, udp->dg.dev.caps.mtu + sizeof(struct rdmx_wire_srd));
 	udp->dg.dev.caps.sq_size = attr->sq_size;

@@ -287,7 +287,10 @@ static void rdmx_srd_send_ctrl(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	rdmx_srd_fill_ack(peer, &hdr);
 	rdmx_wire_srd_encode(&peer->ack_hdr, &hdr);
 	if (srd->ops->xmit(srd->ctx, peer, 0, &iov, 1)) {
-		/* It was meant to go at once: try again next pass. */
+		/*
+		 * It was meant to go at once: an ACK goes next pass (a
+		 * refused RNR too, as an ACK; the sender's timeout resends).
+		 */
 		peer->ack_pending = true;
 		peer->ack_now = true;
 		rdmx_srd_activate(srd, peer);

@@ -8,7 +8,8 @@
 # messages). It passes when run exits 0 (every program it started exited
 # 0: every completion, length, tag and payload checked out, no wait timed
 # out), rdmx printed a RESULT line with a number for each test and
-# size, and --plot drew each benchmark with a line for rdmx.
+# size, and --plot drew each benchmark with a line for rdmx. A crafted
+# kept run checks that a ratio is the median of each repetition's own.
 # tcp;ofi_rxm runs as a check of the programs themselves; its absence is
 # reported, not fatal. Then, where upstream.sh (earlier in make check)
 # built fabtests 1.17.0, libfabric's own fi_rdm_tagged_pingpong,
@@ -79,6 +80,29 @@ done
 [ -n "$(smoke_line lat 8 floor)" ] || t_fail "udp_floor printed no RESULT line"
 grep -q '^tcp;ofi_rxm: unavailable' "$T_DIR/run.out" &&
 	echo "note: tcp;ofi_rxm is not available here; rdmx and udp_floor ran"
+
+# The ratio columns pair each repetition's runs. A kept run (--from-raw)
+# of a machine with two speeds: rdmx ran fast in repetitions 2 and 3,
+# tcp;ofi_rxm only in 2. The ratio of the medians would be 2.00 (bw)
+# and 2.40 (lat); the repetitions' own ratios are 1.25, 1.25, 2.00 and
+# 1.20, 1.20, 2.40, whose medians the tables must show.
+kept=$T_DIR/kept.raw
+{
+	echo "# mode: two network namespaces (crafted); reps 3"
+	for r in "1 1000 800 10 12" "2 2000 1600 5 6" "3 2000 1000 5 12"; do
+		set -- $r
+		echo "RESULT test=bw size=1048576 mbps=$2 rep=$1 key=rdmx"
+		echo "RESULT test=bw size=1048576 mbps=$3 rep=$1 key=tcp"
+		echo "RESULT test=lat size=8 median_us=$4 rep=$1 key=rdmx"
+		echo "RESULT test=lat size=8 median_us=$5 rep=$1 key=tcp"
+	done
+} >"$kept"
+sh "$(dirname "$0")/run" --from-raw "$kept" --builddir "$RDMX_BUILDDIR" \
+	>"$T_DIR/kept.out" 2>&1 || t_fail "run --from-raw exited non-zero"
+grep -Eq '^ +1048576 +2000\.0 +1000\.0 \| +1\.25$' "$T_DIR/kept.out" ||
+	t_fail "bw ratio is not the median of the repetitions' ratios: $(cat "$T_DIR/kept.out")"
+grep -Eq '^ +8 +5\.00 +12\.00 \| +1\.20$' "$T_DIR/kept.out" ||
+	t_fail "lat ratio is not the median of the repetitions' ratios: $(cat "$T_DIR/kept.out")"
 
 # Only a build that is there: building it would not fit in the cap.
 if [ -n "$(up_find_tarball fabtests-1.17.0.tar.gz)" ] &&

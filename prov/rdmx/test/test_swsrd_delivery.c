@@ -447,9 +447,9 @@ static void b_takes_its_packets(struct sim *sim)
 }
 
 /*
- * The ack of a packet its sender waits on goes at once; when the socket
- * refuses it (EAGAIN) it is still due at once, on the next pass, not a
- * quiet ack_idle later.
+ * The ack of a packet its sender waits on goes at once; when the device
+ * refuses it (-FI_EAGAIN: verbs with its send queue full) it is still due
+ * at once, on the next pass, not a quiet ack_idle later.
  */
 Test(swsrd, an_ack_due_at_once_and_refused_is_still_due_at_once)
 {

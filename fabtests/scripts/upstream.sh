@@ -31,6 +31,11 @@
 #   oob:   -E, fabtests 1.17's out-of-band exchange over a TCP socket
 #          (each side binds a -B port of its own: on one host they
 #          cannot share fabtests' default one).
+# With them runs fi_msg_sockets, which the quick set leaves out (see
+# upstream_lib.sh), in the form
+#   sockets: -s 127.0.0.1 on both sides, -B on the server, -P and a -B
+#          port of its own on the client (whose socket binds fabtests'
+#          fixed 9229 without one).
 # Server and client run one pair at a time, started like the quick set's
 # (below), each process capped at 60 s; their records go to a log of
 # their own in runfabtests.sh -v's form, and their counts are printed.
@@ -95,8 +100,8 @@ CS_FORMS="node ports oob"
 # The program that runs with every form.
 CS_FORMS_PROG=fi_rdm_pingpong
 # Over rdmx each of them passes (3 programs by 2 methods, and the
-# program of every form by 2 methods by 2 more forms).
-CS_MIN_PASS=10
+# program of every form by 2 methods by 2 more forms), and fi_msg_sockets.
+CS_MIN_PASS=11
 [ "$PROV" = rdmx ] || CS_MIN_PASS=0
 # The provider-key runs (see above): over rdmx all 4 pass.
 PK_MIN_PASS=4
@@ -210,6 +215,8 @@ up_cs_addrs() {
 		CS_SARGS="-B $2" CS_CARGS="-P $2" ;;
 	oob)	CS_HOW="-E"
 		CS_SARGS="-E=$2 -B $(t_free_port)" CS_CARGS="-E=$2 -B $(t_free_port)" ;;
+	sockets) CS_HOW="-s 127.0.0.1 on both sides, the client's -B its own"
+		CS_SARGS="-s 127.0.0.1 -B $2" CS_CARGS="-s 127.0.0.1 -P $2 -B $(t_free_port)" ;;
 	esac
 }
 
@@ -268,14 +275,15 @@ up_cs_case() {
 	up_cs_addrs "$3" "$port"
 	start=$(date +%s)
 	res=$(up_cs_pair "$prog" "$port" "$opts $CS_SARGS" "$opts $CS_CARGS 127.0.0.1")
-	printf -- '- name:   %s %s -p "%s", %s\n' "$prog" "$2" "$PROV" "$CS_HOW"
+	printf -- '- name:   %s %s-p "%s", %s\n' "$prog" "${2:+$2 }" "$PROV" "$CS_HOW"
 	printf -- '  result: %s\n  time:   %s\n' "$res" $(($(date +%s) - start))
 	[ "$res" != Pass ] || return 0
 	up_cs_output server "$prog $opts $CS_SARGS"
 	up_cs_output client "$prog $opts $CS_CARGS 127.0.0.1"
 }
 
-# up_cs_all: every completion-method run, one after the other.
+# up_cs_all: every completion-method run, one after the other, then
+# fi_msg_sockets.
 up_cs_all() {
 	local prog method form
 	for prog in $CS_PROGS; do
@@ -287,6 +295,7 @@ up_cs_all() {
 			done
 		done
 	done
+	up_cs_case fi_msg_sockets "" sockets
 }
 
 # up_pk_all: the provider-key runs (see above), one after the other.
@@ -340,7 +349,7 @@ echo "== fabtests 1.17.0 quick over $PROV$lane, $((done_at - built)) s (log: $LO
 echo "without -U: $(up_count "$LOG" "!")"
 echo "with -U:    $(up_count "$LOG" "-U")"
 
-echo "fabtests: $CS_PROGS with -c sread and -c fd, addresses by -s, -B/-P and -E"
+echo "fabtests: $CS_PROGS with -c sread and -c fd, addresses by -s, -B/-P and -E; fi_msg_sockets"
 running=$CS_LOG
 up_wait up_cs_all > "$CS_LOG" 2>&1 || :
 cs_done_at=$(date +%s) running=""

@@ -15,11 +15,10 @@
 
 UP_TOP=$(cd "$(dirname "$0")/../.." && pwd)
 
-# The quick-set tests runfabtests.sh leaves out over rdmx (its -e), each
-# a test rdmx cannot pass by design, with why in fi_rdmx(7), CONFORMANCE:
-# fi_msg_sockets wants an accepted endpoint at its listener's own address
-# (TCP's accepted sockets share the listening port); an rdmx acceptor has
-# an address of its own.
+# The quick-set tests runfabtests.sh leaves out over rdmx (its -e):
+# fi_msg_sockets's client binds fabtests' fixed port 9229, which anyone
+# else on the host may hold. upstream.sh runs it on its own, with a port
+# nobody uses (fi_rdmx(7), CONFORMANCE).
 UP_EXCLUDE="fi_msg_sockets"
 
 # up_find_tarball name: prints the path of the tarball name in the

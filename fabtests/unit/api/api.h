@@ -272,6 +272,7 @@ void test_cm_nobody(struct fixture *fx);
 void test_cm_deadline(struct fixture *fx);
 void test_cm_backlog(struct fixture *fx);
 void test_cm_cycles(struct fixture *fx);
+void test_cm_acceptor_names(struct fixture *fx);
 void test_cm_handle(struct fixture *fx);
 
 /* ping.c */

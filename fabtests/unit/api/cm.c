@@ -6,7 +6,8 @@
  * Accept and reject with private data both ways, a connect to nobody
  * and one a listener never answers, fi_shutdown seen on both sides, the
  * backlog, 100 connect and disconnect cycles (the valgrind pass checks
- * what they leave behind), and connectors at a passive endpoint's address.
+ * what they leave behind), connectors at a passive endpoint's address,
+ * and the addresses each side shows.
  */
 #include <errno.h>
 
@@ -62,21 +63,27 @@ static void cm_unlisten(struct listener *l)
 		check_ret(fi_close(&l->eq->fid), 0, "fi_close(eq)");
 }
 
-/* An active endpoint of info with a CQ, bound to eq, enabled, a receive posted. */
-static bool cm_open(struct fixture *fx, struct fi_info *info, struct fid_eq *eq,
-		    struct conn *c)
+/* c's endpoint, open: a CQ, bound to eq, enabled, a receive posted. */
+static bool cm_ready(struct fixture *fx, struct fid_eq *eq, struct conn *c)
 {
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
 
-	memset(c, 0, sizeof(*c));
-	return check_ret(fi_endpoint(fx->domain, info, &c->ep, NULL), 0, "fi_endpoint") &&
-	       check_ret(fi_cq_open(fx->domain, &attr, &c->cq, NULL), 0, "fi_cq_open") &&
+	return check_ret(fi_cq_open(fx->domain, &attr, &c->cq, NULL), 0, "fi_cq_open") &&
 	       check_ret(fi_ep_bind(c->ep, &c->cq->fid, FI_TRANSMIT | FI_RECV), 0,
 			 "bind the CQ") &&
 	       check_ret(fi_ep_bind(c->ep, &eq->fid, 0), 0, "bind the EQ") &&
 	       check_ret(fi_enable(c->ep), 0, "fi_enable") &&
 	       check_ret(fi_recv(c->ep, c->rx, sizeof(c->rx), NULL, 0, &c->rctx), 0,
 			 "post a receive");
+}
+
+/* An active endpoint of info, ready (cm_ready). */
+static bool cm_open(struct fixture *fx, struct fi_info *info, struct fid_eq *eq,
+		    struct conn *c)
+{
+	memset(c, 0, sizeof(*c));
+	return check_ret(fi_endpoint(fx->domain, info, &c->ep, NULL), 0, "fi_endpoint") &&
+	       cm_ready(fx, eq, c);
 }
 
 static void cm_close(struct conn *c)
@@ -443,6 +450,84 @@ void test_cm_backlog(struct fixture *fx)
 out:
 	for (int i = 0; i < 3; i++)
 		cm_close(&c[i]);
+	cm_unlisten(&l);
+}
+
+/*
+ * Whether fi_getpeer of c is name: a connector's is the address it
+ * connected to.
+ */
+static bool cm_peer_named(struct conn *c, const uint8_t *name, size_t len)
+{
+	uint8_t peer[NAME_MAX_LEN];
+	size_t peer_len = sizeof(peer);
+
+	return !fi_getpeer(c->ep, peer, &peer_len) && peer_len == len && !memcmp(peer, name, len);
+}
+
+/*
+ * An accepted endpoint shows its listener's address, as TCP's accepted
+ * sockets do (fabtests' fi_msg_sockets checks it), from fi_endpoint on,
+ * for every acceptor of one listener, and after the listener closed;
+ * its packets still come from an address of its own. It cannot be
+ * renamed, and a short buffer learns the length.
+ */
+void test_cm_acceptor_names(struct fixture *fx)
+{
+	struct listener l;
+	struct conn c[2] = { 0 }, a[2] = { 0 }, late = { 0 }, late_a = { 0 };
+	struct fi_info *info = NULL;
+	uint8_t name[NAME_MAX_LEN];
+	size_t len = 1;
+
+	if (!cm_listen(fx, &l, 0))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		if (!cm_open(fx, fx->info, l.eq, &c[i]) || !cm_request(&l, &c[i], NULL, &info) ||
+		    !cm_open(fx, info, l.eq, &a[i]))
+			goto out;
+		fi_freeinfo(info);
+		info = NULL;
+		ft_check(cm_named(&a[i].ep->fid, l.name, l.namelen),
+			 "an acceptor shows its listener's address", "acceptor %d: another", i);
+		if (!check_ret(fi_accept(a[i].ep, NULL, 0), 0, "fi_accept") ||
+		    !cm_pair(l.eq, FI_CONNECTED, &a[i], &c[i], NULL, 0, "FI_CONNECTED on both sides"))
+			goto out;
+		ft_check(cm_named(&a[i].ep->fid, l.name, l.namelen) &&
+			 cm_peer_named(&c[i], l.name, l.namelen) && cm_peer_is(&a[i], &c[i]),
+			 "connected: the acceptor shows the listener's address, the connector "
+			 "the address it connected to, the acceptor the connector's",
+			 "acceptor %d: another", i);
+		ft_check(fi_getname(&a[i].ep->fid, name, &len) == -FI_ETOOSMALL && len == l.namelen,
+			 "a short buffer: -FI_ETOOSMALL and the length", "length %zu", len);
+		len = 1;
+	}
+	/* Each acceptor's packets reach its own connector, none the listener. */
+	for (int i = 0; i < 2; i++) {
+		cm_transfer(&c[i], &a[i], 32);
+		cm_transfer(&a[i], &c[i], 32);
+	}
+	if (!cm_open(fx, fx->info, l.eq, &late) || !cm_request(&l, &late, NULL, &info) ||
+	    !check_ret(fi_endpoint(fx->domain, info, &late_a.ep, NULL), 0, "fi_endpoint"))
+		goto out;
+	check_ret(fi_setname(&late_a.ep->fid, l.name, l.namelen), -FI_EOPBADSTATE,
+		  "fi_setname of an acceptor, not enabled: -FI_EOPBADSTATE");
+	if (!cm_ready(fx, l.eq, &late_a))
+		goto out;
+	check_ret(fi_close(&l.pep->fid), 0, "fi_close(pep) with a request taken");
+	l.pep = NULL;
+	ft_check(cm_named(&late_a.ep->fid, l.name, l.namelen),
+		 "an acceptor of a closed listener shows its address", "another");
+	check_ret(fi_accept(late_a.ep, NULL, 0), -FI_ECONNABORTED,
+		  "fi_accept after the listener closed: -FI_ECONNABORTED");
+out:
+	fi_freeinfo(info);
+	for (int i = 0; i < 2; i++) {
+		cm_close(&c[i]);
+		cm_close(&a[i]);
+	}
+	cm_close(&late);
+	cm_close(&late_a);
 	cm_unlisten(&l);
 }
 

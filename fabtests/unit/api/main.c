@@ -80,6 +80,8 @@ static const struct {
 	  { .msg = true, .env = "FI_RDMX_CONNECT_MS=" API_STR(CM_DEADLINE_MS) } },
 	{ "FI_EP_MSG: backlog", test_cm_backlog, { .msg = true } },
 	{ "FI_EP_MSG: 100 connections", test_cm_cycles, { .msg = true } },
+	{ "FI_EP_MSG: an acceptor shows its listener's address", test_cm_acceptor_names,
+	  { .msg = true } },
 	{ "FI_EP_MSG: a connector at a passive endpoint's address", test_cm_handle,
 	  { .msg = true } },
 	{ "ping, FI_THREAD_SAFE, two threads", test_ping_threads,

@@ -25,6 +25,11 @@
  * could wait for. What it sends then may reach the connector before the
  * ACCEPT does; a connector takes packets from strangers until it is up.
  *
+ * The acceptor keeps its own address, which ACCEPT names and its packets
+ * come from, but shows its listener's (fi_getname), and the connector
+ * shows the address it connected to (fi_getpeer): TCP's naming, which
+ * fabtests' fi_msg_sockets checks.
+ *
  * Every later step goes between the two endpoints, which know each
  * other from their AVs: DISC (fi_shutdown), or a session that ends
  * (a close notice, a peer gone), is FI_SHUTDOWN at the other.
@@ -74,6 +79,9 @@ struct rdmx_connreq {
 	fi_addr_t		from;		/* the connector, in the pep's AV */
 	size_t			name_len;
 	uint8_t			name[RDMX_CM_NAME_MAX];	/* the connector's */
+	size_t			svc_len;
+	uint8_t			svc[RDMX_CM_NAME_MAX];	/* the listener's, when
+							   the request came */
 };
 
 enum rdmx_cm_state {
@@ -113,6 +121,10 @@ struct rdmx_cm {
 	struct rdmx_connreq	*req;		/* from info->handle, to accept */
 	size_t			peer_len;	/* fi_getpeer's address */
 	uint8_t			peer_name[RDMX_CM_NAME_MAX];
+	size_t			dest_len;	/* fi_connect's address */
+	uint8_t			dest[RDMX_CM_NAME_MAX];
+	size_t			shown_len;	/* an acceptor's fi_getname: */
+	uint8_t			shown[RDMX_CM_NAME_MAX];	/* its listener's */
 	struct rdmx_cm_filter	tx_filter, rx_filter;
 	struct rdmx_cm_buf	rx[RDMX_CM_RX];
 	struct rdmx_cm_buf	tx[RDMX_CM_TX];
@@ -137,6 +149,8 @@ int rdmx_cm_connect(struct fid_ep *ep, const void *addr, const void *param, size
 int rdmx_cm_accept(struct fid_ep *ep, const void *param, size_t paramlen);
 int rdmx_cm_shutdown(struct fid_ep *ep, uint64_t flags);
 int rdmx_cm_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int rdmx_cm_getname(fid_t fid, void *addr, size_t *addrlen);
+int rdmx_cm_setname(fid_t fid, void *addr, size_t addrlen);
 
 /* fi_passive_ep (the fabric's op). */
 int rdmx_pep_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep_p,

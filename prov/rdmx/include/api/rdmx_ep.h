@@ -159,6 +159,13 @@ static inline struct rdmx_ep *rdmx_ep(struct fid_ep *ep_fid)
 int rdmx_ep_open(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **ep_p, void *context);
 
+/*
+ * fi_getname and fi_setname of an endpoint's own device address (an
+ * RDM endpoint's calls; a FI_EP_MSG endpoint's wrap them, rdmx_cm.c).
+ */
+int rdmx_ep_getname(fid_t fid, void *addr, size_t *addrlen);
+int rdmx_ep_setname(fid_t fid, void *addr, size_t addrlen);
+
 /* Polls the device and handles what completed; domain lock held. */
 void rdmx_ep_progress(struct rdmx_ep *ep);
 

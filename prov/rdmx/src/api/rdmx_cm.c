@@ -13,24 +13,32 @@
 #include "rdmx_rx.h"
 #include "rdmx_tx.h"
 
+/* A device address (canonical, as shown) fits a connection step's name. */
+_Static_assert(RDMX_DEV_ADDR_MAX <= RDMX_CM_NAME_MAX, "device address in a name");
+
 static struct rdmx_av *rdmx_cm_av(const struct rdmx_cm *cm)
 {
 	return rdmx_container_of(cm->av, struct rdmx_av, av_fid);
 }
 
-/* The endpoint's name as fi_getname gives it; its length. */
+/*
+ * The endpoint's device address, which the connection steps carry (an
+ * acceptor's fi_getname shows its listener's instead); its length.
+ */
 static size_t rdmx_cm_name(struct rdmx_ep *ep, uint8_t *name)
 {
 	size_t len = RDMX_CM_NAME_MAX;
 
-	return fi_getname(&ep->ep_fid.fid, name, &len) ? 0 : len;
+	return rdmx_ep_getname(&ep->ep_fid.fid, name, &len) ? 0 : len;
 }
 
-/* Stores an application-form address in the endpoint's AV; FI_ADDR_NOTAVAIL if bad. */
-static fi_addr_t rdmx_cm_store(struct rdmx_cm *cm, const void *addr, size_t len)
+/*
+ * Stores an application-form address in the endpoint's AV, and its
+ * canonical form in canon; FI_ADDR_NOTAVAIL if bad.
+ */
+static fi_addr_t rdmx_cm_store(struct rdmx_cm *cm, const void *addr, size_t len,
+			       uint8_t *canon)
 {
-	uint8_t canon[RDMX_DEV_ADDR_MAX];
-
 	if (cm->ep->domain->dev_ops->addr_canon(addr, len, canon))
 		return FI_ADDR_NOTAVAIL;
 	return rdmx_av_store(rdmx_cm_av(cm), canon);
@@ -115,17 +123,25 @@ static void rdmx_cm_up(struct rdmx_cm *cm, fi_addr_t peer, const void *data, siz
 		(void) rdmx_eq_push(cm->eq, FI_CONNECTED, buf, sizeof(entry) + len);
 }
 
-/* The listener's ACCEPT of our request, with the acceptor's name. */
+/*
+ * The listener's ACCEPT of our request, with the acceptor's name: where
+ * our packets go from now on. fi_getpeer still shows the address we
+ * connected to, as the acceptor's fi_getname does.
+ */
 static void rdmx_cm_accepted(struct rdmx_cm *cm, const struct rdmx_cm_msg *msg)
 {
-	fi_addr_t peer = rdmx_cm_store(cm, msg->name, msg->name_len);
+	uint8_t canon[RDMX_DEV_ADDR_MAX];
+	fi_addr_t peer = rdmx_cm_store(cm, msg->name, msg->name_len, canon);
+	char text[96];
 
 	if (peer == FI_ADDR_NOTAVAIL) {
 		rdmx_cm_down(cm, FI_ECONNREFUSED, NULL, 0);
 		return;
 	}
-	cm->peer_len = msg->name_len;
-	memcpy(cm->peer_name, msg->name, msg->name_len);
+	cm->ep->domain->dev_ops->addr_str(canon, text, sizeof(text));
+	RDMX_INFO(FI_LOG_EP_CTRL, "connected: the acceptor is at %s\n", text);
+	cm->peer_len = cm->dest_len;
+	memcpy(cm->peer_name, cm->dest, cm->dest_len);
 	rdmx_cm_up(cm, peer, msg->data, msg->data_len);
 	if (cm->disc_early)
 		rdmx_cm_down(cm, 0, NULL, 0);
@@ -327,6 +343,10 @@ int rdmx_cm_open(struct rdmx_ep *ep, const struct fi_info *info)
 	cm->listener = cm->peer = FI_ADDR_NOTAVAIL;
 	cm->src.progress = rdmx_cm_progress;
 	cm->req = req;
+	if (req) {
+		cm->shown_len = req->svc_len;
+		memcpy(cm->shown, req->svc, req->svc_len);
+	}
 	ep->cm = cm;
 	ep->av = av;
 	ep->addrs = &av->lookups;
@@ -422,12 +442,13 @@ int rdmx_cm_connect(struct fid_ep *ep_fid, const void *addr, const void *param,
 	if (cm->state != RDMX_CM_IDLE || cm->req) {
 		ret = cm->state == RDMX_CM_CONNECTED ? -FI_EISCONN : -FI_EOPBADSTATE;
 	} else {
-		cm->listener = rdmx_cm_store(cm, addr, ep->domain->dev_ops->addr_size);
+		cm->listener = rdmx_cm_store(cm, addr, ep->domain->dev_ops->addr_size, cm->dest);
 		cm->conn_id = rdmx_random64() | 1;
 		msg.conn_id = cm->conn_id;
 		ret = cm->listener == FI_ADDR_NOTAVAIL ? -FI_EINVAL :
 		      rdmx_cm_send(cm, cm->listener, &msg);
 		if (!ret) {
+			cm->dest_len = ep->domain->dev_ops->addr_len(cm->dest);
 			cm->state = RDMX_CM_CONNECTING;
 			cm->deadline = rdmx_clock_ns() + g_rdmx_params.connect_ms * 1000000ULL;
 		}
@@ -441,7 +462,7 @@ int rdmx_cm_accept(struct fid_ep *ep_fid, const void *param, size_t paramlen)
 	struct rdmx_ep *ep = rdmx_ep(ep_fid);
 	struct rdmx_cm *cm = ep->cm;
 	struct rdmx_connreq *req = cm->req;
-	uint8_t name[RDMX_CM_NAME_MAX];
+	uint8_t name[RDMX_CM_NAME_MAX], canon[RDMX_DEV_ADDR_MAX];
 	size_t name_len;
 	int ret = 0;
 
@@ -455,7 +476,7 @@ int rdmx_cm_accept(struct fid_ep *ep_fid, const void *param, size_t paramlen)
 		return ret;
 	name_len = rdmx_cm_name(ep, name);
 	rdmx_lock_acquire(&ep->domain->lock);
-	cm->peer = rdmx_cm_store(cm, req->name, req->name_len);
+	cm->peer = rdmx_cm_store(cm, req->name, req->name_len, canon);
 	if (cm->peer == FI_ADDR_NOTAVAIL)
 		ret = -FI_EINVAL;
 	cm->conn_id = req->conn_id;
@@ -520,4 +541,30 @@ int rdmx_cm_getpeer(struct fid_ep *ep_fid, void *addr, size_t *addrlen)
 	if (!cm->peer_len)
 		return -FI_ENOTCONN;
 	return rdmx_copy_out(cm->peer_name, cm->peer_len, addr, addrlen);
+}
+
+/*
+ * An acceptor shows its listener's address, as TCP's accepted sockets
+ * share the listening port (its packets use a port of its own, which
+ * ACCEPT told the connector); any other shows its own.
+ */
+int rdmx_cm_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct rdmx_cm *cm = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid)->cm;
+
+	if (cm->shown_len)
+		return rdmx_copy_out(cm->shown, cm->shown_len, addr, addrlen);
+	return rdmx_ep_getname(fid, addr, addrlen);
+}
+
+/* An acceptor's address is its listener's: it cannot be changed. */
+int rdmx_cm_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	struct rdmx_cm *cm = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid)->cm;
+
+	if (cm->shown_len) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "fi_setname of an accepting endpoint\n");
+		return -FI_EOPBADSTATE;
+	}
+	return rdmx_ep_setname(fid, addr, addrlen);
 }

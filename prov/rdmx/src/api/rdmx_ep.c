@@ -615,7 +615,7 @@ static int rdmx_ep_open_dev(struct rdmx_ep *ep, const void *src)
 	return 0;
 }
 
-static int rdmx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+int rdmx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
 	const struct rdmx_dev_ops *ops = ep->lanes.nic->ops;
@@ -625,7 +625,7 @@ static int rdmx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return rdmx_copy_out(canon, ops->addr_len(canon), addr, addrlen);
 }
 
-static int rdmx_ep_setname(fid_t fid, void *addr, size_t addrlen)
+int rdmx_ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
 	struct rdmx_ep *ep = rdmx_container_of(fid, struct rdmx_ep, ep_fid.fid);
 	uint8_t canon[RDMX_DEV_ADDR_MAX];
@@ -737,8 +737,8 @@ static struct fi_ops_ep rdmx_ep_ops = {
 /* A FI_EP_MSG endpoint's (rdmx_cm.c). */
 static struct fi_ops_cm rdmx_msg_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = rdmx_ep_setname,
-	.getname = rdmx_ep_getname,
+	.setname = rdmx_cm_setname,
+	.getname = rdmx_cm_getname,
 	.getpeer = rdmx_cm_getpeer,
 	.connect = rdmx_cm_connect,
 	.listen = rdmx_no_listen,

@@ -183,7 +183,10 @@ static void rdmx_pep_request(struct rdmx_pep *pep, const struct rdmx_cm_msg *msg
 	req->from = from;
 	req->name_len = msg->name_len;
 	memcpy(req->name, msg->name, msg->name_len);
-	if (rdmx_pep_announce(pep, req, msg)) {
+	/* The acceptor will show it (rdmx_cm_getname), after the pep closed too. */
+	req->svc_len = sizeof(req->svc);
+	if (fi_getname(&pep->ep->fid, req->svc, &req->svc_len) ||
+	    rdmx_pep_announce(pep, req, msg)) {
 		free(req);
 		if (rdmx_pep_send(pep, from, &no))
 			(void) fi_av_remove(pep->av, &from, 1, 0);

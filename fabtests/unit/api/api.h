@@ -273,6 +273,7 @@ void test_cm_deadline(struct fixture *fx);
 void test_cm_backlog(struct fixture *fx);
 void test_cm_cycles(struct fixture *fx);
 void test_cm_acceptor_names(struct fixture *fx);
+void test_cm_pep_ipv6(struct fixture *fx);
 void test_cm_handle(struct fixture *fx);
 
 /* ping.c */

@@ -7,7 +7,7 @@
  * and one a listener never answers, fi_shutdown seen on both sides, the
  * backlog, 100 connect and disconnect cycles (the valgrind pass checks
  * what they leave behind), connectors at a passive endpoint's address,
- * and the addresses each side shows.
+ * the addresses each side shows, and a passive endpoint of IPv6.
  */
 #include <errno.h>
 
@@ -529,6 +529,50 @@ out:
 	cm_close(&late);
 	cm_close(&late_a);
 	cm_unlisten(&l);
+}
+
+/*
+ * A passive endpoint opened from an IPv6 entry whose address was taken
+ * out (fabtests' fi_msg_sockets does so before fi_setname) is IPv6, also
+ * where the first domain is IPv4: fi_setname then gives it ::1.
+ */
+void test_cm_pep_ipv6(struct fixture *fx)
+{
+	struct sockaddr_in6 lo6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	struct sockaddr_in6 got = { 0 };
+	size_t len = sizeof(got);
+	struct fid_pep *pep = NULL;
+	int ret;
+
+	if (!ft_check(hints != NULL, "fi_allocinfo", "NULL"))
+		return;
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG;
+	hints->addr_format = FI_SOCKADDR_IN6;
+	hints->fabric_attr->prov_name = strdup("rdmx");
+	ret = fi_getinfo(TEST_VERSION, "::1", NULL, FI_SOURCE, hints, &info);
+	if (ret == -FI_ENODATA) {
+		printf("# no IPv6 loopback on this host: not checked\n");
+		goto out;
+	}
+	if (!check_ret(ret, 0, "fi_getinfo of ::1"))
+		goto out;
+	free(info->src_addr);
+	info->src_addr = NULL;
+	info->src_addrlen = 0;
+	if (check_ret(fi_passive_ep(fx->fabric, info, &pep, NULL), 0, "fi_passive_ep") &&
+	    check_ret(fi_setname(&pep->fid, &lo6, sizeof(lo6)), 0, "fi_setname(::1)") &&
+	    check_ret(fi_getname(&pep->fid, &got, &len), 0, "fi_getname"))
+		ft_check(len == sizeof(got) && got.sin6_family == AF_INET6 && got.sin6_port &&
+			 !memcmp(&got.sin6_addr, &lo6.sin6_addr, sizeof(lo6.sin6_addr)),
+			 "the passive endpoint is at ::1, a port of its own", "length %zu, family %d",
+			 len, got.sin6_family);
+out:
+	if (pep)
+		check_ret(fi_close(&pep->fid), 0, "fi_close(pep)");
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
 }
 
 /* 100 connections, each up, used, shut down and closed; then one more. */

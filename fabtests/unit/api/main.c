@@ -82,6 +82,7 @@ static const struct {
 	{ "FI_EP_MSG: 100 connections", test_cm_cycles, { .msg = true } },
 	{ "FI_EP_MSG: an acceptor shows its listener's address", test_cm_acceptor_names,
 	  { .msg = true } },
+	{ "FI_EP_MSG: a passive endpoint of IPv6", test_cm_pep_ipv6, { .msg = true } },
 	{ "FI_EP_MSG: a connector at a passive endpoint's address", test_cm_handle,
 	  { .msg = true } },
 	{ "ping, FI_THREAD_SAFE, two threads", test_ping_threads,

@@ -110,7 +110,11 @@ static struct fi_ops_mr rdmx_domain_mr_ops = {
 	.regattr = rdmx_mr_regattr,
 };
 
-/* Finds the device domain info names, with info's source port if any. */
+/*
+ * Finds the device domain info names, with info's source port if any;
+ * unnamed, the first of info's address format (a passive endpoint's
+ * before fi_setname gives it an address).
+ */
 static int rdmx_domain_find(const struct rdmx_dev_ops *ops,
 			    const struct fi_info *info,
 			    struct rdmx_dev_domain *out)
@@ -120,11 +124,14 @@ static int rdmx_domain_find(const struct rdmx_dev_ops *ops,
 	const char *name = info->domain_attr ? info->domain_attr->name : NULL;
 	bool have_src = info->src_addr &&
 		!ops->addr_canon(info->src_addr, info->src_addrlen, src);
+	bool any_format = info->addr_format == FI_FORMAT_UNSPEC ||
+			  info->addr_format == FI_SOCKADDR;
 	int n;
 
 	n = ops->domains(have_src ? src : NULL, NULL, doms, RDMX_ARRAY_SIZE(doms));
 	for (int i = 0; i < n; i++) {
-		if (!name || !strcmp(name, doms[i].name)) {
+		if (name ? !strcmp(name, doms[i].name) :
+			   any_format || ops->addr_format(doms[i].addr) == info->addr_format) {
 			*out = doms[i];
 			return 0;
 		}

@@ -469,8 +469,8 @@ static bool cm_peer_named(struct conn *c, const uint8_t *name, size_t len)
  * An accepted endpoint shows its listener's address, as TCP's accepted
  * sockets do (fabtests' fi_msg_sockets checks it), from fi_endpoint on,
  * for every acceptor of one listener, and after the listener closed;
- * its packets still come from an address of its own. It cannot be
- * renamed, and a short buffer learns the length.
+ * each still reaches its own connector. It cannot be renamed, and a
+ * short buffer learns the length.
  */
 void test_cm_acceptor_names(struct fixture *fx)
 {

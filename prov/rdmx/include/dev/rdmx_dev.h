@@ -70,6 +70,8 @@ const char *rdmx_dev_status_str(enum rdmx_dev_status status);
 
 /* The largest raw address of any device, in bytes. */
 #define RDMX_DEV_ADDR_MAX	32
+/* Domains fi_getinfo and fi_domain look through at most. */
+#define RDMX_DOMAINS_MAX	16
 /* The most scatter entries a send may carry. */
 #define RDMX_DEV_SGE_MAX	8
 

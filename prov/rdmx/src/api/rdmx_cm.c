@@ -477,13 +477,15 @@ int rdmx_cm_accept(struct fid_ep *ep_fid, const void *param, size_t paramlen)
 	name_len = rdmx_cm_name(ep, name);
 	rdmx_lock_acquire(&ep->domain->lock);
 	cm->peer = rdmx_cm_store(cm, req->name, req->name_len, canon);
-	if (cm->peer == FI_ADDR_NOTAVAIL)
-		ret = -FI_EINVAL;
 	cm->conn_id = req->conn_id;
-	cm->peer_len = req->name_len;
-	memcpy(cm->peer_name, req->name, req->name_len);
-	if (ret)
+	if (cm->peer == FI_ADDR_NOTAVAIL) {
+		ret = -FI_EINVAL;
 		cm->state = RDMX_CM_DOWN;
+	} else {
+		/* Canonical: not the padding the request's bytes came with. */
+		cm->peer_len = ep->domain->dev_ops->addr_len(canon);
+		memcpy(cm->peer_name, canon, cm->peer_len);
+	}
 	rdmx_lock_release(&ep->domain->lock);
 	/* The listener answers: the connector hears only from its AV. */
 	cm->req = NULL;

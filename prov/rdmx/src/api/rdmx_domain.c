@@ -112,23 +112,23 @@ static struct fi_ops_mr rdmx_domain_mr_ops = {
 
 /*
  * Finds the device domain info names, with info's source port if any;
- * unnamed, the first of info's address format (a passive endpoint's
- * before fi_setname gives it an address).
+ * with neither a name nor an address, the first of info's address
+ * format (a passive endpoint's before fi_setname gives it an address).
  */
 static int rdmx_domain_find(const struct rdmx_dev_ops *ops,
 			    const struct fi_info *info,
 			    struct rdmx_dev_domain *out)
 {
-	struct rdmx_dev_domain doms[16];
+	struct rdmx_dev_domain doms[RDMX_DOMAINS_MAX];
 	uint8_t src[RDMX_DEV_ADDR_MAX];
 	const char *name = info->domain_attr ? info->domain_attr->name : NULL;
 	bool have_src = info->src_addr &&
 		!ops->addr_canon(info->src_addr, info->src_addrlen, src);
-	bool any_format = info->addr_format == FI_FORMAT_UNSPEC ||
+	bool any_format = have_src || info->addr_format == FI_FORMAT_UNSPEC ||
 			  info->addr_format == FI_SOCKADDR;
 	int n;
 
-	n = ops->domains(have_src ? src : NULL, NULL, doms, RDMX_ARRAY_SIZE(doms));
+	n = ops->domains(have_src ? src : NULL, NULL, doms, RDMX_DOMAINS_MAX);
 	for (int i = 0; i < n; i++) {
 		if (name ? !strcmp(name, doms[i].name) :
 			   any_format || ops->addr_format(doms[i].addr) == info->addr_format) {
@@ -136,7 +136,8 @@ static int rdmx_domain_find(const struct rdmx_dev_ops *ops,
 			return 0;
 		}
 	}
-	RDMX_WARN(FI_LOG_DOMAIN, "no device domain %s\n", name ? name : "(any)");
+	RDMX_WARN(FI_LOG_DOMAIN, "no device domain %s\n",
+		  name ? name : any_format ? "(any)" : "of the info's address format");
 	return -FI_ENODEV;
 }
 

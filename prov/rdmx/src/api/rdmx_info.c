@@ -16,7 +16,6 @@
 #include "rdmx_version.h"
 #include "rdmx_wire.h"
 
-#define RDMX_DOMAINS_MAX	16
 
 /*
  * The flag libfabric's utility providers (ofi_rxd, ofi_rxm) add to the

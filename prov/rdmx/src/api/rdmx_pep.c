@@ -533,9 +533,9 @@ static int rdmx_pep_open_ep(struct rdmx_pep *pep, struct fid_fabric *fabric,
 	/* A map: the slots of connectors answered are reused. */
 	rdm->domain_attr->av_type = FI_AV_MAP;
 	/*
-	 * No address yet (fi_setname will give it): any domain will do,
-	 * and the one named may be loopback's, which a host with a NIC
-	 * lists only by address.
+	 * No address yet (fi_setname will give it): any domain of the
+	 * info's address format will do, and the one named may be
+	 * loopback's, which a host with a NIC lists only by address.
 	 */
 	if (!rdm->src_addr) {
 		free(rdm->domain_attr->name);

@@ -245,14 +245,24 @@ static bool cm_named(struct fid *fid, const uint8_t *name, size_t len)
 	       !memcmp(own, name, len);
 }
 
-/* Whether fi_getpeer of one side is fi_getname of the other. */
-static bool cm_peer_is(struct conn *c, struct conn *other)
+/* Whether fi_getpeer of c is name (a connector's: the address it connected to). */
+static bool cm_peer_named(struct conn *c, const uint8_t *name, size_t len)
 {
 	uint8_t peer[NAME_MAX_LEN];
 	size_t peer_len = sizeof(peer);
 
-	return !fi_getpeer(c->ep, peer, &peer_len) && cm_named(&other->ep->fid, peer, peer_len);
+	return !fi_getpeer(c->ep, peer, &peer_len) && peer_len == len && !memcmp(peer, name, len);
 }
+
+/* Whether fi_getpeer of one side is fi_getname of the other. */
+static bool cm_peer_is(struct conn *c, struct conn *other)
+{
+	uint8_t name[NAME_MAX_LEN];
+	size_t len = sizeof(name);
+
+	return !fi_getname(&other->ep->fid, name, &len) && cm_peer_named(c, name, len);
+}
+
 
 void test_cm_accept(struct fixture *fx)
 {
@@ -453,17 +463,6 @@ out:
 	cm_unlisten(&l);
 }
 
-/*
- * Whether fi_getpeer of c is name: a connector's is the address it
- * connected to.
- */
-static bool cm_peer_named(struct conn *c, const uint8_t *name, size_t len)
-{
-	uint8_t peer[NAME_MAX_LEN];
-	size_t peer_len = sizeof(peer);
-
-	return !fi_getpeer(c->ep, peer, &peer_len) && peer_len == len && !memcmp(peer, name, len);
-}
 
 /*
  * An accepted endpoint shows its listener's address, as TCP's accepted

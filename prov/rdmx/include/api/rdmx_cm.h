@@ -79,9 +79,6 @@ struct rdmx_connreq {
 	fi_addr_t		from;		/* the connector, in the pep's AV */
 	size_t			name_len;
 	uint8_t			name[RDMX_CM_NAME_MAX];	/* the connector's */
-	size_t			svc_len;
-	uint8_t			svc[RDMX_CM_NAME_MAX];	/* the listener's, when
-							   the request came */
 };
 
 enum rdmx_cm_state {
@@ -119,10 +116,8 @@ struct rdmx_cm {
 	bool			disc_early;	/* CONNECTING: the acceptor's DISC
 						   came before the ACCEPT */
 	struct rdmx_connreq	*req;		/* from info->handle, to accept */
-	size_t			peer_len;	/* fi_getpeer's address */
-	uint8_t			peer_name[RDMX_CM_NAME_MAX];
-	size_t			dest_len;	/* fi_connect's address */
-	uint8_t			dest[RDMX_CM_NAME_MAX];
+	size_t			peer_len;	/* fi_getpeer's address: 0 until */
+	uint8_t			peer_name[RDMX_CM_NAME_MAX];	/* connected */
 	size_t			shown_len;	/* an acceptor's fi_getname: */
 	uint8_t			shown[RDMX_CM_NAME_MAX];	/* its listener's */
 	struct rdmx_cm_filter	tx_filter, rx_filter;
@@ -157,10 +152,11 @@ int rdmx_pep_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_pe
 		  void *context);
 
 /*
- * fi_endpoint of info->handle req: claims it for the endpoint; 0, or
- * -FI_EBUSY when another endpoint did.
+ * fi_endpoint of info->handle req: claims it for the endpoint and gives
+ * its listener's name (name: *len bytes of room; *len: its length). 0,
+ * or -FI_EBUSY when another endpoint did.
  */
-int rdmx_pep_claim(struct rdmx_connreq *req);
+int rdmx_pep_claim(struct rdmx_connreq *req, void *name, size_t *len);
 
 /*
  * fi_accept's step at the listener: sends ACCEPT with the acceptor's

@@ -140,8 +140,7 @@ static void rdmx_cm_accepted(struct rdmx_cm *cm, const struct rdmx_cm_msg *msg)
 	}
 	cm->ep->domain->dev_ops->addr_str(canon, text, sizeof(text));
 	RDMX_INFO(FI_LOG_EP_CTRL, "connected: the acceptor is at %s\n", text);
-	cm->peer_len = cm->dest_len;
-	memcpy(cm->peer_name, cm->dest, cm->dest_len);
+	cm->peer_len = cm->ep->domain->dev_ops->addr_len(cm->peer_name);
 	rdmx_cm_up(cm, peer, msg->data, msg->data_len);
 	if (cm->disc_early)
 		rdmx_cm_down(cm, 0, NULL, 0);
@@ -311,6 +310,8 @@ static int rdmx_cm_progress(struct rdmx_eq_source *src, bool arm, uint64_t *due_
 int rdmx_cm_open(struct rdmx_ep *ep, const struct fi_info *info)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_UNSPEC, .count = 2 };
+	uint8_t shown[RDMX_CM_NAME_MAX];
+	size_t shown_len = sizeof(shown);
 	struct rdmx_cm *cm;
 	struct rdmx_av *av;
 	int ret;
@@ -321,9 +322,9 @@ int rdmx_cm_open(struct rdmx_ep *ep, const struct fi_info *info)
 
 	if (info->handle && !req && info->handle->fclass != FI_CLASS_PEP)
 		return -FI_EINVAL;
-	/* A request is accepted by one endpoint. */
-	if (req && rdmx_pep_claim(req))
-		return -FI_EBUSY;
+	/* A request is accepted by one endpoint, which shows its listener's name. */
+	if (req && (ret = rdmx_pep_claim(req, shown, &shown_len)))
+		return ret;
 	cm = calloc(1, sizeof(*cm));
 	if (!cm)
 		return -FI_ENOMEM;
@@ -344,8 +345,8 @@ int rdmx_cm_open(struct rdmx_ep *ep, const struct fi_info *info)
 	cm->src.progress = rdmx_cm_progress;
 	cm->req = req;
 	if (req) {
-		cm->shown_len = req->svc_len;
-		memcpy(cm->shown, req->svc, req->svc_len);
+		cm->shown_len = shown_len;
+		memcpy(cm->shown, shown, shown_len);
 	}
 	ep->cm = cm;
 	ep->av = av;
@@ -442,13 +443,14 @@ int rdmx_cm_connect(struct fid_ep *ep_fid, const void *addr, const void *param,
 	if (cm->state != RDMX_CM_IDLE || cm->req) {
 		ret = cm->state == RDMX_CM_CONNECTED ? -FI_EISCONN : -FI_EOPBADSTATE;
 	} else {
-		cm->listener = rdmx_cm_store(cm, addr, ep->domain->dev_ops->addr_size, cm->dest);
+		/* The address fi_getpeer shows once connected. */
+		cm->listener = rdmx_cm_store(cm, addr, ep->domain->dev_ops->addr_size,
+					     cm->peer_name);
 		cm->conn_id = rdmx_random64() | 1;
 		msg.conn_id = cm->conn_id;
 		ret = cm->listener == FI_ADDR_NOTAVAIL ? -FI_EINVAL :
 		      rdmx_cm_send(cm, cm->listener, &msg);
 		if (!ret) {
-			cm->dest_len = ep->domain->dev_ops->addr_len(cm->dest);
 			cm->state = RDMX_CM_CONNECTING;
 			cm->deadline = rdmx_clock_ns() + g_rdmx_params.connect_ms * 1000000ULL;
 		}

@@ -16,7 +16,6 @@
 #include "rdmx_version.h"
 #include "rdmx_wire.h"
 
-
 /*
  * The flag libfabric's utility providers (ofi_rxd, ofi_rxm) add to the
  * fi_getinfo by which they look for a core provider to layer over

@@ -183,10 +183,7 @@ static void rdmx_pep_request(struct rdmx_pep *pep, const struct rdmx_cm_msg *msg
 	req->from = from;
 	req->name_len = msg->name_len;
 	memcpy(req->name, msg->name, msg->name_len);
-	/* The acceptor will show it (rdmx_cm_getname), after the pep closed too. */
-	req->svc_len = sizeof(req->svc);
-	if (fi_getname(&pep->ep->fid, req->svc, &req->svc_len) ||
-	    rdmx_pep_announce(pep, req, msg)) {
+	if (rdmx_pep_announce(pep, req, msg)) {
 		free(req);
 		if (rdmx_pep_send(pep, from, &no))
 			(void) fi_av_remove(pep->av, &from, 1, 0);
@@ -272,15 +269,22 @@ static int rdmx_pep_answer(struct rdmx_connreq *req, struct rdmx_cm_msg *msg)
 	return ret;
 }
 
-int rdmx_pep_claim(struct rdmx_connreq *req)
+int rdmx_pep_claim(struct rdmx_connreq *req, void *name, size_t *len)
 {
 	struct rdmx_pep *pep = req->pep;
-	int ret;
+	int ret = -FI_EBUSY;
 
 	if (pep)
 		pthread_mutex_lock(&pep->lock);
-	ret = req->claimed ? -FI_EBUSY : 0;
-	req->claimed = true;
+	/*
+	 * An unclaimed request's listener is open and listens (its close
+	 * frees those), so it has its endpoint; only a claimed one's may be
+	 * gone.
+	 */
+	if (!req->claimed) {
+		ret = fi_getname(&pep->ep->fid, name, len);
+		req->claimed = !ret;
+	}
 	if (pep)
 		pthread_mutex_unlock(&pep->lock);
 	return ret;

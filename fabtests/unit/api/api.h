@@ -205,6 +205,7 @@ void test_enable_errors(struct fixture *fx);
 void test_av(struct fixture *fx);
 void test_av_remove_after_inject(struct fixture *fx);
 void test_second_domain(struct fixture *fx);
+void test_source_err(struct fixture *fx);
 
 /* msg.c */
 void test_self(struct fixture *fx);
@@ -274,6 +275,7 @@ void test_cm_backlog(struct fixture *fx);
 void test_cm_cycles(struct fixture *fx);
 void test_cm_acceptor_names(struct fixture *fx);
 void test_cm_pep_ipv6(struct fixture *fx);
+void test_cm_forged_request(struct fixture *fx);
 void test_cm_handle(struct fixture *fx);
 
 /* ping.c */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rdmx_api_test: the address vector, and a second domain joining it. */
+/* rdmx_api_test: the address vector, a second domain joining it, and FI_SOURCE_ERR. */
 #include "api.h"
 
 void test_av(struct fixture *fx)
@@ -191,4 +191,94 @@ out:
 		step(true, fi_close(&av2->fid), "second domain: fi_close(av)");
 	if (dom2)
 		step(true, fi_close(&dom2->fid), "second domain: fi_close(domain)");
+}
+
+/* fx->info with caps: FI_SOURCE_ERR asked for, or not. */
+static struct fi_info *info_with(const struct fixture *fx, uint64_t caps)
+{
+	struct fi_info *hints = fi_dupinfo(fx->info), *info = NULL;
+
+	if (!hints)
+		return NULL;
+	hints->caps = caps;
+	if (fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info))
+		info = NULL;
+	fi_freeinfo(hints);
+	return info;
+}
+
+/*
+ * FI_SOURCE_ERR (fi_cq(3)), given only when asked for: a message from a
+ * sender outside the receiver's AV completes as an FI_EADDRNOTAVAIL
+ * error entry, its data delivered, its err_data the sender's address,
+ * which fi_av_insert takes; the sender's next message then names it.
+ */
+void test_source_err(struct fixture *fx)
+{
+	const uint64_t caps = FI_MSG | FI_TAGGED | FI_SOURCE;
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *plain = info_with(fx, caps), *info = info_with(fx, caps | FI_SOURCE_ERR);
+	struct node *a = &fx->node[A], r = { 0 };
+	struct fid_av *av = NULL;
+	struct fi_context sctx, rctx;
+	struct fi_cq_err_entry err;
+	uint8_t sbuf[64], rbuf[64] = { 0 }, addr[NAME_MAX_LEN];
+	fi_addr_t r_in_a = FI_ADDR_NOTAVAIL, a_in_r = FI_ADDR_NOTAVAIL, src = FI_ADDR_NOTAVAIL;
+	struct fid_ep *bad = NULL;
+
+	if (!ft_check(plain && info, "fi_getinfo with and without FI_SOURCE_ERR", "%p %p",
+		      (void *) plain, (void *) info))
+		goto out;
+	ft_check(!(plain->caps & FI_SOURCE_ERR) && !(fx->info->caps & FI_SOURCE_ERR) &&
+		 (info->caps & (FI_SOURCE | FI_SOURCE_ERR)) == (FI_SOURCE | FI_SOURCE_ERR),
+		 "FI_SOURCE_ERR only when asked for, with FI_SOURCE", "caps %s",
+		 fi_tostr(&info->caps, FI_TYPE_CAPS));
+	info->caps &= ~(uint64_t) FI_SOURCE;
+	check_ret(fi_endpoint(fx->domain, info, &bad, NULL), -FI_EINVAL,
+		  "fi_endpoint with FI_SOURCE_ERR but not FI_SOURCE: -FI_EINVAL");
+	info->caps |= FI_SOURCE;
+	if (!check_ret(fi_av_open(fx->domain, &av_attr, &av, NULL), 0, "fi_av_open") ||
+	    !node_create(fx->domain, info, &r, false, "endpoint R") ||
+	    !node_enable(av, &r, 0, false, "endpoint R") ||
+	    !check_ret(fi_av_insert(fx->av, r.name, 1, &r_in_a, 0, NULL), 1, "insert R in A's AV"))
+		goto out;
+	fx->guest[0] = &r;
+	fill(sbuf, sizeof(sbuf), 31);
+	if (!check_ret(fi_trecv(r.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 0x31, 0, &rctx),
+		       0, "R posts a receive") ||
+	    !check_ret(fi_tsend(a->ep, sbuf, sizeof(sbuf), NULL, r_in_a, 0x31, &sctx), 0,
+		       "A, outside R's AV, sends") ||
+	    !expect_err(fx, r.rx_cq, &rctx, FI_EADDRNOTAVAIL, &err, addr, sizeof(addr),
+			"R's entry: FI_EADDRNOTAVAIL"))
+		goto out;
+	ft_check(err.flags == (FI_RECV | FI_TAGGED) && err.len == sizeof(sbuf) &&
+		 err.tag == 0x31 && payload_ok(rbuf, sizeof(rbuf), 31, 0),
+		 "the message is delivered and described", "flags %#llx len %zu tag %#llx",
+		 (unsigned long long) err.flags, err.len, (unsigned long long) err.tag);
+	ft_check(err.err_data == addr && err.err_data_size == a->namelen &&
+		 !memcmp(addr, a->name, a->namelen), "err_data is A's address",
+		 "%zu bytes, want %zu", err.err_data_size, a->namelen);
+	ft_check(fi_cq_strerror(r.rx_cq, err.prov_errno, err.err_data, NULL, 0) != NULL,
+		 "fi_cq_strerror of it", "NULL");
+	if (!expect_comp(fx, a->tx_cq, &sctx, FI_SEND, NULL, NULL, "A's send completes") ||
+	    !check_ret(fi_av_insert(av, err.err_data, 1, &a_in_r, 0, NULL), 1,
+		       "R inserts the address it was given") ||
+	    !check_ret(fi_trecv(r.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 0x32, 0, &rctx),
+		       0, "R posts another receive") ||
+	    !check_ret(fi_tsend(a->ep, sbuf, sizeof(sbuf), NULL, r_in_a, 0x32, &sctx), 0,
+		       "A sends again") ||
+	    !expect_comp(fx, r.rx_cq, &rctx, FI_RECV, NULL, &src, "R's entry: a completion"))
+		goto out;
+	ft_check(src == a_in_r, "it names A by R's AV", "%llu want %llu",
+		 (unsigned long long) src, (unsigned long long) a_in_r);
+	expect_comp(fx, a->tx_cq, &sctx, FI_SEND, NULL, NULL, "A's second send completes");
+out:
+	fx->guest[0] = NULL;
+	if (bad)
+		fi_close(&bad->fid);
+	node_close(&r, false, "endpoint R");
+	if (av)
+		check_ret(fi_close(&av->fid), 0, "fi_close(R's AV)");
+	fi_freeinfo(plain);
+	fi_freeinfo(info);
 }

@@ -7,8 +7,11 @@
  * and one a listener never answers, fi_shutdown seen on both sides, the
  * backlog, 100 connect and disconnect cycles (the valgrind pass checks
  * what they leave behind), connectors at a passive endpoint's address,
- * the addresses each side shows, and a passive endpoint of IPv6.
+ * the addresses each side shows, a passive endpoint of IPv6, and
+ * requests built by hand (docs/protocol.md, "Connected endpoints") and
+ * sent by a plain RDM endpoint, as any peer could.
  */
+#include <endian.h>
 #include <errno.h>
 
 #include "api.h"
@@ -670,5 +673,159 @@ out:
 		check_ret(fi_close(&pep->fid), 0, "fi_close(pep)");
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
+	cm_unlisten(&l);
+}
+
+#define CM_TAG		0xc34d434d434d434dULL	/* RDMX_CM_TAG */
+#define CM_HDR_LEN	48
+#define CM_REQ		1
+#define CM_REJECT	3
+
+/* An RDM endpoint of the fixture's fabric that speaks connection steps. */
+struct forger {
+	struct fi_info		*info;
+	struct fid_domain	*domain;
+	struct fid_av		*av;
+	struct fid_cq		*cq;
+	struct fid_ep		*ep;
+	fi_addr_t		listener;
+	uint8_t			name[NAME_MAX_LEN];
+	size_t			namelen;
+	uint8_t			rx[CM_HDR_LEN + 256];
+	struct fi_context	rctx;
+};
+
+static bool forger_open(struct fixture *fx, struct forger *f, const void *listener)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	bool ok;
+
+	memset(f, 0, sizeof(*f));
+	if (!hints)
+		return false;
+	hints->caps = FI_TAGGED;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->fabric_attr->prov_name = strdup("rdmx");
+	ok = check_ret(fi_getinfo(TEST_VERSION, "127.0.0.1", NULL, FI_SOURCE, hints, &f->info), 0,
+		       "the forger's fi_getinfo");
+	fi_freeinfo(hints);
+	f->namelen = sizeof(f->name);
+	return ok &&
+	       check_ret(fi_domain(fx->fabric, f->info, &f->domain, NULL), 0, "its fi_domain") &&
+	       check_ret(fi_av_open(f->domain, &av_attr, &f->av, NULL), 0, "its fi_av_open") &&
+	       check_ret(fi_cq_open(f->domain, &cq_attr, &f->cq, NULL), 0, "its fi_cq_open") &&
+	       check_ret(fi_endpoint(f->domain, f->info, &f->ep, NULL), 0, "its fi_endpoint") &&
+	       check_ret(fi_ep_bind(f->ep, &f->av->fid, 0), 0, "bind its AV") &&
+	       check_ret(fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV), 0,
+			 "bind its CQ") &&
+	       check_ret(fi_enable(f->ep), 0, "enable it") &&
+	       check_ret(fi_getname(&f->ep->fid, f->name, &f->namelen), 0, "its fi_getname") &&
+	       check_ret(fi_av_insert(f->av, listener, 1, &f->listener, 0, NULL), 1,
+			 "it knows the listener") &&
+	       check_ret(fi_trecv(f->ep, f->rx, sizeof(f->rx), NULL, FI_ADDR_UNSPEC, CM_TAG, 0,
+				  &f->rctx), 0, "it waits for steps");
+}
+
+static void forger_close(struct forger *f)
+{
+	if (f->ep)
+		fi_close(&f->ep->fid);
+	if (f->cq)
+		fi_close(&f->cq->fid);
+	if (f->av)
+		fi_close(&f->av->fid);
+	if (f->domain)
+		fi_close(&f->domain->fid);
+	fi_freeinfo(f->info);
+}
+
+/* Sends a REQ with id conn_id that names name (len bytes), and waits until it is out. */
+static bool forger_request(struct listener *l, struct forger *f, uint64_t conn_id,
+			   const void *name, size_t len)
+{
+	uint8_t req[CM_HDR_LEN] = { 0x43, 0x4d, 1, CM_REQ, 0, 0, (uint8_t) len, 0 };
+	uint64_t id = htole64(conn_id);
+	struct fi_cq_tagged_entry e;
+	struct fi_context sctx;
+	int64_t end = now_ms() + WAIT_MS;
+	ssize_t got = 0;
+
+	memcpy(req + 8, &id, sizeof(id));
+	memcpy(req + 16, name, len);
+	if (!check_ret(fi_tsend(f->ep, req, sizeof(req), NULL, f->listener, CM_TAG, &sctx), 0,
+		       "the forger sends a request"))
+		return false;
+	while (got != 1 && now_ms() < end) {
+		got = fi_cq_read(f->cq, &e, 1);
+		/* The listener progresses when its EQ is read: nothing may be taken yet. */
+		if (got != 1)
+			(void) fi_eq_read(l->eq, &(uint32_t) { 0 }, NULL, 0, FI_PEEK);
+	}
+	return ft_check(got == 1 && e.op_context == &sctx, "the request is delivered",
+			"read %zd", got);
+}
+
+/*
+ * Waits for the step the forger hears next, reading the listener's EQ
+ * meanwhile, which must stay empty; true when it is a REJECT of conn_id.
+ */
+static bool forger_rejected(struct listener *l, struct forger *f, uint64_t conn_id,
+			    const char *name)
+{
+	struct fi_cq_tagged_entry e;
+	int64_t end = now_ms() + WAIT_MS;
+	ssize_t got = 0, ev = -FI_EAGAIN;
+	uint64_t id = 0;
+	uint32_t event;
+
+	while (got != 1 && ev == -FI_EAGAIN && now_ms() < end) {
+		got = fi_cq_read(f->cq, &e, 1);
+		ev = fi_eq_read(l->eq, &event, NULL, 0, 0);
+	}
+	if (got == 1)
+		memcpy(&id, f->rx + 8, sizeof(id));
+	return ft_check(ev == -FI_EAGAIN, name, "the listener's EQ gave %zd", ev) &&
+	       ft_check(got == 1 && e.op_context == &f->rctx && e.len >= CM_HDR_LEN &&
+			f->rx[3] == CM_REJECT && le64toh(id) == conn_id, name,
+			"read %zd, type %u, id %#llx", got, f->rx[3],
+			(unsigned long long) le64toh(id)) &&
+	       check_ret(fi_trecv(f->ep, f->rx, sizeof(f->rx), NULL, FI_ADDR_UNSPEC, CM_TAG, 0,
+				  &f->rctx), 0, "the forger waits for the next step");
+}
+
+/*
+ * A request naming a bystander's address: the listener's FI_CONNREQ
+ * names the forger, and the refusal reaches the forger. A second
+ * request from it, while the first is held, is refused at once.
+ */
+void test_cm_forged_request(struct fixture *fx)
+{
+	struct listener l;
+	struct forger f = { 0 };
+	struct cm_event ev;
+	struct fi_info *info = NULL;
+	uint8_t bystander[NAME_MAX_LEN];
+
+	if (!cm_listen(fx, &l, 0) || !forger_open(fx, &f, l.name))
+		goto out;
+	memcpy(bystander, f.name, f.namelen);
+	set_port(bystander, (uint16_t) (get_port(f.name) ^ 0x5a5a));
+	if (!forger_request(&l, &f, 0x1001, bystander, f.namelen) ||
+	    !cm_expect(l.eq, FI_CONNREQ, &l.pep->fid, NULL, 0, &ev,
+		       "FI_CONNREQ for the forged request"))
+		goto out;
+	info = ev.entry.info;
+	ft_check(info->dest_addrlen == f.namelen && !memcmp(info->dest_addr, f.name, f.namelen),
+		 "it names its sender, not the address it claims", "%zu bytes",
+		 info->dest_addrlen);
+	if (forger_request(&l, &f, 0x1002, f.name, f.namelen))
+		forger_rejected(&l, &f, 0x1002, "a second request from one sender: refused");
+	if (check_ret(fi_reject(l.pep, info->handle, NULL, 0), 0, "fi_reject of the first"))
+		forger_rejected(&l, &f, 0x1001, "the refusal reaches the sender");
+out:
+	fi_freeinfo(info);
+	forger_close(&f);
 	cm_unlisten(&l);
 }

@@ -25,7 +25,7 @@ struct rdmx_cq_err {
 	struct fi_cq_err_entry	entry;
 	fi_addr_t		src;
 	size_t			text_len;
-	char			text[];		/* the err_data */
+	char			text[];		/* the err_data: text, or an address */
 };
 
 struct rdmx_cq {
@@ -52,6 +52,13 @@ int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry);
 /* An error completion (rdmx_comp.h, write_err): 0 or -FI_ENOMEM. */
 int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
 		      int err, size_t olen, const char *text);
+/*
+ * A message from a sender outside the AV (FI_SOURCE_ERR, fi_cq(3)): an
+ * FI_EADDRNOTAVAIL error entry whose err_data is the sender's address,
+ * len bytes. 0 or -FI_ENOMEM.
+ */
+int rdmx_cq_write_source_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
+			     const void *addr, size_t len);
 
 /* The CQ's part in waits (fi_trywait), from its fid. */
 struct rdmx_waitable *rdmx_cq_waitable(struct fid *fid);

@@ -15,8 +15,8 @@
 #define RDMX_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | \
 			 FI_WRITE)
 #define RDMX_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
-			 FI_SOURCE | FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | \
-			 FI_REMOTE_WRITE | FI_RMA_EVENT)
+			 FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV | FI_RMA | FI_ATOMIC | \
+			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT)
 #define RDMX_DOM_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define RDMX_CAPS	(RDMX_TX_CAPS | RDMX_RX_CAPS | RDMX_DOM_CAPS)
 /* A datagram endpoint's (FI_EP_DGRAM, rdmx_ud.h): messages only. */
@@ -28,7 +28,7 @@
  * what names a sender; its tags are 63 bits (bit 63 marks its connection
  * steps, RDMX_CM_TAG_BIT).
  */
-#define RDMX_MSG_NOT_CAPS (FI_DIRECTED_RECV | FI_SOURCE)
+#define RDMX_MSG_NOT_CAPS (FI_DIRECTED_RECV | FI_SOURCE | FI_SOURCE_ERR)
 #define RDMX_MSG_CAPS	(RDMX_CAPS & ~(uint64_t) RDMX_MSG_NOT_CAPS)
 #define RDMX_MSG_TAG_FORMAT	0x5555555555555555ULL
 #define RDMX_PRIMARY_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \
@@ -40,6 +40,13 @@
 			 FI_SHARED_AV | FI_TRIGGER | FI_FENCE | \
 			 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE_ERR | \
 			 FI_RMA_PMEM)
+
+/*
+ * Capabilities that change what an application that did not ask for them
+ * sees: given only when asked for (an error entry for every message from
+ * outside the AV, with FI_SOURCE_ERR).
+ */
+#define RDMX_ASKED_CAPS	FI_SOURCE_ERR
 
 /* Largest message: the long protocol streams any size (1 TiB). */
 #define RDMX_MAX_MSG_SIZE	(1ULL << 40)

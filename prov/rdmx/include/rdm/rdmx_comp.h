@@ -53,6 +53,14 @@ struct rdmx_comp_ops {
 	 * (FI_SELECTIVE_COMPLETION, fi_inject): counted, no entry.
 	 */
 	void	(*count)(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry);
+	/*
+	 * A message received from a sender outside the AV, by an endpoint
+	 * with FI_SOURCE_ERR (fi_cq(3)): counted as done, its entry an
+	 * FI_EADDRNOTAVAIL error whose err_data is the sender's address
+	 * (len bytes, the form fi_av_insert takes). 0 or -FI_ENOMEM.
+	 */
+	int	(*source_err)(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry,
+			      const void *addr, size_t len);
 };
 
 struct rdmx_comp {
@@ -67,6 +75,13 @@ static inline int rdmx_comp_write(struct rdmx_comp *comp, const struct rdmx_cq_e
 static inline void rdmx_comp_count(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry)
 {
 	comp->ops->count(comp, entry);
+}
+
+static inline int rdmx_comp_source_err(struct rdmx_comp *comp,
+				       const struct rdmx_cq_entry *entry,
+				       const void *addr, size_t len)
+{
+	return comp->ops->source_err(comp, entry, addr, len);
 }
 
 /* An error completion whose err_data is the printf-style text. */

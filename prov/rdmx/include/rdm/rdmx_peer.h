@@ -102,6 +102,13 @@ static inline fi_addr_t rdmx_peer_src(const struct rdmx_peer *peer)
 	       (RDMX_PEER_SRC_UNKNOWN | (uintptr_t) peer);
 }
 
+/* The peer outside the AV whose key src is, or NULL. */
+static inline struct rdmx_peer *rdmx_peer_of_src(fi_addr_t src)
+{
+	return (src & RDMX_PEER_SRC_UNKNOWN) && src != FI_ADDR_NOTAVAIL ?
+	       (struct rdmx_peer *) (uintptr_t) (src & ~RDMX_PEER_SRC_UNKNOWN) : NULL;
+}
+
 /* The source a completion reports for a message matched by src. */
 static inline fi_addr_t rdmx_peer_src_reported(fi_addr_t src)
 {

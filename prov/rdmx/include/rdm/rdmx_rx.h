@@ -136,9 +136,13 @@ void rdmx_recv_release(struct rdmx_ep *ep, struct rdmx_rxe *rxe);
 struct rdmx_cq_entry rdmx_recv_entry(void *context, size_t len, fi_addr_t src,
 				     uint64_t tag, uint64_t data, uint32_t pkt_flags);
 
-/* Writes a receive's entry unless FI_SELECTIVE_COMPLETION suppresses it. */
+/*
+ * Writes a receive's entry unless FI_SELECTIVE_COMPLETION suppresses it;
+ * src is the key the message was matched by (rdmx_peer_src), which tells
+ * a sender outside the AV (FI_SOURCE_ERR).
+ */
 void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
-		     const struct rdmx_cq_entry *entry);
+		     const struct rdmx_cq_entry *entry, fi_addr_t src);
 
 /*
  * Completes rxe with a message of msg_len bytes whose first bytes (as many

@@ -264,11 +264,23 @@ static void rdmx_cm_filter_count(struct rdmx_comp *comp, const struct rdmx_cq_en
 		rdmx_cm_step_ended(f, entry, 0);
 }
 
+static int rdmx_cm_filter_source_err(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry,
+				     const void *addr, size_t len)
+{
+	struct rdmx_cm_filter *f = rdmx_cm_filter(comp);
+
+	if (!rdmx_cm_is_step(entry))
+		return f->app->ops->source_err(f->app, entry, addr, len);
+	rdmx_cm_step_ended(f, entry, 0);
+	return 0;
+}
+
 static const struct rdmx_comp_ops rdmx_cm_filter_ops = {
 	.write = rdmx_cm_filter_write,
 	.write_err = rdmx_cm_filter_write_err,
 	.outcome = rdmx_cm_filter_outcome,
 	.count = rdmx_cm_filter_count,
+	.source_err = rdmx_cm_filter_source_err,
 };
 
 /* The session with the peer (or the listener) ended under us. */

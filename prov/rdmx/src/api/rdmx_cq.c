@@ -98,14 +98,14 @@ int rdmx_cq_write(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry)
 	return 0;
 }
 
-int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
-		      int err, size_t olen, const char *text)
+/* An error entry for entry with len bytes of err_data (zeroed); NULL without memory. */
+static struct rdmx_cq_err *rdmx_cq_err_new(const struct rdmx_cq_entry *entry, int err,
+					   size_t olen, size_t len)
 {
-	size_t text_len = text ? strnlen(text, RDMX_ERR_DATA_MAX - 1) + 1 : 0;
-	struct rdmx_cq_err *ce = calloc(1, sizeof(*ce) + text_len);
+	struct rdmx_cq_err *ce = calloc(1, sizeof(*ce) + len);
 
 	if (!ce)
-		return -FI_ENOMEM;
+		return NULL;
 	ce->entry.op_context = entry->op_context;
 	ce->entry.flags = entry->flags;
 	ce->entry.len = entry->len;
@@ -116,11 +116,39 @@ int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
 	ce->entry.err = err;
 	ce->entry.prov_errno = err;
 	ce->src = entry->src;
-	ce->text_len = text_len;
-	if (text_len)
-		memcpy(ce->text, text, text_len - 1);
+	ce->text_len = len;
+	return ce;
+}
+
+static void rdmx_cq_err_queue(struct rdmx_cq *cq, struct rdmx_cq_err *ce)
+{
 	rdmx_dlist_insert_tail(&cq->errs, &ce->link);
 	rdmx_wait_poke(cq->waitable.wait);
+}
+
+int rdmx_cq_write_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
+		      int err, size_t olen, const char *text)
+{
+	size_t text_len = text ? strnlen(text, RDMX_ERR_DATA_MAX - 1) + 1 : 0;
+	struct rdmx_cq_err *ce = rdmx_cq_err_new(entry, err, olen, text_len);
+
+	if (!ce)
+		return -FI_ENOMEM;
+	if (text_len)
+		memcpy(ce->text, text, text_len - 1);
+	rdmx_cq_err_queue(cq, ce);
+	return 0;
+}
+
+int rdmx_cq_write_source_err(struct rdmx_cq *cq, const struct rdmx_cq_entry *entry,
+			     const void *addr, size_t len)
+{
+	struct rdmx_cq_err *ce = rdmx_cq_err_new(entry, FI_EADDRNOTAVAIL, 0, len);
+
+	if (!ce)
+		return -FI_ENOMEM;
+	memcpy(ce->text, addr, len);
+	rdmx_cq_err_queue(cq, ce);
 	return 0;
 }
 
@@ -327,7 +355,9 @@ static int rdmx_cq_signal(struct fid_cq *cq_fid)
 static const char *rdmx_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 				    const void *err_data, char *buf, size_t len)
 {
-	const char *str = err_data ? err_data : fi_strerror(prov_errno);
+	/* A sender's address (FI_SOURCE_ERR) is no text. */
+	const char *str = err_data && prov_errno != FI_EADDRNOTAVAIL ? err_data :
+			  fi_strerror(prov_errno);
 
 	(void) cq_fid;
 	if (buf && len) {

@@ -783,7 +783,12 @@ static int rdmx_ep_configure(struct rdmx_ep *ep, const struct fi_info *info,
 			  fi_tostr(&info->caps, FI_TYPE_CAPS));
 		return -FI_EINVAL;
 	}
-	ep->caps = info && info->caps ? info->caps : offered;
+	ep->caps = info && info->caps ? info->caps : offered & ~(uint64_t) RDMX_ASKED_CAPS;
+	/* FI_SOURCE_ERR goes with FI_SOURCE (fi_getinfo(3)). */
+	if ((ep->caps & FI_SOURCE_ERR) && !(ep->caps & FI_SOURCE)) {
+		RDMX_WARN(FI_LOG_EP_CTRL, "FI_SOURCE_ERR without FI_SOURCE\n");
+		return -FI_EINVAL;
+	}
 	/*
 	 * A FI_EP_MSG endpoint's connection steps are tagged, named by
 	 * sender, and take send and receive entries of their own.

@@ -285,14 +285,18 @@ int rdmx_info_check(const struct fi_info *prov, const struct fi_info *hints,
 	return 0;
 }
 
-/* The caps returned: the primary caps asked for, our secondary caps. */
+/*
+ * The caps returned: the primary caps asked for, our secondary caps (those
+ * of RDMX_ASKED_CAPS only if asked for).
+ */
 static uint64_t rdmx_info_caps(uint64_t prov, uint64_t hint)
 {
 	uint64_t caps;
 
 	if (!hint)
-		return prov;
-	caps = (hint & RDMX_PRIMARY_CAPS) | (prov & RDMX_SECONDARY_CAPS);
+		return prov & ~(uint64_t) RDMX_ASKED_CAPS;
+	caps = (hint & (RDMX_PRIMARY_CAPS | RDMX_ASKED_CAPS)) |
+	       (prov & RDMX_SECONDARY_CAPS & ~(uint64_t) RDMX_ASKED_CAPS);
 	/* Neither direction named means both (fi_getinfo(3)). */
 	if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;

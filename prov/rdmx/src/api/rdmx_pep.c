@@ -96,13 +96,20 @@ static void rdmx_pep_unpend(struct rdmx_pep *pep, struct rdmx_connreq *req)
 	pep->pending_cnt--;
 }
 
-/* Whether a request with this id is held already (a repeat: ignored). */
-static bool rdmx_pep_holds(const struct rdmx_pep *pep, uint64_t conn_id)
+/*
+ * Whether a request from the sender at name is held already: a sender
+ * (one endpoint) has one request at a time, so that one cannot fill the
+ * backlog.
+ */
+static bool rdmx_pep_holds(const struct rdmx_pep *pep, const void *name, size_t len)
 {
 	const struct rdmx_dlist *it;
 
 	rdmx_dlist_foreach(&pep->pending, it) {
-		if (rdmx_container_of(it, const struct rdmx_connreq, link)->conn_id == conn_id)
+		const struct rdmx_connreq *req =
+			rdmx_container_of(it, const struct rdmx_connreq, link);
+
+		if (req->name_len == len && !memcmp(req->name, name, len))
 			return true;
 	}
 	return false;
@@ -157,21 +164,24 @@ static int rdmx_pep_announce(struct rdmx_pep *pep, struct rdmx_connreq *req,
 }
 
 /*
- * A request: held and announced, or refused when the backlog is full
- * (pep->lock held). The listener answers at the address it names; a
- * request naming another endpoint makes it send that endpoint one
- * connection step, which any peer could send it.
+ * A request from the sender at name (its source address, which its
+ * session proved it receives at): held and announced, or refused when
+ * the backlog is full or the sender has a request held already (pep->lock
+ * held). The answer goes to the sender, whatever address the request
+ * names.
  */
-static void rdmx_pep_request(struct rdmx_pep *pep, const struct rdmx_cm_msg *msg)
+static void rdmx_pep_request(struct rdmx_pep *pep, const struct rdmx_cm_msg *msg,
+			     const void *name, size_t name_len)
 {
 	struct rdmx_cm_msg no = { .type = RDMX_CM_REJECT, .conn_id = msg->conn_id };
-	struct rdmx_connreq *req;
+	struct rdmx_connreq *req = NULL;
 	fi_addr_t from = FI_ADDR_NOTAVAIL;
 
-	if (msg->type != RDMX_CM_REQ || rdmx_pep_holds(pep, msg->conn_id) ||
-	    fi_av_insert(pep->av, msg->name, 1, &from, 0, NULL) != 1)
+	if (msg->type != RDMX_CM_REQ || name_len > sizeof(req->name) ||
+	    fi_av_insert(pep->av, name, 1, &from, 0, NULL) != 1)
 		return;
-	req = pep->pending_cnt < pep->backlog ? calloc(1, sizeof(*req)) : NULL;
+	if (pep->pending_cnt < pep->backlog && !rdmx_pep_holds(pep, name, name_len))
+		req = calloc(1, sizeof(*req));
 	if (!req) {
 		if (rdmx_pep_send(pep, from, &no))
 			(void) fi_av_remove(pep->av, &from, 1, 0);
@@ -181,8 +191,8 @@ static void rdmx_pep_request(struct rdmx_pep *pep, const struct rdmx_cm_msg *msg
 	req->pep = pep;
 	req->conn_id = msg->conn_id;
 	req->from = from;
-	req->name_len = msg->name_len;
-	memcpy(req->name, msg->name, msg->name_len);
+	req->name_len = name_len;
+	memcpy(req->name, name, name_len);
 	if (rdmx_pep_announce(pep, req, msg)) {
 		free(req);
 		if (rdmx_pep_send(pep, from, &no))
@@ -193,9 +203,12 @@ static void rdmx_pep_request(struct rdmx_pep *pep, const struct rdmx_cm_msg *msg
 	pep->pending_cnt++;
 }
 
-/* One completion of the listening endpoint (err: its error, positive). */
+/*
+ * One completion of the listening endpoint (err: its error, positive);
+ * a request's sender is at name (name_len bytes; NULL if unknown).
+ */
 static void rdmx_pep_completion(struct rdmx_pep *pep, struct rdmx_cm_buf *b, uint64_t flags,
-				size_t len, int err)
+				size_t len, int err, const void *name, size_t name_len)
 {
 	struct rdmx_cm_msg msg;
 
@@ -205,9 +218,45 @@ static void rdmx_pep_completion(struct rdmx_pep *pep, struct rdmx_cm_buf *b, uin
 	}
 	if (err == FI_ECANCELED)
 		return;
-	if (!err && !rdmx_wire_cm_decode(b->data, len, &msg))
-		rdmx_pep_request(pep, &msg);
+	if (!err && name && !rdmx_wire_cm_decode(b->data, len, &msg))
+		rdmx_pep_request(pep, &msg, name, name_len);
 	rdmx_pep_post(pep, b);
+}
+
+/*
+ * Reads one completion of the listening endpoint and handles it; false
+ * when there was none. A request from a sender outside the AV (all but
+ * those being answered) comes as FI_SOURCE_ERR's error entry, which
+ * carries the sender's address.
+ */
+static bool rdmx_pep_reap(struct rdmx_pep *pep)
+{
+	const struct rdmx_dev_ops *ops = rdmx_domain(pep->domain)->dev_ops;
+	uint8_t name[RDMX_DEV_ADDR_MAX];
+	struct fi_cq_err_entry err = { .err_data = name, .err_data_size = sizeof(name) };
+	struct fi_cq_tagged_entry e;
+	size_t name_len = sizeof(name);
+	fi_addr_t from = FI_ADDR_NOTAVAIL;
+	ssize_t n = fi_cq_readfrom(pep->cq, &e, 1, &from);
+
+	if (n == 1) {
+		bool known = !(e.flags & FI_RECV) ||
+			     (!fi_av_lookup(pep->av, from, name, &name_len) &&
+			      name_len <= sizeof(name));
+
+		rdmx_pep_completion(pep, e.op_context, e.flags, e.len, 0, known ? name : NULL,
+				    name_len);
+		return true;
+	}
+	if (n != -FI_EAVAIL || fi_cq_readerr(pep->cq, &err, 0) != 1)
+		return false;
+	/* A caller before API 1.5 gets our copy, and no size: the address tells it. */
+	if (err.err == FI_EADDRNOTAVAIL && (err.flags & FI_RECV) && err.err_data)
+		rdmx_pep_completion(pep, err.op_context, err.flags, err.len, 0, err.err_data,
+				    RDMX_MIN(ops->addr_len(err.err_data), sizeof(name)));
+	else
+		rdmx_pep_completion(pep, err.op_context, err.flags, 0, err.err, NULL, 0);
+	return true;
 }
 
 /* The passive endpoint as its EQ's source: requests taken, answers finished. */
@@ -215,21 +264,11 @@ static int rdmx_pep_progress(struct rdmx_eq_source *src, bool arm, uint64_t *due
 {
 	struct rdmx_pep *pep = rdmx_container_of(src, struct rdmx_pep, src);
 	struct rdmx_ep *ep = rdmx_ep(pep->ep);
-	struct fi_cq_tagged_entry e;
 	int ret = 0;
 
 	pthread_mutex_lock(&pep->lock);
-	for (ssize_t n; pep->listening && (n = fi_cq_read(pep->cq, &e, 1)) != -FI_EAGAIN;) {
-		struct fi_cq_err_entry err = { 0 };
-
-		if (n == 1) {
-			rdmx_pep_completion(pep, e.op_context, e.flags, e.len, 0);
-		} else if (n == -FI_EAVAIL && fi_cq_readerr(pep->cq, &err, 0) == 1) {
-			rdmx_pep_completion(pep, err.op_context, err.flags, 0, err.err);
-		} else {
-			break;
-		}
-	}
+	while (pep->listening && rdmx_pep_reap(pep))
+		;
 	if (arm && pep->listening) {
 		rdmx_lock_acquire(&ep->domain->lock);
 		ret = rdmx_ep_wait_arm(ep, due_p);
@@ -532,7 +571,7 @@ static int rdmx_pep_open_ep(struct rdmx_pep *pep, struct fid_fabric *fabric,
 	if (!rdm)
 		return -FI_ENOMEM;
 	rdm->ep_attr->type = FI_EP_RDM;
-	rdm->caps = FI_MSG | FI_TAGGED | FI_SOURCE;
+	rdm->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR;
 	rdm->handle = NULL;
 	/* A map: the slots of connectors answered are reused. */
 	rdm->domain_attr->av_type = FI_AV_MAP;

@@ -66,11 +66,21 @@ static int rdmx_sink_write_err(struct rdmx_comp *comp, const struct rdmx_cq_entr
 	return rdmx_sink_outcome(comp, entry, err, olen, text);
 }
 
+static int rdmx_sink_source_err(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry,
+				const void *addr, size_t len)
+{
+	struct rdmx_sink *sink = rdmx_sink(comp);
+
+	rdmx_sink_count(comp, entry);
+	return sink->cq ? rdmx_cq_write_source_err(sink->cq, entry, addr, len) : 0;
+}
+
 static const struct rdmx_comp_ops rdmx_sink_ops = {
 	.write = rdmx_sink_write,
 	.write_err = rdmx_sink_write_err,
 	.outcome = rdmx_sink_outcome,
 	.count = rdmx_sink_count,
+	.source_err = rdmx_sink_source_err,
 };
 
 void rdmx_sink_construct(struct rdmx_sink *sink)

@@ -49,7 +49,7 @@ static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *r
 		((struct fi_context *) req->context)->internal[0] = ux;
 		rdmx_dlist_insert_tail(&ep->claimed, &ux->link);
 	}
-	rdmx_recv_write(ep, req->flags, &entry);
+	rdmx_recv_write(ep, req->flags, &entry, ux->item.addr);
 	return 0;
 }
 
@@ -92,8 +92,8 @@ static ssize_t rdmx_probe_claim(struct rdmx_ep *ep, const struct rdmx_recv_req *
 	} else {
 		struct rdmx_cq_entry entry = rdmx_probe_entry(req, ux, 0);
 
+		rdmx_recv_write(ep, req->flags, &entry, ux->item.addr);
 		rdmx_recv_unexp_release(ep, ux);
-		rdmx_recv_write(ep, req->flags, &entry);
 	}
 	return 0;
 }

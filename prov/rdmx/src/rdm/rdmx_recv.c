@@ -64,15 +64,33 @@ struct rdmx_cq_entry rdmx_recv_entry(void *context, size_t len, fi_addr_t src,
 	return entry;
 }
 
-void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
-		     const struct rdmx_cq_entry *entry)
+/*
+ * A message from a sender outside the AV, to an endpoint that asked for
+ * FI_SOURCE_ERR: an error entry with the sender's address (fi_cq(3)).
+ */
+static RDMX_NOINLINE void rdmx_recv_source_err(struct rdmx_ep *ep,
+					       const struct rdmx_cq_entry *entry,
+					       const struct rdmx_peer *peer)
 {
+	const struct rdmx_dev *nic = ep->lanes.nic;
+
+	rdmx_comp_source_err(ep->rx_comp, entry, peer->lane.nic_addr,
+			     nic->ops->addr_len(peer->lane.nic_addr));
+}
+
+void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
+		     const struct rdmx_cq_entry *entry, fi_addr_t src)
+{
+	const struct rdmx_peer *anon = rdmx_peer_of_src(src);
+
 	/* A released multi-receive buffer is always reported (fi_msg(3)). */
-	if (!ep->rx_selective || (op_flags & FI_COMPLETION) ||
-	    (entry->flags & FI_MULTI_RECV))
-		rdmx_comp_write(ep->rx_comp, entry);
-	else
+	if (ep->rx_selective && !(op_flags & FI_COMPLETION) &&
+	    !(entry->flags & FI_MULTI_RECV))
 		rdmx_comp_count(ep->rx_comp, entry);
+	else if (anon && (ep->caps & FI_SOURCE_ERR))
+		rdmx_recv_source_err(ep, entry, anon);
+	else
+		rdmx_comp_write(ep->rx_comp, entry);
 }
 
 void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len,
@@ -89,7 +107,7 @@ void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len
 			      "rdmx: %zu-byte message truncated to a %zu-byte buffer",
 			      msg_len, cap);
 	else
-		rdmx_recv_write(ep, rxe->flags, &entry);
+		rdmx_recv_write(ep, rxe->flags, &entry, src);
 	rdmx_recv_release(ep, rxe);
 }
 

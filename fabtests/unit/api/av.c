@@ -211,20 +211,24 @@ static struct fi_info *info_with(const struct fixture *fx, uint64_t caps)
  * FI_SOURCE_ERR (fi_cq(3)), given only when asked for: a message from a
  * sender outside the receiver's AV completes as an FI_EADDRNOTAVAIL
  * error entry, its data delivered, its err_data the sender's address,
- * which fi_av_insert takes; the sender's next message then names it.
+ * which fi_av_insert takes; the sender's next message then names it. A
+ * peek that finds and drops such a message says so too; counters count
+ * them all as done.
  */
 void test_source_err(struct fixture *fx)
 {
 	const uint64_t caps = FI_MSG | FI_TAGGED | FI_SOURCE;
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_info *plain = info_with(fx, caps), *info = info_with(fx, caps | FI_SOURCE_ERR);
-	struct node *a = &fx->node[A], r = { 0 };
+	struct node *a = &fx->node[A], *b = &fx->node[B], r = { 0 };
 	struct fid_av *av = NULL;
 	struct fi_context sctx, rctx;
 	struct fi_cq_err_entry err;
 	uint8_t sbuf[64], rbuf[64] = { 0 }, addr[NAME_MAX_LEN];
 	fi_addr_t r_in_a = FI_ADDR_NOTAVAIL, a_in_r = FI_ADDR_NOTAVAIL, src = FI_ADDR_NOTAVAIL;
 	struct fid_ep *bad = NULL;
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	char text[128] = "";
 
 	if (!ft_check(plain && info, "fi_getinfo with and without FI_SOURCE_ERR", "%p %p",
 		      (void *) plain, (void *) info))
@@ -238,6 +242,8 @@ void test_source_err(struct fixture *fx)
 		  "fi_endpoint with FI_SOURCE_ERR but not FI_SOURCE: -FI_EINVAL");
 	info->caps |= FI_SOURCE;
 	if (!check_ret(fi_av_open(fx->domain, &av_attr, &av, NULL), 0, "fi_av_open") ||
+	    !check_ret(fi_cntr_open(fx->domain, &cntr_attr, &r.rx_cntr, NULL), 0,
+		       "R's receive counter") ||
 	    !node_create(fx->domain, info, &r, false, "endpoint R") ||
 	    !node_enable(av, &r, 0, false, "endpoint R") ||
 	    !check_ret(fi_av_insert(fx->av, r.name, 1, &r_in_a, 0, NULL), 1, "insert R in A's AV"))
@@ -258,8 +264,9 @@ void test_source_err(struct fixture *fx)
 	ft_check(err.err_data == addr && err.err_data_size == a->namelen &&
 		 !memcmp(addr, a->name, a->namelen), "err_data is A's address",
 		 "%zu bytes, want %zu", err.err_data_size, a->namelen);
-	ft_check(fi_cq_strerror(r.rx_cq, err.prov_errno, err.err_data, NULL, 0) != NULL,
-		 "fi_cq_strerror of it", "NULL");
+	ft_check(!strcmp(fi_cq_strerror(r.rx_cq, err.prov_errno, err.err_data, text,
+					sizeof(text)), fi_strerror(FI_EADDRNOTAVAIL)),
+		 "fi_cq_strerror of it names the error, not the address's bytes", "\"%s\"", text);
 	if (!expect_comp(fx, a->tx_cq, &sctx, FI_SEND, NULL, NULL, "A's send completes") ||
 	    !check_ret(fi_av_insert(av, err.err_data, 1, &a_in_r, 0, NULL), 1,
 		       "R inserts the address it was given") ||
@@ -271,7 +278,22 @@ void test_source_err(struct fixture *fx)
 		goto out;
 	ft_check(src == a_in_r, "it names A by R's AV", "%llu want %llu",
 		 (unsigned long long) src, (unsigned long long) a_in_r);
-	expect_comp(fx, a->tx_cq, &sctx, FI_SEND, NULL, NULL, "A's second send completes");
+	if (!expect_comp(fx, a->tx_cq, &sctx, FI_SEND, NULL, NULL, "A's second send completes") ||
+	    !check_ret(fi_tsend(b->ep, sbuf, sizeof(sbuf), NULL, r_in_a, 0x33, &sctx), 0,
+		       "B, outside R's AV, sends with no receive posted") ||
+	    !expect_comp(fx, b->tx_cq, &sctx, FI_SEND, NULL, NULL, "B's send completes") ||
+	    !check_ret(search(&r, NULL, 0, 0x33, &rctx, FI_PEEK | FI_DISCARD), 0,
+		       "R: FI_PEEK | FI_DISCARD") ||
+	    !expect_err(fx, r.rx_cq, &rctx, FI_EADDRNOTAVAIL, &err, addr, sizeof(addr),
+			"the message it finds and drops: FI_EADDRNOTAVAIL"))
+		goto out;
+	ft_check(err.err_data_size == b->namelen && !memcmp(addr, b->name, b->namelen) &&
+		 err.tag == 0x33, "with B's address", "%zu bytes, tag %#llx", err.err_data_size,
+		 (unsigned long long) err.tag);
+	ft_check(fi_cntr_read(r.rx_cntr) == 3 && fi_cntr_readerr(r.rx_cntr) == 0,
+		 "R's counter counts the three as done", "%llu done, %llu errors",
+		 (unsigned long long) fi_cntr_read(r.rx_cntr),
+		 (unsigned long long) fi_cntr_readerr(r.rx_cntr));
 out:
 	fx->guest[0] = NULL;
 	if (bad)

@@ -137,9 +137,16 @@ struct rdmx_cq_entry rdmx_recv_entry(void *context, size_t len, fi_addr_t src,
 				     uint64_t tag, uint64_t data, uint32_t pkt_flags);
 
 /*
- * Writes a receive's entry unless FI_SELECTIVE_COMPLETION suppresses it;
- * src is the key the message was matched by (rdmx_peer_src), which tells
- * a sender outside the AV (FI_SOURCE_ERR).
+ * Writes the entry of something received from src, the key it was
+ * matched by (rdmx_peer_src): for a sender outside the AV, to an endpoint
+ * with FI_SOURCE_ERR, as an error entry with the sender's address.
+ */
+void rdmx_recv_write_from(struct rdmx_ep *ep, const struct rdmx_cq_entry *entry,
+			  fi_addr_t src);
+
+/*
+ * Writes a receive's entry by rdmx_recv_write_from, unless
+ * FI_SELECTIVE_COMPLETION suppresses it.
  */
 void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
 		     const struct rdmx_cq_entry *entry, fi_addr_t src);

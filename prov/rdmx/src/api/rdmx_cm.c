@@ -264,15 +264,13 @@ static void rdmx_cm_filter_count(struct rdmx_comp *comp, const struct rdmx_cq_en
 		rdmx_cm_step_ended(f, entry, 0);
 }
 
+/* Never a step: a connected endpoint has no FI_SOURCE_ERR (RDMX_MSG_NOT_CAPS). */
 static int rdmx_cm_filter_source_err(struct rdmx_comp *comp, const struct rdmx_cq_entry *entry,
 				     const void *addr, size_t len)
 {
 	struct rdmx_cm_filter *f = rdmx_cm_filter(comp);
 
-	if (!rdmx_cm_is_step(entry))
-		return f->app->ops->source_err(f->app, entry, addr, len);
-	rdmx_cm_step_ended(f, entry, 0);
-	return 0;
+	return f->app->ops->source_err(f->app, entry, addr, len);
 }
 
 static const struct rdmx_comp_ops rdmx_cm_filter_ops = {

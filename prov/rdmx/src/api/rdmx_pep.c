@@ -47,6 +47,8 @@ struct rdmx_pep {
 	struct rdmx_cm_buf	rx[RDMX_PEP_RX];
 	struct rdmx_cm_buf	tx[RDMX_PEP_TX];
 	fi_addr_t		tx_to[RDMX_PEP_TX];	/* removed once sent */
+	bool			tx_done[RDMX_PEP_TX];	/* sent: tx_to goes once
+							   the CQ is drained */
 };
 
 static struct rdmx_pep *rdmx_pep(struct fid *fid)
@@ -80,13 +82,27 @@ static int rdmx_pep_send(struct rdmx_pep *pep, fi_addr_t to, const struct rdmx_c
 	return (int) ret;
 }
 
-/* An answer went out (or failed): its buffer back, its connector forgotten. */
+/*
+ * An answer went out (or failed). Its connector leaves the AV only once
+ * the CQ is drained (rdmx_pep_forget): an entry of a later request from
+ * it, already queued, names it by that slot, which another sender could
+ * take in between.
+ */
 static void rdmx_pep_sent(struct rdmx_pep *pep, struct rdmx_cm_buf *b)
 {
-	size_t i = (size_t) (b - pep->tx);
+	pep->tx_done[b - pep->tx] = true;
+}
 
-	b->busy = false;
-	(void) fi_av_remove(pep->av, &pep->tx_to[i], 1, 0);
+/* The CQ is drained: connectors answered leave the AV, their buffers free. */
+static void rdmx_pep_forget(struct rdmx_pep *pep)
+{
+	for (size_t i = 0; i < RDMX_PEP_TX; i++) {
+		if (!pep->tx_done[i])
+			continue;
+		(void) fi_av_remove(pep->av, &pep->tx_to[i], 1, 0);
+		pep->tx_done[i] = false;
+		pep->tx[i].busy = false;
+	}
 }
 
 /* Takes req off the pending list (pep->lock held). */
@@ -269,6 +285,7 @@ static int rdmx_pep_progress(struct rdmx_eq_source *src, bool arm, uint64_t *due
 	pthread_mutex_lock(&pep->lock);
 	while (pep->listening && rdmx_pep_reap(pep))
 		;
+	rdmx_pep_forget(pep);
 	if (arm && pep->listening) {
 		rdmx_lock_acquire(&ep->domain->lock);
 		ret = rdmx_ep_wait_arm(ep, due_p);

@@ -98,8 +98,7 @@ void rdmx_srd_fill_ack(struct rdmx_swsrd_peer *peer, struct rdmx_srd_hdr *hdr)
 }
 
 void rdmx_srd_send_ctrl(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
-			       enum rdmx_srd_type type, uint32_t psn,
-			       uint32_t flags)
+			enum rdmx_srd_type type, uint32_t psn, uint32_t flags)
 {
 	struct rdmx_srd_hdr hdr = {
 		.type = type,
@@ -152,8 +151,8 @@ static bool rdmx_srd_rx_session(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 }
 
 bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
-			     const struct rdmx_srd_hdr *hdr, size_t payload_len,
-			     enum rdmx_srd_room room, uint64_t now)
+		      const struct rdmx_srd_hdr *hdr, size_t payload_len,
+		      enum rdmx_srd_room room, uint64_t now)
 {
 	uint32_t off;
 
@@ -209,7 +208,7 @@ bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
  * packet's source address learns it.
  */
 void rdmx_srd_unauth(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
-			    const struct rdmx_srd_hdr *hdr, uint64_t now)
+		     const struct rdmx_srd_hdr *hdr, uint64_t now)
 {
 	struct iovec iov = { &peer->ack_hdr, sizeof(peer->ack_hdr) };
 

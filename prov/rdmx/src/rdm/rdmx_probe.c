@@ -43,13 +43,14 @@ static ssize_t rdmx_probe_peek(struct rdmx_ep *ep, const struct rdmx_recv_req *r
 	entry = rdmx_probe_entry(req, ux, ux->len);
 	if (req->flags & (FI_CLAIM | FI_DISCARD))
 		rdmx_match_unexp_remove(&ep->tag_q, ux);
+	/* Written while the message holds its sender's peer (FI_SOURCE_ERR reads it). */
+	rdmx_recv_write(ep, req->flags, &entry, ux->item.addr);
 	if (req->flags & FI_DISCARD) {
 		rdmx_recv_unexp_release(ep, ux);
 	} else if (req->flags & FI_CLAIM) {
 		((struct fi_context *) req->context)->internal[0] = ux;
 		rdmx_dlist_insert_tail(&ep->claimed, &ux->link);
 	}
-	rdmx_recv_write(ep, req->flags, &entry, ux->item.addr);
 	return 0;
 }
 

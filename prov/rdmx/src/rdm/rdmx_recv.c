@@ -78,19 +78,26 @@ static RDMX_NOINLINE void rdmx_recv_source_err(struct rdmx_ep *ep,
 			     nic->ops->addr_len(peer->lane.nic_addr));
 }
 
-void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
-		     const struct rdmx_cq_entry *entry, fi_addr_t src)
+void rdmx_recv_write_from(struct rdmx_ep *ep, const struct rdmx_cq_entry *entry,
+			  fi_addr_t src)
 {
 	const struct rdmx_peer *anon = rdmx_peer_of_src(src);
 
+	if (anon && (ep->caps & FI_SOURCE_ERR))
+		rdmx_recv_source_err(ep, entry, anon);
+	else
+		rdmx_comp_write(ep->rx_comp, entry);
+}
+
+void rdmx_recv_write(struct rdmx_ep *ep, uint64_t op_flags,
+		     const struct rdmx_cq_entry *entry, fi_addr_t src)
+{
 	/* A released multi-receive buffer is always reported (fi_msg(3)). */
 	if (ep->rx_selective && !(op_flags & FI_COMPLETION) &&
 	    !(entry->flags & FI_MULTI_RECV))
 		rdmx_comp_count(ep->rx_comp, entry);
-	else if (anon && (ep->caps & FI_SOURCE_ERR))
-		rdmx_recv_source_err(ep, entry, anon);
 	else
-		rdmx_comp_write(ep->rx_comp, entry);
+		rdmx_recv_write_from(ep, entry, src);
 }
 
 void rdmx_recv_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t msg_len,

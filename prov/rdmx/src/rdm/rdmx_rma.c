@@ -161,7 +161,7 @@ void rdmx_rma_complete(struct rdmx_ep *ep, struct rdmx_rxe *rxe, size_t len, fi_
 		return;
 	}
 	if ((pkt_flags & RDMX_PKT_CQ_DATA) && ep->rx_comp)
-		rdmx_comp_write(ep->rx_comp, &entry);
+		rdmx_recv_write_from(ep, &entry, src);
 	else if ((ep->caps & FI_RMA_EVENT) && ep->rx_comp)
 		rdmx_comp_count(ep->rx_comp, &entry);
 	if (ep->caps & FI_RMA_EVENT)

@@ -12,6 +12,7 @@
 #include "rdmx_test.h"
 #include "rdmx_clock.h"
 #include "rdmx_dev_shm.h"
+#include "rdmx_lane.h"
 
 /* Full-size packets the ring holds at once in a test: each its own slot. */
 #define RDMX_SHM_TEST_PKTS	16
@@ -222,6 +223,37 @@ Test(dev_shm, a_queue_mapped_by_another_peer_keeps_what_it_holds)
 	c->ops->ah_destroy(c, c_to_b);
 	c->ops->close(c);
 	a->ops->ah_destroy(a, to_b);
+	b->ops->ah_destroy(b, to_a);
+}
+
+/*
+ * A queue is the lane of one peer: a second peer naming it (one endpoint
+ * known at two addresses, or a claim of someone else's queue) stays on
+ * the NIC, and the queue's packets keep naming the first, also after the
+ * second is gone.
+ */
+Test(dev_shm, a_queue_is_the_lane_of_one_peer)
+{
+	struct rdmx_lanes lanes = { .nic = a, .shm = a };
+	struct rdmx_lane first, second;
+	struct rdmx_dev_cqe cqe;
+	struct rdmx_ah *to_a;
+	int peer[2];
+	char buf[64];
+
+	rdmx_lane_init(&first, &lanes, NULL, &b_addr);
+	rdmx_lane_init(&second, &lanes, NULL, &b_addr);
+	cr_assert(rdmx_lane_learn(&lanes, &first, &b_addr, &peer[0]));
+	cr_assert_not(rdmx_lane_learn(&lanes, &second, &b_addr, &peer[1]),
+		      "the second peer naming the queue stays on the NIC");
+	cr_assert_not(rdmx_lane_learn(&lanes, &second, &b_addr, &peer[1]), "not tried again");
+	rdmx_lane_fini(&lanes, &second);
+	cr_assert_eq(b->ops->ah_create(b, &a_addr, &to_a), 0);
+	cr_assert_eq(a->ops->post_recv(a, buf, sizeof(buf), 1), 0);
+	cr_assert_eq(b->ops->post_send(b, to_a, &(struct iovec) { "hi", 2 }, 1, 2, 0), 0);
+	cr_assert_eq(poll_one(a, &cqe), 1);
+	cr_assert_eq(cqe.src_ah->context, &peer[0], "the packet names the first peer");
+	rdmx_lane_fini(&lanes, &first);
 	b->ops->ah_destroy(b, to_a);
 }
 

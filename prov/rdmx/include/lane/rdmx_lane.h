@@ -109,8 +109,9 @@ void rdmx_lane_fini(struct rdmx_lanes *lanes, struct rdmx_lane *lane);
 /*
  * The peer's handshake named its shm queue: maps it (context: the rdm
  * layer's peer, for the packets that come from it), once per name: a
- * name that could not be mapped is not tried again. Returns whether the
- * lane can send by shm from now on.
+ * name that could not be mapped, or whose queue is another peer's lane
+ * already, is not tried again. Returns whether the lane can send by shm
+ * from now on.
  */
 bool rdmx_lane_learn(struct rdmx_lanes *lanes, struct rdmx_lane *lane,
 		     const struct rdmx_shm_addr *addr, void *context);

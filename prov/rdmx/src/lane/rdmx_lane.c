@@ -155,6 +155,18 @@ bool rdmx_lane_learn(struct rdmx_lanes *lanes, struct rdmx_lane *lane,
 			  "cannot be mapped: it stays on the NIC\n");
 		return false;
 	}
+	/*
+	 * A queue is one peer's lane. Another peer naming it (the same
+	 * endpoint known at two of its addresses, or a claim of someone
+	 * else's queue) stays on the NIC: its packets name their sender by
+	 * the queue, and would be the first peer's, or outlive the second.
+	 */
+	if (ah->context && ah->context != context) {
+		lanes->shm->ops->ah_destroy(lanes->shm, ah);
+		RDMX_INFO(FI_LOG_EP_CTRL, "an shm queue another peer's lane "
+			  "has: this one stays on the NIC\n");
+		return false;
+	}
 	ah->context = context;
 	lane->shm_ah = ah;
 	return true;

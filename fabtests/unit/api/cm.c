@@ -266,7 +266,6 @@ static bool cm_peer_is(struct conn *c, struct conn *other)
 	return !fi_getname(&other->ep->fid, name, &len) && cm_peer_named(c, name, len);
 }
 
-
 void test_cm_accept(struct fixture *fx)
 {
 	struct listener l;
@@ -465,7 +464,6 @@ out:
 		cm_close(&c[i]);
 	cm_unlisten(&l);
 }
-
 
 /*
  * An accepted endpoint shows its listener's address, as TCP's accepted

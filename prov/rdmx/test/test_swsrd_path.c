@@ -173,6 +173,39 @@ Test(swsrd, a_dead_path_is_left)
 }
 
 /*
+ * The same with round trips long enough that the window is wider than
+ * the acks' selective bits: behind a hole of the dead path, the packets
+ * after the next run are never acknowledged, and runs leave closer
+ * together than the reorder margin. The acks that keep coming without
+ * the hole tell of its path: it is left, and the stream keeps its pace.
+ */
+Test(swsrd, a_dead_path_is_left_under_a_wide_window)
+{
+	struct sim *sim = paths_open(0xa4);
+	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+	uint64_t before[PATHS] = { 0 }, sent[PATHS];
+	size_t clean, dead;
+
+	sim->node[A].tx.queue_ns = 3 * QUEUE_NS;
+	paths_busy(sim, 2);
+	clean = paths_busy(sim, 3);
+	cr_assert_gt(rdmx_srd_cc_window(&peer->cc), 4 * RDMX_SRD_SACK_BITS);
+	sim->node[A].tx.path_loss_ppm[LOSSY] = PPM;
+	paths_busy(sim, 3);
+	paths_sent(sim, before, sent);
+	dead = paths_busy(sim, 3);
+	paths_sent(sim, before, sent);
+	cr_log_info("dead path, wide window: %zu messages in 3 ms (clean: %zu), %lu and %lu "
+		    "packets, %lu timeouts\n", dead, clean, (unsigned long) sent[0],
+		    (unsigned long) sent[LOSSY], (unsigned long) sim->node[A].stats.retransmits);
+	cr_assert(rdmx_srd_path_bad(&peer->paths, LOSSY));
+	cr_assert_lt(sent[LOSSY], sent[0] / 8);
+	cr_assert_gt(dead, clean / 2, "%zu messages against %zu before", dead, clean);
+	sim->node[A].tx.path_loss_ppm[LOSSY] = 0;
+	paths_finish(sim);
+}
+
+/*
  * The acks of both paths' packets held up alike past the timeout (a
  * receiver kept off its CPU, a host too slow for its timers): the
  * timeouts tell of no path, so neither is left.

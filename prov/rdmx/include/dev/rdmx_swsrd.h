@@ -105,6 +105,9 @@ struct rdmx_swsrd_slot {
 	bool			path_lost;	/* counted as its path's loss */
 	bool			held;		/* timed out while the probe was
 						   unanswered: waits for its answer */
+	uint64_t		hole_ns;	/* sent once, first left missing by
+						   an ack of a packet another path
+						   sent no earlier; 0: not yet */
 };
 
 struct rdmx_swsrd_peer {
@@ -114,6 +117,7 @@ struct rdmx_swsrd_peer {
 	uint64_t		local_tag;	/* ours: packets to us carry it */
 	uint64_t		peer_tag;	/* the peer's; 0: not known yet */
 	uint64_t		heard_ns;	/* its last packet carrying our tag */
+	uint64_t		ack_ns;		/* its last ack of our session */
 	uint64_t		challenged_tag;	/* the src_tag our last CHALLENGE */
 	uint64_t		challenged_ns;	/* answered, and when */
 	bool			tag_indexed;	/* local_tag is in rdmx_swsrd.tags */

@@ -19,9 +19,9 @@
  * What counts as a path's loss: a hole that a packet of the same path
  * at least RDMX_SRD_DUPTHRESH psns later overtook (paths of different
  * lengths reorder without losing); a timeout only when a later packet of
- * another path got through, or the path never delivered anything while
- * another did (on a host too slow for its timers every path times out
- * alike).
+ * another path got through, or acks kept coming without it, or the path
+ * never delivered anything while another did (on a host too slow for its
+ * timers every path times out alike; rdmx_swsrd.c).
  */
 #ifndef RDMX_SWSRD_PATH_H
 #define RDMX_SWSRD_PATH_H
@@ -104,6 +104,12 @@ static inline void rdmx_srd_path_acked(struct rdmx_srd_paths *p, unsigned path,
  */
 bool rdmx_srd_path_blamed(const struct rdmx_srd_paths *p, unsigned path, uint64_t sent_ns,
 			  uint64_t margin_ns);
+
+/*
+ * Whether a packet sent once by another path than path, at or after
+ * sent_ns, was acknowledged.
+ */
+bool rdmx_srd_path_passed(const struct rdmx_srd_paths *p, unsigned path, uint64_t sent_ns);
 
 /*
  * The hole at psn, first sent by path age_ns ago, once packets at least

@@ -348,10 +348,28 @@ static uint64_t rdmx_srd_reorder_ns(const struct rdmx_swsrd_peer *peer)
 }
 
 /*
+ * Whether the timeout of a slot sent once tells of its path: a later
+ * packet of another path got through (rdmx_swsrd_path.h), or an ack a
+ * reorder margin after the one that first left it missing (past a packet
+ * another path sent no earlier) still did. The second is what a window
+ * wider than the acks' selective bits has: behind a hole, news of the
+ * packets sent after the next run never comes, and runs follow each
+ * other closer than the margin; an ack that stops coming (a receiver
+ * held up) tells nothing.
+ */
+static bool rdmx_srd_path_timeout(const struct rdmx_swsrd_peer *peer,
+				  const struct rdmx_swsrd_slot *slot)
+{
+	uint64_t margin = rdmx_srd_reorder_ns(peer);
+
+	return rdmx_srd_path_blamed(&peer->paths, slot->path, slot->sent_ns, margin) ||
+	       (slot->hole_ns && peer->ack_ns >= slot->hole_ns + margin);
+}
+
+/*
  * Counts the loss of the slot's packet, sent once, against its path, when
- * it is known to be the path's (a timeout: when a later packet of another
- * path got through, rdmx_swsrd_path.h). True when the path is bad: the
- * loss tells of it, not of congestion.
+ * it is known to be the path's (a timeout: rdmx_srd_path_timeout). True
+ * when the path is bad: the loss tells of it, not of congestion.
  */
 static bool rdmx_srd_path_drop(struct rdmx_swsrd_peer *peer, struct rdmx_swsrd_slot *slot,
 			       bool timeout)
@@ -359,8 +377,7 @@ static bool rdmx_srd_path_drop(struct rdmx_swsrd_peer *peer, struct rdmx_swsrd_s
 	struct rdmx_srd_paths *p = &peer->paths;
 
 	if (p->cnt == 1 || slot->copies != 1 || slot->path_lost ||
-	    (timeout && !rdmx_srd_path_blamed(p, slot->path, slot->sent_ns,
-					      rdmx_srd_reorder_ns(peer))))
+	    (timeout && !rdmx_srd_path_timeout(peer, slot)))
 		return false;
 	slot->path_lost = true;
 	return !rdmx_srd_path_lost(p, slot->path);
@@ -508,6 +525,22 @@ static void rdmx_srd_probe_answer(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer
 	}
 }
 
+/*
+ * After an ack: the packets sent once that it leaves missing past a
+ * packet another path sent no earlier, seen so for the first time now.
+ */
+static void rdmx_srd_holes_seen(struct rdmx_swsrd_peer *peer, uint32_t ack, uint64_t now)
+{
+	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt &&
+	     rdmx_srd_before(psn, ack + RDMX_SRD_SACK_BITS); psn++) {
+		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
+
+		if (slot->in_use && slot->copies == 1 && !slot->hole_ns &&
+		    rdmx_srd_path_passed(&peer->paths, slot->path, slot->sent_ns))
+			slot->hole_ns = now;
+	}
+}
+
 static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			    const struct rdmx_srd_hdr *hdr, uint64_t now)
 {
@@ -522,6 +555,7 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 		return;
 	}
 	peer->paths_ok = true;
+	peer->ack_ns = now;
 	/* Nothing past the selective bits is acknowledged. */
 	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt &&
 	     rdmx_srd_before(psn, hdr->ack + RDMX_SRD_SACK_BITS); psn++) {
@@ -554,6 +588,8 @@ static void rdmx_srd_on_ack(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer
 	while (peer->snd_una != peer->snd_nxt &&
 	       !rdmx_srd_slot(peer, peer->snd_una)->in_use)
 		peer->snd_una++;
+	if (peer->paths.cnt > 1)
+		rdmx_srd_holes_seen(peer, hdr->ack, now);
 	if (peer->probing)
 		rdmx_srd_probe_answer(srd, peer, held_acked, after, now);
 	if (rdmx_srd_before(peer->sack_end, hdr->ack + RDMX_SRD_SACK_BITS))

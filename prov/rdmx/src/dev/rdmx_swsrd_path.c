@@ -128,6 +128,14 @@ bool rdmx_srd_path_blamed(const struct rdmx_srd_paths *p, unsigned path, uint64_
 	return false;
 }
 
+bool rdmx_srd_path_passed(const struct rdmx_srd_paths *p, unsigned path, uint64_t sent_ns)
+{
+	for (unsigned k = 0; k < p->cnt; k++)
+		if (k != path && p->acked_sent_ns[k] >= sent_ns)
+			return true;
+	return false;
+}
+
 enum rdmx_srd_hole rdmx_srd_path_hole(const struct rdmx_srd_paths *p, unsigned path,
 				      uint32_t psn, uint32_t una, uint64_t age_ns,
 				      uint64_t srtt_ns, uint32_t dupthresh)

@@ -67,6 +67,40 @@ Test(swsrd_cc, fills_the_path_and_keeps_its_queue_short)
 		      "window %u on a path of %u", rdmx_srd_cc_window(&p.cc), p.cap);
 }
 
+/*
+ * Past twice the product, the window allows RDMX_SRD_ALLOW_BYTES of the
+ * largest datagram sent, between three and eight quanta: a path of MTU
+ * 1,500 fills eight segmented sends; one of MTU 9,000 keeps three
+ * quanta; a smaller datagram later changes nothing.
+ */
+Test(swsrd_cc, the_allowance_is_bytes_within_three_to_eight_quanta)
+{
+	static const struct {
+		size_t	 bytes;
+		uint32_t allow;
+	} dgrams[] = {
+		{ 0, 3 * RDMX_SRD_QUANTUM },
+		{ 64, 8 * RDMX_SRD_QUANTUM },
+		{ 1472, RDMX_SRD_ALLOW_BYTES / 1472 },
+		{ 8972, 3 * RDMX_SRD_QUANTUM },
+	};
+	struct path p;
+
+	for (size_t i = 0; i < RDMX_ARRAY_SIZE(dgrams); i++) {
+		path_open(&p, 100);
+		if (dgrams[i].bytes) {
+			rdmx_srd_cc_datagram(&p.cc, dgrams[i].bytes);
+			rdmx_srd_cc_datagram(&p.cc, dgrams[i].bytes / 2);
+		}
+		for (int r = 0; r < 100; r++)
+			round_trip(&p);
+		cr_assert_eq(rdmx_srd_cc_window(&p.cc), 2 * p.cap + dgrams[i].allow,
+			     "datagrams of %zu bytes: window %u on a path of %u",
+			     dgrams[i].bytes, rdmx_srd_cc_window(&p.cc), p.cap);
+	}
+	cr_assert_eq(RDMX_SRD_ALLOW_BYTES / 1472, 356);
+}
+
 /* A window never exceeds what the receiver takes. */
 Test(swsrd_cc, stays_within_the_receive_window)
 {

@@ -8,11 +8,16 @@
  * by one packet per window. Once the path's bandwidth-delay product is
  * measured (packets acknowledged per interval of a round trip, times the
  * least round trip seen in the last RDMX_SRD_MIN_RTT_NS), the window is
- * held at most at twice the product plus three quanta: the queue a
+ * held at most at twice the product plus an allowance: the queue a
  * stream builds on the path stays about one product deep, and round
  * trips near their least, as in BBR. A quantum (RDMX_SRD_QUANTUM) is
  * what the stack moves as one: a segmented send or a merged read holds
- * up to 45 datagrams of an MTU of 1,500 bytes, and an ack covers 16. A
+ * up to 45 datagrams of an MTU of 1,500 bytes, and an ack covers 16.
+ * The allowance is RDMX_SRD_ALLOW_BYTES of the largest datagram sent
+ * to the peer, at least three quanta and at most eight: with room for
+ * only three quanta of small datagrams, each ack opens a few packets of
+ * room, and the sender trickles them out a partial segmented send at a
+ * time, where whole ones cost the kernel less per byte. A
  * loss that acks of later packets revealed halves the window, but not
  * below the product plus a quantum: a path that drops at random keeps
  * the window that fills it (one whose window fits in one merged read
@@ -26,11 +31,13 @@
 #define RDMX_SWSRD_CC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define RDMX_SRD_CWND_INIT	(16 * 16)	/* 1/16 packets */
 #define RDMX_SRD_CWND_MIN	(2 * 16)
 #define RDMX_SRD_QUANTUM	48		/* packets */
+#define RDMX_SRD_ALLOW_BYTES	(512 * 1024)	/* eight segmented sends */
 #define RDMX_SRD_MIN_RTT_NS	10000000000ULL	/* a least round trip counts this long */
 
 struct rdmx_srd_cc {
@@ -42,6 +49,8 @@ struct rdmx_srd_cc {
 	uint64_t	delivered;	/* packets acknowledged */
 	uint64_t	mark_delivered;	/* delivered when the interval began */
 	uint64_t	mark_ns;	/* and when */
+	uint32_t	allow;		/* packets past twice the product */
+	uint32_t	dgram_max;	/* the largest datagram sent, bytes */
 };
 
 /* A new session's window: slow start till the first loss. */
@@ -56,6 +65,9 @@ void rdmx_srd_cc_rtt(struct rdmx_srd_cc *cc, uint64_t rtt, uint64_t now);
  */
 void rdmx_srd_cc_acked(struct rdmx_srd_cc *cc, uint32_t newly, uint64_t srtt,
 		       uint32_t limit, uint64_t now);
+
+/* A datagram of bytes was sent: the allowance follows the largest. */
+void rdmx_srd_cc_datagram(struct rdmx_srd_cc *cc, size_t bytes);
 
 /* A loss event (at most one per window of data); silent: see above. */
 void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc, bool silent);

@@ -209,13 +209,14 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 
 	rdmx_srd_fill_ack(peer, &hdr);
 	rdmx_wire_srd_encode(&slot->hdr, &hdr);
-	slot->copies++;
 	iov[0].iov_base = &slot->hdr;
 	iov[0].iov_len = sizeof(slot->hdr);
 	if (slot->send) {
 		memcpy(&iov[1], slot->send->iov, slot->send->iov_cnt * sizeof(*iov));
 		cnt += slot->send->iov_cnt;
 	}
+	if (!slot->copies++)
+		rdmx_srd_cc_datagram(&peer->cc, rdmx_iov_len(iov, cnt));
 	/* A refused send to the socket is a loss: the timer recovers it. */
 	(void) srd->ops->xmit(srd->ctx, peer, path, iov, cnt);
 	slot->sent_ns = now;

@@ -9,6 +9,17 @@ void rdmx_srd_cc_init(struct rdmx_srd_cc *cc, uint64_t now)
 	cc->cwnd_x16 = RDMX_SRD_CWND_INIT;
 	cc->ssthresh_x16 = UINT32_MAX;
 	cc->mark_ns = now;
+	cc->allow = 3 * RDMX_SRD_QUANTUM;
+}
+
+void rdmx_srd_cc_datagram(struct rdmx_srd_cc *cc, size_t bytes)
+{
+	if (bytes <= cc->dgram_max)
+		return;
+	cc->dgram_max = (uint32_t) RDMX_MIN(bytes, UINT32_MAX);
+	cc->allow = (uint32_t) RDMX_MAX(RDMX_MIN(RDMX_SRD_ALLOW_BYTES / bytes,
+						 8 * RDMX_SRD_QUANTUM),
+					3 * RDMX_SRD_QUANTUM);
 }
 
 void rdmx_srd_cc_rtt(struct rdmx_srd_cc *cc, uint64_t rtt, uint64_t now)
@@ -55,7 +66,7 @@ void rdmx_srd_cc_acked(struct rdmx_srd_cc *cc, uint32_t newly, uint64_t srtt,
 	cc->delivered += newly;
 	rdmx_srd_cc_measure(cc, srtt, now);
 	if (cc->bdp_x16)
-		cap = RDMX_MIN(2 * cc->bdp_x16 + 3 * RDMX_SRD_QUANTUM * 16, cap);
+		cap = RDMX_MIN(2 * cc->bdp_x16 + cc->allow * 16, cap);
 	cc->cwnd_x16 = RDMX_MIN(cc->cwnd_x16 + grow, cap);
 }
 

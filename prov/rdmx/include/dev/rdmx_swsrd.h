@@ -105,9 +105,10 @@ struct rdmx_swsrd_slot {
 	bool			path_lost;	/* counted as its path's loss */
 	bool			held;		/* timed out while the probe was
 						   unanswered: waits for its answer */
-	uint64_t		hole_ns;	/* sent once, first left missing by
-						   an ack of a packet another path
-						   sent no earlier; 0: not yet */
+	uint64_t		hole_ns;	/* sent once, first seen missing by
+						   an ack after a packet another
+						   path sent no earlier was
+						   acknowledged; 0: not yet */
 };
 
 struct rdmx_swsrd_peer {

@@ -15,9 +15,9 @@
  * up to 45 datagrams of an MTU of 1,500 bytes, and an ack covers 16.
  * The allowance is RDMX_SRD_ALLOW_BYTES of the largest datagram sent
  * to the peer, at least three quanta and at most eight: with room for
- * only three quanta of small datagrams, each ack opens a few packets of
- * room, and the sender trickles them out a partial segmented send at a
- * time, where whole ones cost the kernel less per byte. A
+ * only three quanta of MTU 1,500 datagrams, each ack opens a few
+ * packets of room, and the sender trickles them out a partial segmented
+ * send at a time, where whole ones cost the kernel less per byte. A
  * loss that acks of later packets revealed halves the window, but not
  * below the product plus a quantum: a path that drops at random keeps
  * the window that fills it (one whose window fits in one merged read

@@ -352,11 +352,11 @@ static uint64_t rdmx_srd_reorder_ns(const struct rdmx_swsrd_peer *peer)
  * Whether the timeout of a slot sent once tells of its path: a later
  * packet of another path got through (rdmx_swsrd_path.h), or an ack a
  * reorder margin after the one that first left it missing (past a packet
- * another path sent no earlier) still did. The second is what a window
- * wider than the acks' selective bits has: behind a hole, news of the
- * packets sent after the next run never comes, and runs follow each
- * other closer than the margin; an ack that stops coming (a receiver
- * held up) tells nothing.
+ * another path sent no earlier) still did. The second is what a stream
+ * with a large bandwidth-delay product needs: its runs follow each other
+ * closer than the margin, and behind a hole news of the packets sent
+ * after the next run never comes (the acks' selective bits); an ack that
+ * stops coming (a receiver held up) tells nothing.
  */
 static bool rdmx_srd_path_timeout(const struct rdmx_swsrd_peer *peer,
 				  const struct rdmx_swsrd_slot *slot)
@@ -529,6 +529,8 @@ static void rdmx_srd_probe_answer(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer
 /*
  * After an ack: the packets sent once that it leaves missing past a
  * packet another path sent no earlier, seen so for the first time now.
+ * A pass of its own after the ack's: that one moves the paths' latest
+ * acknowledged times as it goes.
  */
 static void rdmx_srd_holes_seen(struct rdmx_swsrd_peer *peer, uint32_t ack, uint64_t now)
 {

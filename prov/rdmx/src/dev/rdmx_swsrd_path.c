@@ -121,9 +121,10 @@ static int32_t rdmx_srd_path_ahead(const struct rdmx_srd_paths *p, unsigned path
 bool rdmx_srd_path_blamed(const struct rdmx_srd_paths *p, unsigned path, uint64_t sent_ns,
 			  uint64_t margin_ns)
 {
+	if (rdmx_srd_path_passed(p, path, sent_ns + margin_ns + 1))
+		return true;
 	for (unsigned k = 0; k < p->cnt; k++)
-		if (k != path && (p->acked_sent_ns[k] > sent_ns + margin_ns ||
-				  (!p->high_set[path] && p->high_set[k])))
+		if (k != path && !p->high_set[path] && p->high_set[k])
 			return true;
 	return false;
 }

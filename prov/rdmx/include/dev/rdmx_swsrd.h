@@ -180,6 +180,11 @@ struct rdmx_swsrd_cfg {
 	unsigned	rnr_retry;	/* refusals before an RNR completion */
 	unsigned	paths;		/* source addresses the device sends
 					   from (rdmx_swsrd_path.h); 1: one */
+	bool		acks_at_poll_end; /* the device's xmits of a poll
+					   leave together as it ends, after
+					   rdmx_swsrd_progress: an ack due
+					   at once waits for it, so a peer
+					   gets one an ack-carrying pass */
 };
 
 

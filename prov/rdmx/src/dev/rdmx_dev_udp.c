@@ -931,6 +931,8 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 				   attr, udp->path_cnt);
 	if (ret)
 		goto err_free_udp;
+	/* rdmx_udp_poll_cq sends what it queued once swsrd progressed. */
+	udp->dg.srd.cfg.acks_at_poll_end = true;
 	udp->wildcard = rdmx_udp_addr_is_any(attr->src_addr);
 	ret = rdmx_udp_socket(udp, attr->src_addr);
 	if (ret)

@@ -150,6 +150,29 @@ static bool rdmx_srd_rx_session(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *
 	return true;
 }
 
+/*
+ * An ack is due: at once, or at the next progress (soon), or within the
+ * batching delay. At once goes now, unless the device sends a poll's
+ * datagrams together as it ends (cfg.acks_at_poll_end): then the poll's
+ * rdmx_swsrd_progress sends it, and every ack due at once in one poll is
+ * that one, the latest word on what came, where each would have left in
+ * the same batch.
+ */
+static void rdmx_srd_ack_due(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
+			     bool at_once, bool soon, uint64_t now)
+{
+	if (at_once && !srd->cfg.acks_at_poll_end) {
+		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
+		return;
+	}
+	if (!peer->ack_pending)
+		peer->ack_since = now;
+	peer->ack_last = now;
+	peer->ack_pending = true;
+	peer->ack_now |= at_once || soon;
+	rdmx_srd_activate(srd, peer);
+}
+
 bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		      const struct rdmx_srd_hdr *hdr, size_t payload_len,
 		      enum rdmx_srd_room room, uint64_t now)
@@ -165,7 +188,7 @@ bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 	    (off < RDMX_SRD_WINDOW_MAX && rdmx_srd_seen(peer, hdr->psn))) {
 		/* Our ack was lost or late: repeat it now. */
 		srd->stats->duplicates++;
-		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
+		rdmx_srd_ack_due(srd, peer, true, true, now);
 		return false;
 	}
 	if (off >= RDMX_SRD_WINDOW_MAX) {
@@ -185,19 +208,12 @@ bool rdmx_srd_on_data(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 	}
 	/*
 	 * A gap is told at once (fast retransmit), while the selective bits
-	 * reach the packet; past them an ack would repeat the last one.
+	 * reach the packet; past them an ack would repeat the last one. Else
+	 * one ack per batch; a reply may carry it before it is due.
 	 */
-	if ((off && off < RDMX_SRD_SACK_BITS) || ++peer->unacked >= RDMX_SRD_ACK_EVERY) {
-		rdmx_srd_send_ctrl(srd, peer, RDMX_SRD_ACK, 0, 0);
-	} else {
-		/* One ack per batch; a reply may carry it before it is due. */
-		if (!peer->ack_pending)
-			peer->ack_since = now;
-		peer->ack_last = now;
-		peer->ack_pending = true;
-		peer->ack_now |= !!(hdr->flags & RDMX_SRD_ACK_NOW);
-		rdmx_srd_activate(srd, peer);
-	}
+	rdmx_srd_ack_due(srd, peer, (off && off < RDMX_SRD_SACK_BITS) ||
+			 ++peer->unacked >= RDMX_SRD_ACK_EVERY,
+			 hdr->flags & RDMX_SRD_ACK_NOW, now);
 	return !(hdr->flags & RDMX_SRD_SKIP);
 }
 

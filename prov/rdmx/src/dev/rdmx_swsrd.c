@@ -18,6 +18,7 @@ static inline struct rdmx_swsrd_slot *rdmx_srd_slot(struct rdmx_swsrd_peer *peer
 
 void rdmx_swsrd_cfg_default(struct rdmx_swsrd_cfg *cfg)
 {
+	memset(cfg, 0, sizeof(*cfg));
 	cfg->rto_min_ns = g_rdmx_params.rto_min_us * 1000ULL;
 	cfg->rto_init_ns = RDMX_MAX(cfg->rto_min_ns, 2000000ULL);
 	cfg->rto_max_ns = RDMX_MAX(cfg->rto_init_ns, 250000000ULL);

@@ -78,6 +78,11 @@ struct rdmx_dgram_ops {
 	int	(*raw_create)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah);
 	/* Optional: frees ah->raw. */
 	void	(*raw_destroy)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah);
+	/*
+	 * What xmit takes during a poll leaves together as the poll ends,
+	 * after rdmx_swsrd_progress (swsrd's cfg.acks_at_poll_end).
+	 */
+	bool	xmit_at_poll_end;
 };
 
 /* A send handed to swsrd, and one swsrd is done with. */

@@ -184,7 +184,7 @@ struct rdmx_swsrd_cfg {
 					   leave together as it ends, after
 					   rdmx_swsrd_progress: an ack due
 					   at once waits for it, so a peer
-					   gets one an ack-carrying pass */
+					   gets one ack a poll */
 };
 
 

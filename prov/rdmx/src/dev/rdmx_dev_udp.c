@@ -384,6 +384,8 @@ static const struct rdmx_dgram_ops rdmx_udp_dgram_ops = {
 	.same_host = rdmx_udp_same_host,
 	.raw_create = rdmx_udp_raw_create,
 	.raw_destroy = rdmx_udp_raw_destroy,
+	/* rdmx_udp_poll_cq flushes what it queued once swsrd progressed. */
+	.xmit_at_poll_end = true,
 };
 
 static int rdmx_udp_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
@@ -931,8 +933,6 @@ static int rdmx_udp_open(const struct rdmx_dev_attr *attr, struct rdmx_dev **dev
 				   attr, udp->path_cnt);
 	if (ret)
 		goto err_free_udp;
-	/* rdmx_udp_poll_cq sends what it queued once swsrd progressed. */
-	udp->dg.srd.cfg.acks_at_poll_end = true;
 	udp->wildcard = rdmx_udp_addr_is_any(attr->src_addr);
 	ret = rdmx_udp_socket(udp, attr->src_addr);
 	if (ret)

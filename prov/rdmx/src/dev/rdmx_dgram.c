@@ -474,6 +474,7 @@ int rdmx_dgram_construct(struct rdmx_dgram *dg, const struct rdmx_dev_ops *dev_o
 	rdmx_dlist_init(&dg->ahs);
 	rdmx_swsrd_cfg_default(&cfg);
 	cfg.paths = paths;
+	cfg.acks_at_poll_end = ops->xmit_at_poll_end;
 	ret = rdmx_swsrd_construct(&dg->srd, &rdmx_dgram_srd_ops, dg, &cfg,
 				   (uint32_t) rdmx_random64(), &dg->dev.stats);
 	if (ret)

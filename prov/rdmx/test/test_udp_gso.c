@@ -202,6 +202,19 @@ Test(udp_gso, a_full_batch_of_the_largest_staged_datagrams_fits)
 	cr_assert_eq(gso.staged, sizeof(gso.stage));
 }
 
+Test(udp_gso, a_full_batch_of_datagrams_of_a_1500_byte_mtu_is_whole_runs)
+{
+	size_t len = 1500 - 20 - 8;
+	size_t run = RDMX_UDP_GSO_BYTES / len;
+
+	for (size_t i = 0; i < RDMX_UDP_TX_BATCH; i++)
+		queue(i, len, 5000);
+	cr_assert_eq(rdmx_udp_gso_pack(&gso, batch, RDMX_UDP_TX_BATCH),
+		     RDMX_UDP_TX_BATCH / run);
+	for (size_t k = 0; k < gso.cnt; k++)
+		expect_entry(k, k * run, run, len);
+}
+
 Test(udp_gso, large_datagrams_go_from_where_they_are)
 {
 	for (size_t i = 0; i < 8; i++)

@@ -15,10 +15,13 @@
 /* Datagrams one recvmmsg batch holds. */
 #define RDMX_UDP_BATCH		32
 /*
- * Datagrams one send batch holds: room for a run of full-size datagrams
- * of a 1500-byte MTU and most of the next, in one sendmmsg.
+ * Datagrams one send batch holds: three whole runs of full-size datagrams
+ * of a 1500-byte MTU (44 each), in one sendmmsg. A batch that ends inside
+ * a run sends its rest as a short run, and every run costs the kernel
+ * about as much as a full one (veth, 2026-11-30: runs of 20 moved a
+ * third less than runs of 44).
  */
-#define RDMX_UDP_TX_BATCH	64
+#define RDMX_UDP_TX_BATCH	132
 
 /*
  * The canonical raw address: an IPv4 or IPv6 socket address with every

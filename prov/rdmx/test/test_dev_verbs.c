@@ -237,6 +237,28 @@ Test(verbs, rdm_transfers_every_protocol)
 	cr_assert_eq(fake_ibv_live(), 0);
 }
 
+/*
+ * The rdm layer hands a medium or long message's packets to the device
+ * in posts of up to RDMX_DEV_SEGS_MAX (post_send_segs): every packet but
+ * a message's first and a post's lone last goes in one.
+ */
+Test(verbs, a_message_leaves_in_posts_of_segments)
+{
+	struct rdmx_test_pair tp;
+	const struct rdmx_dev *nic;
+	size_t pkts;
+
+	rdmx_test_pair_open(&tp, "verbs");
+	nic = rdmx_container_of(tp.ep[0], struct rdmx_ep, ep_fid)->lanes.nic;
+	rdmx_test_pair_transfer(&tp, 3 << 20, 1);
+	pkts = (3 << 20) / nic->caps.mtu;
+	cr_assert_geq(nic->stats.tx_segs, pkts - pkts / RDMX_DEV_SEGS_MAX - 1,
+		      "%lu of about %zu packets posted as segments",
+		      (unsigned long) nic->stats.tx_segs, pkts);
+	rdmx_test_pair_transfer(&tp, 20000, 2);
+	rdmx_test_pair_close(&tp);
+}
+
 Test(verbs, roce_ipv4_senders_are_named_from_the_grh)
 {
 	struct rdmx_test_pair tp;

@@ -74,6 +74,9 @@ const char *rdmx_dev_status_str(enum rdmx_dev_status status);
 #define RDMX_DOMAINS_MAX	16
 /* The most scatter entries a send may carry. */
 #define RDMX_DEV_SGE_MAX	8
+/* The most segments one post_send_segs carries, and their header's bytes. */
+#define RDMX_DEV_SEGS_MAX	32
+#define RDMX_DEV_SEG_HDR_MAX	80
 
 struct rdmx_dev_caps {
 	size_t		mtu;		/* largest datagram, bytes */
@@ -313,6 +316,22 @@ struct rdmx_dev_ops {
 			     const struct iovec *iov, size_t iov_cnt,
 			     uint64_t wr_id, unsigned flags);
 	/*
+	 * Optional (NULL: the caller posts each packet). Queues cnt packets
+	 * to ah, each the header iov[0] then seg_len bytes of the payload
+	 * iov[1..iov_cnt) in order (the last packet the rest): cnt is the
+	 * payload's length divided by seg_len, rounded up, at most
+	 * rdmx_dev_segs_max, and the header at most RDMX_DEV_SEG_HDR_MAX
+	 * bytes. Each packet's header is iov[0]'s with the little-endian
+	 * 64-bit value at byte off_at (a multiple of 8) raised by the payload
+	 * bytes before the packet. One completion (wr_id) when all are done: the first
+	 * failure's status, or RDMX_DEV_OK. The iov memory must stay
+	 * untouched until then. Returns 0, -FI_EAGAIN when the send queue
+	 * lacks room for all, or -FI_EINVAL.
+	 */
+	int	(*post_send_segs)(struct rdmx_dev *dev, struct rdmx_ah *ah,
+				  const struct iovec *iov, size_t iov_cnt, size_t seg_len,
+				  size_t off_at, uint64_t wr_id, unsigned flags);
+	/*
 	 * Optional (NULL: not needed). Every receive buffer the rdm layer
 	 * will post lies inside [base, base + len), which stays allocated
 	 * until close: a device that must register memory with its hardware
@@ -388,6 +407,7 @@ struct rdmx_dev_stats {
 	uint64_t	acks_sent;	/* acknowledgement-only packets */
 	uint64_t	unreachable;	/* peers declared unreachable */
 	uint64_t	tx_gso;		/* datagrams sent in segmentation runs */
+	uint64_t	tx_segs;	/* packets posted by post_send_segs */
 	uint64_t	rx_gro;		/* datagrams received in merged reads */
 	uint64_t	path_probes;	/* runs sent by a bad path to measure it */
 	uint64_t	rx_other_path;	/* datagrams of a peer from another of
@@ -417,6 +437,19 @@ struct rdmx_dev {
 	struct rdmx_dev_stats		stats;
 	struct rdmx_dev_admit		admit;	/* set by the layer above */
 };
+
+/*
+ * The packets one post may carry on dev: 1 without post_send_segs, else
+ * RDMX_DEV_SEGS_MAX or a quarter of the send queue, whichever is less.
+ */
+static inline size_t rdmx_dev_segs_max(const struct rdmx_dev *dev)
+{
+	size_t quarter = dev->caps.sq_size / 4;
+
+	if (!dev->ops->post_send_segs || !quarter)
+		return 1;
+	return quarter < RDMX_DEV_SEGS_MAX ? quarter : RDMX_DEV_SEGS_MAX;
+}
 
 extern const struct rdmx_dev_ops rdmx_dev_udp_ops;
 extern const struct rdmx_dev_ops rdmx_dev_efa_ops;

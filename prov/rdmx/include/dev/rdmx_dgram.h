@@ -85,9 +85,17 @@ struct rdmx_dgram_ops {
 	bool	xmit_at_poll_end;
 };
 
-/* A send handed to swsrd, and one swsrd is done with. */
+/*
+ * A send handed to swsrd, and one swsrd is done with. The packets of one
+ * post_send_segs are sends of their own, each with its header here; the
+ * first (lead) completes for them all when the last is done.
+ */
 struct rdmx_dgram_send {
 	struct rdmx_swsrd_send	srd;
+	struct rdmx_dgram_send	*lead;		/* NULL: a post_send's */
+	uint32_t		left;		/* lead: packets not done */
+	enum rdmx_dev_status	status;		/* lead: the first failure */
+	uint64_t		hdr[RDMX_DEV_SEG_HDR_MAX / sizeof(uint64_t)];
 };
 
 struct rdmx_dgram_done {
@@ -149,6 +157,9 @@ void rdmx_dgram_ah_peer(struct rdmx_dev *dev, struct rdmx_ah *ah, unsigned flags
 int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			 const struct iovec *iov, size_t iov_cnt,
 			 uint64_t wr_id, unsigned flags);
+int rdmx_dgram_post_send_segs(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			      const struct iovec *iov, size_t iov_cnt, size_t seg_len,
+			      size_t off_at, uint64_t wr_id, unsigned flags);
 int rdmx_dgram_post_recv(struct rdmx_dev *dev, void *buf, size_t len,
 			 uint64_t wr_id);
 

@@ -160,6 +160,21 @@ static inline int rdmx_lane_send(const struct rdmx_lane *lane, const struct iove
 	return lane->dev->ops->post_send(lane->dev, lane->ah, iov, iov_cnt, wr_id, flags);
 }
 
+/* The packets one post carries on the peer's lane (rdmx_dev_segs_max). */
+static inline size_t rdmx_lane_segs(const struct rdmx_lane *lane)
+{
+	return rdmx_dev_segs_max(lane->dev);
+}
+
+/* The device's post_send_segs on the peer's lane (rdmx_lane_segs above 1). */
+static inline int rdmx_lane_send_segs(const struct rdmx_lane *lane, const struct iovec *iov,
+				      size_t iov_cnt, size_t seg_len, size_t off_at,
+				      uint64_t wr_id, unsigned flags)
+{
+	return lane->dev->ops->post_send_segs(lane->dev, lane->ah, iov, iov_cnt, seg_len,
+					      off_at, wr_id, flags);
+}
+
 /* The largest datagram the lane carries to the peer. */
 size_t rdmx_lane_mtu(const struct rdmx_lane *lane);
 

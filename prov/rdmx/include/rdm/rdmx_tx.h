@@ -93,6 +93,13 @@ struct rdmx_pke {
 	union rdmx_wire_hdr	hdr;
 	struct iovec		iov[1 + RDMX_IOV_LIMIT];
 	size_t			iov_cnt;
+	/*
+	 * Nonzero: the payload is that many bytes per packet, each packet
+	 * with hdr, whose offset (at byte off_at) the device raises
+	 * (post_send_segs); 0: one packet.
+	 */
+	size_t			seg_len;
+	size_t			off_at;
 };
 
 /* A send between posting and its completion. */
@@ -284,8 +291,11 @@ void rdmx_tx_name(const struct rdmx_txe *txe, struct rdmx_wire_eager *msg);
  */
 size_t rdmx_tx_rma_hdr(const struct rdmx_txe *txe, struct rdmx_pke *pke, size_t hdr_len);
 
-/* Fills pke with the next segment of a medium or long send. */
-void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke);
+/*
+ * Fills pke with the next segments of a medium or long send, at most
+ * segs (rdmx_lane_segs): one packet, or a post of segments.
+ */
+void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke, size_t segs);
 
 /*
  * Whether the packet being posted has another of its send right behind
@@ -359,6 +369,7 @@ static inline void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len,
 	pke->iov[0].iov_base = &pke->hdr;
 	pke->iov[0].iov_len = hdr_len;
 	pke->iov_cnt = 1 + rdmx_iov_slice(&pke->iov[1], iov, iov_cnt, off, len);
+	pke->seg_len = 0;
 }
 
 /* Hands a packet to the device; 0 or -FI_EAGAIN. Lock held. */

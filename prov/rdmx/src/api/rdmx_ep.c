@@ -425,8 +425,8 @@ static void rdmx_ep_stats(const struct rdmx_ep *ep, struct fi_rdmx_ep_stats *st)
 
 /*
  * Logs the counters at close: those of query_stats, and the udp device's
- * paths' (FI_RDMX_PATHS) and system calls, which the extension's structure
- * predates.
+ * paths' (FI_RDMX_PATHS) and system calls and the packets posted as
+ * segments, which the extension's structure predates.
  */
 static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 {
@@ -442,14 +442,14 @@ static void rdmx_ep_log_stats(const struct rdmx_ep *ep)
 		  "eagain=%lu peers_unreachable=%lu rx_unauth=%lu challenges=%lu "
 		  "rx_stale=%lu budget_used=%lu budget_peak=%lu budget_refused=%lu "
 		  "anon_peers=%lu tx_gso=%lu rx_gro=%lu path_probes=%lu "
-		  "rx_other_path=%lu tx_calls=%lu rx_calls=%lu rx_empty=%lu\n",
+		  "rx_other_path=%lu tx_calls=%lu rx_calls=%lu rx_empty=%lu tx_segs=%lu\n",
 		  st.rx_malformed, st.rx_dropped, st.rx_unexpected, st.rx_no_recv,
 		  st.tx_errors, st.retransmits, st.fast_retransmits, st.duplicates,
 		  st.acks_sent, st.rnr_sent, st.rnr_received, st.rnr_completions,
 		  st.rnr_backoffs, st.eagain, st.peers_unreachable, st.rx_unauth,
 		  st.challenges, st.rx_stale, st.budget_used, st.budget_peak,
 		  st.budget_refused, st.anon_peers, st.tx_gso, st.rx_gro, dev->path_probes,
-		  dev->rx_other_path, dev->tx_calls, dev->rx_calls, dev->rx_empty);
+		  dev->rx_other_path, dev->tx_calls, dev->rx_calls, dev->rx_empty, dev->tx_segs);
 }
 
 static int rdmx_ep_query_stats(struct fid_ep *ep_fid, struct fi_rdmx_ep_stats *stats)

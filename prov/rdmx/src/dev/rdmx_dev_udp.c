@@ -399,6 +399,18 @@ static int rdmx_udp_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	return ret;
 }
 
+static int rdmx_udp_post_send_segs(struct rdmx_dev *dev, struct rdmx_ah *ah,
+				   const struct iovec *iov, size_t iov_cnt, size_t seg_len,
+				   size_t off_at, uint64_t wr_id, unsigned flags)
+{
+	int ret = rdmx_dgram_post_send_segs(dev, ah, iov, iov_cnt, seg_len, off_at, wr_id,
+					    flags);
+
+	if (!ret && !(flags & RDMX_DEV_SEND_MORE))
+		rdmx_udp_flush(rdmx_udp_dev(dev));
+	return ret;
+}
+
 /*
  * Whether merged reads may go on: asked for, and every read can hold the
  * most a merged read brings (a posted buffer, the device MTU, and the
@@ -1033,6 +1045,7 @@ const struct rdmx_dev_ops rdmx_dev_udp_ops = {
 	.ah_mtu = rdmx_udp_ah_mtu,
 	.ah_local = rdmx_udp_ah_local,
 	.post_send = rdmx_udp_post_send,
+	.post_send_segs = rdmx_udp_post_send_segs,
 	.post_recv = rdmx_dgram_post_recv,
 	.poll_cq = rdmx_udp_poll_cq,
 	.wait_fd = rdmx_udp_wait_fd,

@@ -513,6 +513,7 @@ const struct rdmx_dev_ops rdmx_dev_verbs_ops = {
 	.ah_reset = rdmx_dgram_ah_reset,
 	.ah_peer = rdmx_dgram_ah_peer,
 	.post_send = rdmx_dgram_post_send,
+	.post_send_segs = rdmx_dgram_post_send_segs,
 	.post_recv = rdmx_dgram_post_recv,
 	.poll_cq = rdmx_verbs_poll_cq,
 	.wait_fd = rdmx_verbs_wait_fd,

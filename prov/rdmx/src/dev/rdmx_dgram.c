@@ -28,13 +28,27 @@ static int rdmx_dgram_xmit(void *ctx, struct rdmx_swsrd_peer *peer, unsigned pat
 			     path, iov, iov_cnt);
 }
 
-static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *send,
+/* A packet of a post of segments is reported with the last of them, by its lead. */
+static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *srd,
 			    enum rdmx_dev_status status)
 {
 	struct rdmx_dgram *dg = ctx;
-	struct rdmx_dgram_done *d = &dg->done[dg->done_tail++ % dg->done_cap];
+	struct rdmx_dgram_send *send = rdmx_container_of(srd, struct rdmx_dgram_send, srd);
+	struct rdmx_dgram_send *lead = send->lead;
+	struct rdmx_dgram_done *d;
 
-	d->send = rdmx_container_of(send, struct rdmx_dgram_send, srd);
+	if (lead) {
+		if (lead->status == RDMX_DEV_OK)
+			lead->status = status;
+		if (send != lead)
+			rdmx_pool_release(&dg->send_pool, send);
+		if (--lead->left)
+			return;
+		send = lead;
+		status = lead->status;
+	}
+	d = &dg->done[dg->done_tail++ % dg->done_cap];
+	d->send = send;
 	d->status = status;
 }
 
@@ -339,6 +353,7 @@ int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			rdmx_pool_release(&dg->send_pool, send);
 		return ret;
 	}
+	send->lead = NULL;
 	send->srd.wr_id = wr_id;
 	send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
 	memcpy(send->srd.iov, iov, iov_cnt * sizeof(*iov));
@@ -348,6 +363,65 @@ int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	if (ret)
 		rdmx_pool_release(&dg->send_pool, send);
 	return ret;
+}
+
+/* Makes send the packet of payload bytes [off, off + len) of a post of segments. */
+static void rdmx_dgram_seg(struct rdmx_dgram_send *send, const struct iovec *iov,
+			   size_t iov_cnt, size_t off_at, size_t off, size_t len)
+{
+	uint64_t *at = &send->hdr[off_at / sizeof(*at)];
+
+	memcpy(send->hdr, iov[0].iov_base, iov[0].iov_len);
+	*at = htole64(le64toh(*at) + off);
+	send->srd.iov[0] = (struct iovec) { send->hdr, iov[0].iov_len };
+	send->srd.iov_cnt = 1 + rdmx_iov_slice(&send->srd.iov[1], iov + 1, iov_cnt - 1,
+					       off, len);
+}
+
+int rdmx_dgram_post_send_segs(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			      const struct iovec *iov, size_t iov_cnt, size_t seg_len,
+			      size_t off_at, uint64_t wr_id, unsigned flags)
+{
+	struct rdmx_dgram *dg = rdmx_dgram(dev);
+	struct rdmx_swsrd_peer *peer = &rdmx_dgram_ah(ah)->srd;
+	struct rdmx_dgram_send *lead = NULL;
+	size_t len, cnt;
+
+	if (dg->unreliable || !iov_cnt || iov_cnt > RDMX_DEV_SGE_MAX || !seg_len ||
+	    iov[0].iov_len > RDMX_DEV_SEG_HDR_MAX || off_at % sizeof(uint64_t) ||
+	    off_at + sizeof(uint64_t) > iov[0].iov_len ||
+	    iov[0].iov_len + seg_len > dev->caps.mtu)
+		return -FI_EINVAL;
+	len = rdmx_iov_len(iov + 1, iov_cnt - 1);
+	cnt = (len + seg_len - 1) / seg_len;
+	if (!cnt || cnt > rdmx_dev_segs_max(dev))
+		return -FI_EINVAL;
+	if (dg->send_pool.count - dg->send_pool.in_use < cnt)
+		return -FI_EAGAIN;
+	for (size_t i = 0; i < cnt; i++) {
+		struct rdmx_dgram_send *send = rdmx_pool_alloc(&dg->send_pool);
+		size_t off = i * seg_len;
+		int ret;
+
+		rdmx_dgram_seg(send, iov, iov_cnt, off_at, off, RDMX_MIN(seg_len, len - off));
+		send->srd.wr_id = wr_id;
+		send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
+		if (!lead) {
+			lead = send;
+			lead->left = (uint32_t) cnt;
+			lead->status = RDMX_DEV_OK;
+		}
+		send->lead = lead;
+		/* Only a peer's first send can fail (its window's memory). */
+		ret = rdmx_swsrd_send(&dg->srd, peer, &send->srd,
+				      (flags & RDMX_DEV_SEND_MORE) || i + 1 < cnt);
+		if (ret) {
+			rdmx_pool_release(&dg->send_pool, send);
+			return ret;
+		}
+	}
+	dev->stats.tx_segs += cnt;
+	return 0;
 }
 
 int rdmx_dgram_post_recv(struct rdmx_dev *dev, void *buf, size_t len,

@@ -20,8 +20,11 @@ int rdmx_tx_post(struct rdmx_pke *pke, bool more)
 		       pke->hdr.dack.base.type == RDMX_PKT_DACK;
 	unsigned flags = (more ? RDMX_DEV_SEND_MORE : 0) |
 			 (awaited ? RDMX_DEV_SEND_AWAITED : 0);
-	int ret = rdmx_lane_send(&pke->peer->lane, pke->iov, pke->iov_cnt,
-				 (uintptr_t) pke, flags);
+	int ret = pke->seg_len ?
+		  rdmx_lane_send_segs(&pke->peer->lane, pke->iov, pke->iov_cnt, pke->seg_len,
+				      pke->off_at, (uintptr_t) pke, flags) :
+		  rdmx_lane_send(&pke->peer->lane, pke->iov, pke->iov_cnt, (uintptr_t) pke,
+				 flags);
 
 	if (!ret)
 		pke->busy = true;

@@ -32,7 +32,7 @@ static void rdmx_tx_first(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		txe->next = txe->len;
 		break;
 	case RDMX_PROTO_MEDIUM:
-		rdmx_tx_segment(txe, pke);
+		rdmx_tx_segment(txe, pke, 1);
 		break;
 	case RDMX_PROTO_LONG:
 		rdmx_long_rts(ep, txe, pke);

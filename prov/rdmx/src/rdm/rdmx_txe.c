@@ -9,6 +9,7 @@
  * CTS) ends through its message's protocol (struct rdmx_rxm_ops).
  */
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "rdmx.h"
@@ -74,11 +75,10 @@ size_t rdmx_tx_rma_hdr(const struct rdmx_txe *txe, struct rdmx_pke *pke, size_t 
 	return hdr_len + sizeof(*rma) + sizeof(struct rdmx_wire_atomic);
 }
 
-/* Fills pke with the next segment of a medium or long send. */
-void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
+void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke, size_t segs)
 {
 	size_t off = txe->next;
-	size_t len = RDMX_MIN(txe->seg_size, txe->limit - off);
+	size_t len = RDMX_MIN(txe->seg_size * segs, txe->limit - off);
 
 	if (txe->proto == RDMX_PROTO_MEDIUM) {
 		rdmx_wire_medium_encode(&pke->hdr.medium, txe->pkt_flags, txe->msg_id,
@@ -86,10 +86,14 @@ void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke)
 		rdmx_tx_name(txe, &pke->hdr.medium.msg);
 		rdmx_tx_pke_iov(pke, rdmx_tx_rma_hdr(txe, pke, sizeof(pke->hdr.medium)),
 				txe->iov, txe->iov_cnt, off, len);
+		pke->off_at = offsetof(struct rdmx_wire_medium, offset);
 	} else {
 		rdmx_wire_data_encode(&pke->hdr.data, txe->msg_id, txe->rx_id, off);
 		rdmx_tx_pke_iov(pke, sizeof(pke->hdr.data), txe->iov, txe->iov_cnt, off, len);
+		pke->off_at = offsetof(struct rdmx_wire_data, offset);
 	}
+	if (len > txe->seg_size)
+		pke->seg_len = txe->seg_size;
 	txe->next += len;
 }
 
@@ -118,7 +122,7 @@ void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 			return;
 		}
 		rdmx_tx_pke_init(pke, txe, txe->peer, true);
-		rdmx_tx_segment(txe, pke);
+		rdmx_tx_segment(txe, pke, rdmx_lane_segs(&txe->peer->lane));
 		if (rdmx_tx_post(pke, rdmx_tx_more(ep, txe))) {
 			txe->next = next;
 			rdmx_pool_release(&ep->pke_pool, pke);

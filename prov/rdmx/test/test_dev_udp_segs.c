@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * post_send_segs on the udp device: one post that swsrd carries as many
+ * packets, each the header with its offset raised and its slice of the
+ * payload, and one completion for them all: when every packet is done,
+ * with the first failure, and only if the whole post fits the send queue.
+ */
+#include <endian.h>
+
+#include "rdmx_test_udp.h"
+
+#define HDR		24
+#define OFF_AT		16
+#define SEG		90
+#define BASE		1000
+
+static struct rdmx_test_udp_pair up;
+static uint8_t hdr[HDR];
+static uint8_t payload[RDMX_DEV_SEGS_MAX * SEG];
+
+static void setup(void)
+{
+	uint64_t base = htole64(BASE);
+
+	rdmx_test_udp_pair_open(&up, 1);
+	for (size_t i = 0; i < sizeof(hdr); i++)
+		hdr[i] = (uint8_t) (0xa0 + i);
+	memcpy(hdr + OFF_AT, &base, sizeof(base));
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t) (i * 7 + i / 251);
+}
+
+static void teardown(void)
+{
+	rdmx_test_udp_pair_close(&up);
+}
+
+TestSuite(dev_udp_segs, .init = setup, .fini = teardown);
+
+/* Posts len payload bytes (in two pieces) as segments of SEG bytes. */
+static int post_segs(size_t len, uint64_t wr_id, unsigned flags)
+{
+	struct iovec iov[3] = {
+		{ hdr, HDR }, { payload, len / 3 }, { payload + len / 3, len - len / 3 },
+	};
+
+	return up.a->ops->post_send_segs(up.a, up.a_to_b, iov, 3, SEG, OFF_AT, wr_id, flags);
+}
+
+/*
+ * Polls B once: each packet must be a segment of a len-byte post, its
+ * header the template's but for its offset, its payload that offset's
+ * slice; seen[] counts each segment.
+ */
+static void poll_segs(size_t len, unsigned *seen)
+{
+	struct rdmx_dev_cqe cqe[16];
+	size_t stride = RDMX_TEST_UDP_FRONT + up.b->caps.mtu;
+	int n = up.b->ops->poll_cq(up.b, cqe, 16);
+
+	for (int k = 0; k < n; k++) {
+		const uint8_t *pkt = cqe[k].data ? cqe[k].data :
+				     up.bufs + cqe[k].wr_id * stride + RDMX_TEST_UDP_FRONT;
+		uint64_t at;
+		size_t off, seg;
+
+		cr_assert_eq(cqe[k].op, RDMX_DEV_OP_RECV);
+		cr_assert_geq(cqe[k].len, HDR);
+		memcpy(&at, pkt + OFF_AT, sizeof(at));
+		off = le64toh(at) - BASE;
+		cr_assert_eq(off % SEG, 0, "offset %zu is not a segment's", off);
+		cr_assert_lt(off, len);
+		seg = RDMX_MIN((size_t) SEG, len - off);
+		cr_assert_eq(cqe[k].len, HDR + seg, "segment at %zu: %u bytes", off, cqe[k].len);
+		cr_assert_eq(memcmp(pkt, hdr, OFF_AT), 0);
+		cr_assert_eq(memcmp(pkt + OFF_AT + 8, hdr + OFF_AT + 8, HDR - OFF_AT - 8), 0);
+		cr_assert_eq(memcmp(pkt + HDR, payload + off, seg), 0, "segment at %zu", off);
+		seen[off / SEG]++;
+		up.received++;
+	}
+}
+
+/* Polls A once into done[] (at most max completions in all). */
+static size_t poll_a(struct rdmx_dev_cqe *done, size_t have, size_t max)
+{
+	struct rdmx_dev_cqe cqe[16];
+	int n = up.a->ops->poll_cq(up.a, cqe, 16);
+
+	for (int k = 0; k < n; k++) {
+		cr_assert_lt(have, max, "more completions than posts");
+		done[have++] = cqe[k];
+	}
+	return have;
+}
+
+Test(dev_udp_segs, a_post_arrives_as_its_segments_and_completes_once)
+{
+	size_t len = (RDMX_DEV_SEGS_MAX - 1) * SEG + 37;
+	unsigned seen[RDMX_DEV_SEGS_MAX] = { 0 };
+	struct rdmx_dev_cqe done[2];
+	size_t got = 0;
+
+	cr_assert_eq(post_segs(len, 77, RDMX_DEV_SEND_AWAITED), 0);
+	cr_assert_eq(up.a->stats.tx_segs, RDMX_DEV_SEGS_MAX);
+	for (int polls = 0; (up.received < RDMX_DEV_SEGS_MAX || !got) && polls < 200000; polls++) {
+		got = poll_a(done, got, 1);
+		poll_segs(len, seen);
+	}
+	for (int polls = 0; polls < 1000; polls++)
+		got = poll_a(done, got, 1);
+	for (size_t i = 0; i < RDMX_DEV_SEGS_MAX; i++)
+		cr_assert_eq(seen[i], 1, "segment %zu arrived %u times", i, seen[i]);
+	cr_assert_eq(got, 1);
+	cr_assert_eq(done[0].op, RDMX_DEV_OP_SEND);
+	cr_assert_eq(done[0].wr_id, 77);
+	cr_assert_eq(done[0].status, RDMX_DEV_OK);
+}
+
+Test(dev_udp_segs, a_post_the_send_queue_cannot_hold_whole_is_refused)
+{
+	size_t singles = RDMX_TEST_UDP_BUFS - RDMX_DEV_SEGS_MAX + 1;
+
+	rdmx_test_udp_post(&up, singles);
+	cr_assert_eq(post_segs(RDMX_DEV_SEGS_MAX * SEG, 1, 0), -FI_EAGAIN);
+	cr_assert_eq(up.a->stats.tx_segs, 0);
+	rdmx_test_udp_poll_until(&up, singles, singles);
+	cr_assert_eq(up.sent_ok, singles);
+	cr_assert_eq(up.received, singles);
+	cr_assert_eq(post_segs(RDMX_DEV_SEGS_MAX * SEG, 1, 0), 0);
+}
+
+Test(dev_udp_segs, a_post_to_a_reset_peer_completes_once_flushed)
+{
+	struct rdmx_dev_cqe done[2];
+	size_t got = 0;
+
+	cr_assert_eq(post_segs(10 * SEG, 5, RDMX_DEV_SEND_MORE), 0);
+	up.a->ops->ah_reset(up.a, up.a_to_b);
+	for (int polls = 0; polls < 1000; polls++)
+		got = poll_a(done, got, 1);
+	cr_assert_eq(got, 1);
+	cr_assert_eq(done[0].wr_id, 5);
+	cr_assert_eq(done[0].status, RDMX_DEV_FLUSHED);
+}
+
+Test(dev_udp_segs, what_cannot_be_cut_as_asked_is_refused)
+{
+	struct iovec iov[2] = { { hdr, HDR }, { payload, 10 * SEG } };
+	struct iovec none[1] = { { hdr, HDR } };
+	static uint8_t big[RDMX_DEV_SEG_HDR_MAX + 8];
+	struct iovec big_hdr[2] = { { big, sizeof(big) }, { payload, SEG } };
+	struct rdmx_dev *a = up.a;
+	size_t mtu = a->caps.mtu;
+
+	cr_assert_eq(a->ops->post_send_segs(a, up.a_to_b, iov, 2, 0, OFF_AT, 1, 0), -FI_EINVAL,
+		     "segments of no bytes");
+	cr_assert_eq(a->ops->post_send_segs(a, up.a_to_b, iov, 2, SEG, 12, 1, 0), -FI_EINVAL,
+		     "an offset not 8-byte aligned");
+	cr_assert_eq(a->ops->post_send_segs(a, up.a_to_b, iov, 2, SEG, HDR, 1, 0), -FI_EINVAL,
+		     "an offset past the header");
+	cr_assert_eq(a->ops->post_send_segs(a, up.a_to_b, big_hdr, 2, SEG, 0, 1, 0), -FI_EINVAL,
+		     "a header longer than RDMX_DEV_SEG_HDR_MAX");
+	cr_assert_eq(a->ops->post_send_segs(a, up.a_to_b, iov, 2, 9, OFF_AT, 1, 0), -FI_EINVAL,
+		     "more than RDMX_DEV_SEGS_MAX segments");
+	cr_assert_eq(a->ops->post_send_segs(a, up.a_to_b, iov, 2, mtu - HDR + 1, OFF_AT, 1, 0),
+		     -FI_EINVAL, "a packet longer than the MTU");
+	cr_assert_eq(a->ops->post_send_segs(a, up.a_to_b, none, 1, SEG, OFF_AT, 1, 0), -FI_EINVAL,
+		     "no payload");
+	cr_assert_eq(a->stats.tx_segs, 0);
+}

@@ -3,10 +3,14 @@
  * post_send_segs on the udp device: one post that swsrd carries as many
  * packets, each the header with its offset raised and its slice of the
  * payload, and one completion for them all: when every packet is done,
- * with the first failure, and only if the whole post fits the send queue.
+ * with what failed (RNR only if nothing worse, and where the first
+ * failed packet starts), only if the whole post fits the send queue,
+ * and every send given back after.
  */
 #include <endian.h>
 
+#include "rdmx_clock.h"
+#include "rdmx_dgram.h"
 #include "rdmx_test_udp.h"
 
 #define HDR		24
@@ -33,6 +37,12 @@ static void setup(void)
 static void teardown(void)
 {
 	rdmx_test_udp_pair_close(&up);
+}
+
+/* A's sends in use at its device: none once every post completed. */
+static size_t a_sends_in_use(void)
+{
+	return rdmx_container_of(up.a, struct rdmx_dgram, dev)->send_pool.in_use;
 }
 
 TestSuite(dev_udp_segs, .init = setup, .fini = teardown);
@@ -102,6 +112,10 @@ Test(dev_udp_segs, a_post_arrives_as_its_segments_and_completes_once)
 
 	cr_assert_eq(post_segs(len, 77, RDMX_DEV_SEND_AWAITED), 0);
 	cr_assert_eq(up.a->stats.tx_segs, RDMX_DEV_SEGS_MAX);
+	/* Nothing acknowledged yet (B not polled): no completion. */
+	for (int polls = 0; polls < 1000; polls++)
+		got = poll_a(done, got, 1);
+	cr_assert_eq(got, 0, "a post completed before its packets were received");
 	for (int polls = 0; (up.received < RDMX_DEV_SEGS_MAX || !got) && polls < 200000; polls++) {
 		got = poll_a(done, got, 1);
 		poll_segs(len, seen);
@@ -114,6 +128,38 @@ Test(dev_udp_segs, a_post_arrives_as_its_segments_and_completes_once)
 	cr_assert_eq(done[0].op, RDMX_DEV_OP_SEND);
 	cr_assert_eq(done[0].wr_id, 77);
 	cr_assert_eq(done[0].status, RDMX_DEV_OK);
+	cr_assert_eq(a_sends_in_use(), 0);
+}
+
+/*
+ * B has buffers for the first 5 packets only and never posts more: the
+ * rest are refused until swsrd gives them up, and the post completes
+ * once, RNR, its len where the first refused packet starts.
+ */
+Test(dev_udp_segs, a_post_refused_part_way_says_where)
+{
+	struct rdmx_dgram *b = rdmx_container_of(up.b, struct rdmx_dgram, dev);
+	struct rdmx_dgram_buf buf;
+	unsigned seen[RDMX_DEV_SEGS_MAX] = { 0 };
+	struct rdmx_dev_cqe done[2];
+	size_t got = 0;
+	uint64_t deadline = rdmx_clock_ns() + 10000000000ULL;
+
+	while (b->rq_cnt > 5)
+		cr_assert(rdmx_dgram_buf_take(b, &buf));
+	cr_assert_eq(post_segs(12 * SEG, 9, 0), 0);
+	while (!got && rdmx_clock_ns() < deadline) {
+		got = poll_a(done, got, 1);
+		poll_segs(12 * SEG, seen);
+	}
+	cr_assert_eq(got, 1);
+	cr_assert_eq(done[0].wr_id, 9);
+	cr_assert_eq(done[0].status, RDMX_DEV_RNR);
+	cr_assert_eq(done[0].len, 5 * SEG, "the first refused packet at %u, not %u",
+		     done[0].len, 5 * SEG);
+	cr_assert_eq(up.received, 5);
+	cr_assert_geq(up.b->stats.rnr_sent, 7);
+	cr_assert_eq(a_sends_in_use(), 0);
 }
 
 Test(dev_udp_segs, a_post_the_send_queue_cannot_hold_whole_is_refused)
@@ -141,6 +187,24 @@ Test(dev_udp_segs, a_post_to_a_reset_peer_completes_once_flushed)
 	cr_assert_eq(got, 1);
 	cr_assert_eq(done[0].wr_id, 5);
 	cr_assert_eq(done[0].status, RDMX_DEV_FLUSHED);
+	cr_assert_eq(a_sends_in_use(), 0);
+}
+
+/* A reset after the packets left: those in flight complete the post, flushed. */
+Test(dev_udp_segs, a_post_in_flight_at_a_reset_completes_once_flushed)
+{
+	struct rdmx_dev_cqe done[2];
+	size_t got = 0;
+
+	cr_assert_eq(post_segs(10 * SEG, 6, 0), 0);
+	got = poll_a(done, got, 1);
+	up.a->ops->ah_reset(up.a, up.a_to_b);
+	for (int polls = 0; polls < 1000; polls++)
+		got = poll_a(done, got, 1);
+	cr_assert_eq(got, 1);
+	cr_assert_eq(done[0].wr_id, 6);
+	cr_assert_eq(done[0].status, RDMX_DEV_FLUSHED);
+	cr_assert_eq(a_sends_in_use(), 0);
 }
 
 Test(dev_udp_segs, what_cannot_be_cut_as_asked_is_refused)

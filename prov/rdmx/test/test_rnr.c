@@ -3,9 +3,13 @@
  * Unit tests of the rdm layer's RNR policy (rdmx_rnr.c): resend after a
  * first refusal, random doubling backoff after repeats, -FI_EAGAIN while
  * a peer backs off, order of queued resends, and FI_RM_DISABLED (with the
- * VOID that keeps the receiver's order). Time is a fake clock; the device
- * is a stub that records what is posted.
+ * VOID that keeps the receiver's order), a post of segments refused part
+ * way (sent again from its first refused packet), and a refusal that
+ * comes after its session ended. Time is a fake clock; the device is a
+ * stub that records what is posted.
  */
+#include <stddef.h>
+
 #include "rdmx_test_ep.h"
 #include "rdmx_clock.h"
 #include "rdmx_peer.h"
@@ -40,7 +44,32 @@ static int stub_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	return 0;
 }
 
-static const struct rdmx_dev_ops stub_ops = { .post_send = stub_post_send };
+/* The last post of segments: its header's offset, payload and segment size. */
+static uint64_t segs_off;
+static const struct iovec *segs_payload;
+static size_t segs_len, segs_seg;
+
+static int stub_post_send_segs(struct rdmx_dev *dev, struct rdmx_ah *ah,
+			       const struct iovec *iov, size_t iov_cnt, size_t seg_len,
+			       size_t off_at, uint64_t wr_id, unsigned flags)
+{
+	uint64_t off;
+
+	(void) dev; (void) ah; (void) flags;
+	cr_assert_lt(posted_cnt, 16);
+	memcpy(&off, (const uint8_t *) iov[0].iov_base + off_at, sizeof(off));
+	segs_off = le64toh(off);
+	segs_payload = &iov[1];
+	segs_len = rdmx_iov_len(&iov[1], iov_cnt - 1);
+	segs_seg = seg_len;
+	posted[posted_cnt++] = wr_id;
+	return 0;
+}
+
+static const struct rdmx_dev_ops stub_ops = {
+	.post_send = stub_post_send,
+	.post_send_segs = stub_post_send_segs,
+};
 
 static struct rdmx_test_ep t;
 static struct rdmx_dev dev = { .ops = &stub_ops };
@@ -235,4 +264,81 @@ Test(rnr, flush_fails_queued_sends)
 	cr_assert_eq(ep.txe_pool.in_use, 0);
 	cr_assert(rdmx_dlist_empty(&ep.retry_peers));
 	cr_assert_not(rdmx_rnr_blocked(&peer));
+}
+
+/*
+ * A long send's post of 950 payload bytes (two pieces) in segments of
+ * 100 at offset 1000, refused by the device with len bytes before its
+ * first refused packet.
+ */
+static uint8_t seg_buf[950];
+
+static struct rdmx_pke *segs_new(void)
+{
+	struct rdmx_pke *pke = pke_new();
+	struct iovec iov[2] = { { seg_buf, 400 }, { seg_buf + 400, 550 } };
+
+	rdmx_wire_data_encode(&pke->hdr.data, 7, 3, 1000);
+	rdmx_tx_pke_iov(pke, sizeof(pke->hdr.data), iov, 2, 0, sizeof(seg_buf));
+	pke->seg_len = 100;
+	pke->off_at = offsetof(struct rdmx_wire_data, offset);
+	return pke;
+}
+
+Test(rnr, a_post_refused_part_way_goes_again_from_its_first_refused_packet)
+{
+	struct rdmx_pke *pke = segs_new();
+
+	rdmx_tx_pke_skip(pke, 300);
+	rdmx_rnr_refused(&ep, &peer, pke);
+	rdmx_rnr_progress(&ep);
+	cr_assert_eq(posted_cnt, 1);
+	cr_assert_eq(posted[0], (uintptr_t) pke);
+	cr_assert_eq(segs_off, 1300, "the header's offset is %lu", (unsigned long) segs_off);
+	cr_assert_eq(segs_len, 650);
+	cr_assert_eq(segs_seg, 100);
+	cr_assert_eq(segs_payload[0].iov_base, seg_buf + 300);
+	cr_assert_eq(segs_payload[0].iov_len, 100);
+	cr_assert_eq(segs_payload[1].iov_base, seg_buf + 400);
+}
+
+Test(rnr, a_post_is_cut_only_at_a_packet_it_holds)
+{
+	struct rdmx_pke *pke = segs_new();
+
+	rdmx_tx_pke_skip(pke, 250);
+	rdmx_tx_pke_skip(pke, 950);
+	rdmx_tx_pke_skip(pke, 0);
+	cr_assert_eq(rdmx_iov_len(&pke->iov[1], pke->iov_cnt - 1), 950);
+	cr_assert_eq(le64toh(pke->hdr.data.offset), 1000);
+	cr_assert_eq(pke->seg_len, 100);
+	/* The last packet left: it goes alone. */
+	rdmx_tx_pke_skip(pke, 900);
+	cr_assert_eq(rdmx_iov_len(&pke->iov[1], pke->iov_cnt - 1), 50);
+	cr_assert_eq(le64toh(pke->hdr.data.offset), 1900);
+	cr_assert_eq(pke->seg_len, 0);
+	rdmx_rnr_refused(&ep, &peer, pke);
+	rdmx_rnr_progress(&ep);
+	cr_assert_eq(posted_cnt, 1);
+	cr_assert_eq(le64toh(((struct rdmx_wire_data *) &posted_hdr[0])->offset), 1900,
+		     "sent by post_send, with its own offset");
+}
+
+/*
+ * A refusal that comes after the session's reset flushed the queue: the
+ * send is over (sent again, the packet would reach the next session).
+ */
+Test(rnr, a_refusal_after_its_session_ended_is_not_sent_again)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct rdmx_pke *pke = pke_new();
+
+	pke->txe->orphan = true;
+	rdmx_rnr_refused(&ep, &peer, pke);
+	rdmx_rnr_progress(&ep);
+	cr_assert_eq(posted_cnt, 0);
+	cr_assert_not(rdmx_rnr_blocked(&peer));
+	cr_assert_eq(fi_cq_readerr(t.cq, &err, 0), 1);
+	cr_assert_eq(err.err, FI_ENORX);
+	cr_assert_eq(ep.txe_pool.in_use, 0);
 }

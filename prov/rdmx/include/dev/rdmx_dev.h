@@ -170,7 +170,11 @@ struct rdmx_dev_cqe {
 	uint64_t		wr_id;
 	enum rdmx_dev_op	op;
 	enum rdmx_dev_status	status;
-	uint32_t		len;		/* received bytes */
+	/*
+	 * Received bytes; a post_send_segs that failed: its payload bytes
+	 * before the first of its packets that failed.
+	 */
+	uint32_t		len;
 	struct rdmx_ah		*src_ah;	/* sender's handle, if one exists */
 	const void		*src_addr;	/* sender's raw address, or NULL */
 	/*
@@ -323,10 +327,11 @@ struct rdmx_dev_ops {
 	 * rdmx_dev_segs_max, and the header at most RDMX_DEV_SEG_HDR_MAX
 	 * bytes. Each packet's header is iov[0]'s with the little-endian
 	 * 64-bit value at byte off_at (a multiple of 8) raised by the payload
-	 * bytes before the packet. One completion (wr_id) when all are done: the first
-	 * failure's status, or RDMX_DEV_OK. The iov memory must stay
-	 * untouched until then. Returns 0, -FI_EAGAIN when the send queue
-	 * lacks room for all, or -FI_EINVAL.
+	 * bytes before the packet. One completion (wr_id) when all are done:
+	 * RDMX_DEV_OK, else a failure's status, RDMX_DEV_RNR only if every
+	 * failure was one, with len (struct rdmx_dev_cqe). The iov memory
+	 * must stay untouched until then. Returns 0, -FI_EAGAIN when the
+	 * send queue lacks room for all, or -FI_EINVAL.
 	 */
 	int	(*post_send_segs)(struct rdmx_dev *dev, struct rdmx_ah *ah,
 				  const struct iovec *iov, size_t iov_cnt, size_t seg_len,

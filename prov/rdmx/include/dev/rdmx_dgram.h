@@ -93,8 +93,10 @@ struct rdmx_dgram_ops {
 struct rdmx_dgram_send {
 	struct rdmx_swsrd_send	srd;
 	struct rdmx_dgram_send	*lead;		/* NULL: a post_send's */
+	uint32_t		off;		/* its payload's place in the post */
 	uint32_t		left;		/* lead: packets not done */
-	enum rdmx_dev_status	status;		/* lead: the first failure */
+	enum rdmx_dev_status	status;		/* lead: the post's (post_send_segs) */
+	uint32_t		fail_off;	/* lead: the first failed packet's off */
 	uint64_t		hdr[RDMX_DEV_SEG_HDR_MAX / sizeof(uint64_t)];
 };
 

@@ -372,6 +372,13 @@ static inline void rdmx_tx_pke_iov(struct rdmx_pke *pke, size_t hdr_len,
 	pke->seg_len = 0;
 }
 
+/*
+ * A post of segments (seg_len) whose first done payload bytes were
+ * delivered becomes the post of the rest: done must be a whole number
+ * of its segments short of its payload, else the post stays whole.
+ */
+void rdmx_tx_pke_skip(struct rdmx_pke *pke, size_t done);
+
 /* Hands a packet to the device; 0 or -FI_EAGAIN. Lock held. */
 int rdmx_tx_post(struct rdmx_pke *pke, bool more);
 

@@ -28,7 +28,11 @@ static int rdmx_dgram_xmit(void *ctx, struct rdmx_swsrd_peer *peer, unsigned pat
 			     path, iov, iov_cnt);
 }
 
-/* A packet of a post of segments is reported with the last of them, by its lead. */
+/*
+ * A packet of a post of segments is reported with the last of them, by
+ * its lead: a failure other than RNR before RNR, which the caller posts
+ * again from the first packet that failed.
+ */
 static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *srd,
 			    enum rdmx_dev_status status)
 {
@@ -38,8 +42,11 @@ static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *srd,
 	struct rdmx_dgram_done *d;
 
 	if (lead) {
-		if (lead->status == RDMX_DEV_OK)
-			lead->status = status;
+		if (status != RDMX_DEV_OK) {
+			lead->fail_off = RDMX_MIN(lead->fail_off, send->off);
+			if (lead->status == RDMX_DEV_OK || lead->status == RDMX_DEV_RNR)
+				lead->status = status;
+		}
 		if (send != lead)
 			rdmx_pool_release(&dg->send_pool, send);
 		if (--lead->left)
@@ -346,6 +353,7 @@ int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	send = rdmx_pool_alloc(&dg->send_pool);
 	if (!send)
 		return -FI_EAGAIN;
+	send->lead = NULL;
 	if (dg->unreliable) {
 		send->srd.wr_id = wr_id;
 		ret = rdmx_dgram_send_unrel(dg, rdmx_dgram_ah(ah), iov, iov_cnt, send);
@@ -353,7 +361,6 @@ int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			rdmx_pool_release(&dg->send_pool, send);
 		return ret;
 	}
-	send->lead = NULL;
 	send->srd.wr_id = wr_id;
 	send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
 	memcpy(send->srd.iov, iov, iov_cnt * sizeof(*iov));
@@ -406,10 +413,12 @@ int rdmx_dgram_post_send_segs(struct rdmx_dev *dev, struct rdmx_ah *ah,
 		rdmx_dgram_seg(send, iov, iov_cnt, off_at, off, RDMX_MIN(seg_len, len - off));
 		send->srd.wr_id = wr_id;
 		send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
+		send->off = (uint32_t) off;
 		if (!lead) {
 			lead = send;
 			lead->left = (uint32_t) cnt;
 			lead->status = RDMX_DEV_OK;
+			lead->fail_off = UINT32_MAX;
 		}
 		send->lead = lead;
 		/* Only a peer's first send can fail (its window's memory). */
@@ -499,10 +508,10 @@ int rdmx_dgram_report(struct rdmx_dgram *dg, struct rdmx_dev_cqe *cqe, int max)
 		struct rdmx_dgram_done *d = &dg->done[dg->done_head++ % dg->done_cap];
 
 		cqe[done].wr_id = d->send->srd.wr_id;
+		cqe[done].len = d->send->lead && d->status != RDMX_DEV_OK ? d->send->fail_off : 0;
 		rdmx_pool_release(&dg->send_pool, d->send);
 		cqe[done].op = RDMX_DEV_OP_SEND;
 		cqe[done].status = d->status;
-		cqe[done].len = 0;
 		cqe[done].src_ah = NULL;
 		cqe[done].src_addr = NULL;
 		done++;

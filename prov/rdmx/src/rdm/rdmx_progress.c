@@ -207,12 +207,23 @@ static void rdmx_progress_chores(struct rdmx_ep *ep)
 		rdmx_rma_progress(ep);
 }
 
+/*
+ * A send's completion: a post of segments refused (RNR) goes again from
+ * its first refused packet, those before it delivered.
+ */
+static void rdmx_progress_sent(struct rdmx_ep *ep, struct rdmx_pke *pke,
+			       const struct rdmx_dev_cqe *cqe)
+{
+	if (cqe->status == RDMX_DEV_RNR && pke->seg_len)
+		rdmx_tx_pke_skip(pke, cqe->len);
+	rdmx_conn_tx_done(ep, pke, cqe->status);
+}
+
 /* Hands one completion of a device to the send or receive side. */
 static void rdmx_progress_cqe(struct rdmx_ep *ep, const struct rdmx_dev_cqe *cqe)
 {
 	if (cqe->op == RDMX_DEV_OP_SEND)
-		rdmx_conn_tx_done(ep, (struct rdmx_pke *) (uintptr_t) cqe->wr_id,
-				  cqe->status);
+		rdmx_progress_sent(ep, (struct rdmx_pke *) (uintptr_t) cqe->wr_id, cqe);
 	else if (cqe->op == RDMX_DEV_OP_READ)
 		rdmx_long_read_done(ep, (struct rdmx_rxm *) (uintptr_t) cqe->wr_id,
 				    cqe->status);

@@ -42,6 +42,14 @@ void rdmx_rnr_refused(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		rdmx_tx_fail(ep, pke, FI_ENORX, "the receiver had no buffer");
 		return;
 	}
+	/*
+	 * Its session ended (the refusal came after the reset that flushed
+	 * the queue): sent again, it would reach the next one.
+	 */
+	if (pke->txe && pke->txe->orphan) {
+		rdmx_tx_fail(ep, pke, FI_ENORX, "the receiver had no buffer, then its session ended");
+		return;
+	}
 	if (pke->rnr++) {
 		peer->backoff_until = rdmx_clock_ns() +
 				      rdmx_rnr_backoff_ns(peer->backoff_exp, &ep->rng);

@@ -112,6 +112,8 @@ bool rdmx_tx_more(const struct rdmx_ep *ep, const struct rdmx_txe *txe)
 
 void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
+	size_t segs = rdmx_lane_segs(&txe->peer->lane);
+
 	while (!txe->err && txe->cleared && txe->next < txe->limit) {
 		struct rdmx_pke *pke = rdmx_rnr_blocked(txe->peer) ? NULL :
 				       rdmx_pool_alloc(&ep->pke_pool);
@@ -122,10 +124,17 @@ void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 			return;
 		}
 		rdmx_tx_pke_init(pke, txe, txe->peer, true);
-		rdmx_tx_segment(txe, pke, rdmx_lane_segs(&txe->peer->lane));
+		rdmx_tx_segment(txe, pke, segs);
 		if (rdmx_tx_post(pke, rdmx_tx_more(ep, txe))) {
+			bool post = pke->seg_len;
+
 			txe->next = next;
 			rdmx_pool_release(&ep->pke_pool, pke);
+			/* No room for a whole post: packets one by one, as room comes. */
+			if (post) {
+				segs = 1;
+				continue;
+			}
 			rdmx_tx_queue(ep, txe);
 			return;
 		}

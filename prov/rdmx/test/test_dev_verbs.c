@@ -256,6 +256,8 @@ Test(verbs, a_message_leaves_in_posts_of_segments)
 		      "%lu of about %zu packets posted as segments",
 		      (unsigned long) nic->stats.tx_segs, pkts);
 	rdmx_test_pair_transfer(&tp, 20000, 2);
+	cr_assert_eq(rdmx_container_of(tp.ep[0], struct rdmx_ep, ep_fid)->seg_pkts, 0,
+		     "packets of posts still counted at the device");
 	rdmx_test_pair_close(&tp);
 }
 

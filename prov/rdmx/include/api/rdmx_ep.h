@@ -95,6 +95,11 @@ struct rdmx_ep {
 	struct rdmx_lanes	lanes;		/* its devices: the NIC, shm */
 	struct rdmx_pool	txe_pool;	/* of struct rdmx_txe */
 	struct rdmx_pool	pke_pool;	/* of struct rdmx_pke: segments */
+	/*
+	 * Packets of the segments' posts at the devices: at most as many as
+	 * the pool has entries, as when each packet took one.
+	 */
+	size_t			seg_pkts;
 	size_t			pke_heap;	/* packets from the heap (DACKs
 						   when the pool was empty) */
 	struct rdmx_dlist	pke_heaped;	/* those packets: freed at close

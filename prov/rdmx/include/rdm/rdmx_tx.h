@@ -100,6 +100,7 @@ struct rdmx_pke {
 	 */
 	size_t			seg_len;
 	size_t			off_at;
+	size_t			pkts;		/* counted in rdmx_ep.seg_pkts */
 };
 
 /* A send between posting and its completion. */
@@ -359,6 +360,7 @@ static inline void rdmx_tx_pke_init(struct rdmx_pke *pke, struct rdmx_txe *txe,
 	pke->pooled = pooled;
 	pke->busy = false;
 	pke->heap = false;
+	pke->pkts = 0;
 }
 
 /* Points pke at its header (hdr_len bytes) then len bytes at off of iov. Inline: three stores. */

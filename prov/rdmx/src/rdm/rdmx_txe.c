@@ -115,7 +115,8 @@ void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 	size_t segs = rdmx_lane_segs(&txe->peer->lane);
 
 	while (!txe->err && txe->cleared && txe->next < txe->limit) {
-		struct rdmx_pke *pke = rdmx_rnr_blocked(txe->peer) ? NULL :
+		struct rdmx_pke *pke = rdmx_rnr_blocked(txe->peer) ||
+				       ep->seg_pkts >= ep->pke_pool.count ? NULL :
 				       rdmx_pool_alloc(&ep->pke_pool);
 		size_t next = txe->next;
 
@@ -138,6 +139,9 @@ void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 			rdmx_tx_queue(ep, txe);
 			return;
 		}
+		pke->pkts = pke->seg_len ? (rdmx_iov_len(&pke->iov[1], pke->iov_cnt - 1) +
+					    pke->seg_len - 1) / pke->seg_len : 1;
+		ep->seg_pkts += pke->pkts;
 		txe->pkts_out++;
 	}
 	if (txe->pending) {
@@ -248,6 +252,7 @@ void rdmx_tx_pke_end(struct rdmx_ep *ep, struct rdmx_pke *pke)
 	struct rdmx_rxm *rxm = pke->rxm;
 
 	pke->busy = false;
+	ep->seg_pkts -= pke->pkts;
 	if (pke->peer && !txe && !rxm && pke->hdr.hs.base.type == RDMX_PKT_HS)
 		pke->peer->hs_out--;
 	if (pke->pooled)

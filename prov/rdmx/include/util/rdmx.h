@@ -161,6 +161,16 @@ static inline uint64_t rdmx_mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* Raises the little-endian 64-bit value at field (any alignment) by n. */
+static inline void rdmx_le64_add(void *field, uint64_t n)
+{
+	uint64_t v;
+
+	memcpy(&v, field, sizeof(v));
+	v = htole64(le64toh(v) + n);
+	memcpy(field, &v, sizeof(v));
+}
+
 /* Total length of an iovec array. */
 static inline size_t rdmx_iov_len(const struct iovec *iov, size_t count)
 {

@@ -376,10 +376,8 @@ int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 static void rdmx_dgram_seg(struct rdmx_dgram_send *send, const struct iovec *iov,
 			   size_t iov_cnt, size_t off_at, size_t off, size_t len)
 {
-	uint64_t *at = &send->hdr[off_at / sizeof(*at)];
-
 	memcpy(send->hdr, iov[0].iov_base, iov[0].iov_len);
-	*at = htole64(le64toh(*at) + off);
+	rdmx_le64_add(&send->hdr[off_at / sizeof(send->hdr[0])], off);
 	send->srd.iov[0] = (struct iovec) { send->hdr, iov[0].iov_len };
 	send->srd.iov_cnt = 1 + rdmx_iov_slice(&send->srd.iov[1], iov + 1, iov_cnt - 1,
 					       off, len);

@@ -35,17 +35,13 @@ void rdmx_tx_pke_skip(struct rdmx_pke *pke, size_t done)
 {
 	size_t len = rdmx_iov_len(&pke->iov[1], pke->iov_cnt - 1);
 	struct iovec rest[RDMX_IOV_LIMIT];
-	uint8_t *field = (uint8_t *) &pke->hdr + pke->off_at;
-	uint64_t off;
 
 	if (!done || done % pke->seg_len || done >= len)
 		return;
 	pke->iov_cnt = 1 + rdmx_iov_slice(rest, &pke->iov[1], pke->iov_cnt - 1, done,
 					  len - done);
 	memcpy(&pke->iov[1], rest, (pke->iov_cnt - 1) * sizeof(*rest));
-	memcpy(&off, field, sizeof(off));
-	off = htole64(le64toh(off) + done);
-	memcpy(field, &off, sizeof(off));
+	rdmx_le64_add((uint8_t *) &pke->hdr + pke->off_at, done);
 	if (len - done <= pke->seg_len)
 		pke->seg_len = 0;
 }

@@ -139,8 +139,7 @@ void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 			rdmx_tx_queue(ep, txe);
 			return;
 		}
-		pke->pkts = pke->seg_len ? (rdmx_iov_len(&pke->iov[1], pke->iov_cnt - 1) +
-					    pke->seg_len - 1) / pke->seg_len : 1;
+		pke->pkts = (txe->next - next + txe->seg_size - 1) / txe->seg_size;
 		ep->seg_pkts += pke->pkts;
 		txe->pkts_out++;
 	}

@@ -125,3 +125,58 @@ Test(rdm_batch, a_read_with_entries_ready_lets_held_sends_go)
 	rdmx_test_pair_close(&tp);
 	cr_assert_eq(fake_ibv_live(), 0);
 }
+
+#define QPN	0x4242
+#define MEDIUM	(2 * 4096)
+#define BATCH	4
+
+/*
+ * A held send of several packets (a medium message) is held whole: none
+ * of its segments reaches the device before the batch's last send, which
+ * sends the batch, and every message arrives whole and in order. (Batches
+ * of 4, so that the window, 16 packets at first, holds them all.)
+ */
+Test(rdm_batch, a_held_send_s_segments_wait_for_the_batch_s_last)
+{
+	static uint8_t in[2 * BATCH][MEDIUM], out[2 * BATCH][MEDIUM];
+	struct rdmx_test_pair tp;
+	struct fi_cq_tagged_entry comp;
+	size_t held;
+
+	g_rdmx_params.tx_batch = BATCH;
+	fake_ibv_next_qpn(QPN);
+	rdmx_test_pair_open(&tp, "verbs");
+	rdmx_test_pair_transfer(&tp, 8, 0);
+	for (size_t i = 0; i < 2 * BATCH; i++) {
+		cr_assert_eq(fi_trecv(tp.ep[1], in[i], sizeof(in[i]), NULL, tp.peer[1], TAG, 0,
+				      in[i]), 0);
+		memset(out[i], (int) i + 1, sizeof(out[i]));
+	}
+	fake_ibv_hold(QPN);
+	for (size_t i = 0; i < BATCH; i++)
+		cr_assert_eq(fi_tsend(tp.ep[0], out[i], 8, NULL, tp.peer[0], TAG, out[i]), 0);
+	held = fake_ibv_held();
+	cr_assert_eq(held, BATCH, "the first sends went at once");
+	for (size_t i = BATCH; i < 2 * BATCH - 1; i++) {
+		cr_assert_eq(fi_tsend(tp.ep[0], out[i], MEDIUM, NULL, tp.peer[0], TAG, out[i]),
+			     0);
+		cr_assert_eq(fake_ibv_held(), held, "held send %zu left before its batch", i);
+	}
+	cr_assert_eq(fi_tsend(tp.ep[0], out[2 * BATCH - 1], MEDIUM, NULL, tp.peer[0], TAG,
+			      out[2 * BATCH - 1]), 0);
+	cr_assert_geq(fake_ibv_held(), held + BATCH * 3, "the batch's last send sent it");
+	fake_ibv_release(0);
+	for (size_t i = 0; i < 2 * BATCH; i++) {
+		size_t len = i < BATCH ? 8 : MEDIUM;
+
+		cr_assert_eq(rdmx_test_pair_wait(&tp, 1, &comp, NULL), 0);
+		cr_assert_eq(comp.op_context, in[i], "message %zu out of order", i);
+		cr_assert_eq(comp.len, len);
+		cr_assert_eq(memcmp(in[i], out[i], len), 0);
+	}
+	for (size_t i = 0; i < 2 * BATCH; i++)
+		cr_assert_eq(rdmx_test_pair_wait(&tp, 0, &comp, NULL), 0);
+	rdmx_test_pair_close(&tp);
+	g_rdmx_params.tx_batch = 32;
+	cr_assert_eq(fake_ibv_live(), 0);
+}

@@ -306,8 +306,12 @@ void rdmx_tx_segment(struct rdmx_txe *txe, struct rdmx_pke *pke, size_t segs);
  */
 bool rdmx_tx_more(const struct rdmx_ep *ep, const struct rdmx_txe *txe);
 
-/* Posts the segments of txe that fit, queueing it if some must wait. */
-void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe);
+/*
+ * Posts the segments of txe that fit, queueing it if some must wait; with
+ * hold, the last of them too goes with more to follow (a send held back,
+ * rdmx_send_more: its segments leave with the burst it is part of).
+ */
+void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe, bool hold);
 
 /* Pumps txe and completes it once nothing of it is left at the device. */
 void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe);

@@ -493,6 +493,6 @@ int rdmx_tx_start(struct rdmx_ep *ep, struct rdmx_txe *txe, bool more)
 		peer->dack_awaited++;
 	}
 	if (txe->next < txe->limit)
-		rdmx_tx_pump(ep, txe);
+		rdmx_tx_pump(ep, txe, more);
 	return 0;
 }

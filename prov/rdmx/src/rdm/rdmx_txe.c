@@ -110,7 +110,7 @@ bool rdmx_tx_more(const struct rdmx_ep *ep, const struct rdmx_txe *txe)
 	return txe->next < txe->limit && ep->pke_pool.free && !rdmx_rnr_blocked(txe->peer);
 }
 
-void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
+void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe, bool hold)
 {
 	size_t segs = rdmx_lane_segs(&txe->peer->lane);
 
@@ -126,7 +126,7 @@ void rdmx_tx_pump(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		}
 		rdmx_tx_pke_init(pke, txe, txe->peer, true);
 		rdmx_tx_segment(txe, pke, segs);
-		if (rdmx_tx_post(pke, rdmx_tx_more(ep, txe))) {
+		if (rdmx_tx_post(pke, hold || rdmx_tx_more(ep, txe))) {
 			bool post = pke->seg_len;
 
 			txe->next = next;
@@ -220,7 +220,7 @@ static void rdmx_tx_report_done(struct rdmx_ep *ep, const struct rdmx_txe *txe)
 void rdmx_tx_advance(struct rdmx_ep *ep, struct rdmx_txe *txe)
 {
 	if (!txe->err && txe->next < txe->limit)
-		rdmx_tx_pump(ep, txe);
+		rdmx_tx_pump(ep, txe, false);
 	if (txe->pkts_out || (!txe->err && (!txe->cleared || txe->next < txe->end)))
 		return;
 	/* Delivery complete: every packet is in, the receiver must say so too. */

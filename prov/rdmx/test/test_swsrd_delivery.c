@@ -272,6 +272,63 @@ Test(swsrd, fast_retransmit_fills_a_hole_before_the_timeout)
 	cr_assert_lt(hole->done_ns - hole->first_xmit_ns, sim_cfg.rto_min_ns);
 }
 
+/* The header node A sent the packet of psn with, as its device has it. */
+static const struct rdmx_wire_srd *sent_hdr(struct sim *sim, uint32_t psn)
+{
+	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+
+	return &peer->slots[psn & (peer->slot_cnt - 1)].hdr;
+}
+
+/* Drops psn 5 once, posts 30 messages, and tells A's swsrd hdr went late. */
+static struct sim *trailed_run(const struct rdmx_wire_srd *(*hdr)(struct sim *, uint32_t))
+{
+	struct sim *sim = sim_open(&sim_cfg, 40, 0x3);
+
+	sim->drop_psn = 5;
+	sim->drop_left = 1;
+	sim_post_n(sim, A, 30);
+	rdmx_swsrd_trailed(&sim->node[A].srd, hdr(sim, 5), 30);
+	cr_assert(sim_run_all_done(sim, SIM_T0 + 50 * MS));
+	sim_settle(sim);
+	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
+	cr_assert_eq(sim->msgs[5].xmits, 2);
+	return sim;
+}
+
+/*
+ * A packet the device sent after 30 later ones (rdmx_swsrd_trailed: the
+ * end of a segmentation run) is no hole until three packets past those
+ * were acknowledged: 30 messages in all never make it one, and its loss
+ * is found by its timer.
+ */
+Test(swsrd, a_packet_sent_after_later_ones_is_no_hole_until_three_past_them)
+{
+	struct sim *sim = trailed_run(sent_hdr);
+
+	cr_assert_eq(sim->node[A].stats.fast_retransmits, 0);
+	cr_assert_eq(sim->node[A].stats.retransmits, 1);
+}
+
+/* The same packet's header of another session. */
+static const struct rdmx_wire_srd *stale_hdr(struct sim *sim, uint32_t psn)
+{
+	static struct rdmx_wire_srd stale;
+
+	stale = *sent_hdr(sim, psn);
+	stale.epoch ^= 1;
+	return &stale;
+}
+
+/* A header of another session tells nothing: the hole is resent at once. */
+Test(swsrd, a_late_packet_of_another_session_is_not_waited_for)
+{
+	struct sim *sim = trailed_run(stale_hdr);
+
+	cr_assert_eq(sim->node[A].stats.fast_retransmits, 1);
+	cr_assert_eq(sim->node[A].stats.retransmits, 0);
+}
+
 /* A pair warmed up (round trips measured) by 8 messages from A, room for 64 more. */
 static struct sim *warm_pair(uint64_t seed)
 {

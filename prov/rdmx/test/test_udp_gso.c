@@ -76,10 +76,10 @@ static unsigned seg_size(size_t k)
 }
 
 /*
- * Checks packed entry k: datagrams [first, first + segs), segment size,
- * and its bytes, the headers and payloads one after the other: in one
- * piece for datagrams up to RDMX_UDP_GSO_STAGE_SEG bytes, else the
- * datagrams' own.
+ * Checks packed entry k: datagrams [first, first + segs) of the batch (as
+ * packing left it), segment size, and its bytes, the headers and payloads
+ * one after the other: in one piece for datagrams up to
+ * RDMX_UDP_GSO_STAGE_SEG bytes, else the datagrams' own.
  */
 static void expect_entry(size_t k, size_t first, size_t segs, unsigned size)
 {
@@ -98,16 +98,16 @@ static void expect_entry(size_t k, size_t first, size_t segs, unsigned size)
 		cr_assert_eq(m->msg_iovlen, 1, "entry %zu: a small run goes as one piece", k);
 	} else {
 		cr_assert_eq(m->msg_iovlen, 2 * segs);
-		cr_assert_eq(m->msg_iov[0].iov_base, hdr[first]);
-		cr_assert_eq(m->msg_iov[1].iov_base, data[first]);
+		cr_assert_eq(m->msg_iov[0].iov_base, batch[first].msg_hdr.msg_iov[0].iov_base);
+		cr_assert_eq(m->msg_iov[1].iov_base, batch[first].msg_hdr.msg_iov[1].iov_base);
 	}
 	for (size_t i = first; i < first + segs; i++) {
-		size_t n = iov[i][1].iov_len;
+		const struct iovec *d = batch[i].msg_hdr.msg_iov;
 
-		cr_assert_eq(memcmp(at, hdr[i], sizeof(hdr[i])), 0, "datagram %zu's header", i);
-		cr_assert_eq(memcmp(at + sizeof(hdr[i]), data[i], n), 0,
+		cr_assert_eq(memcmp(at, d[0].iov_base, d[0].iov_len), 0, "datagram %zu's header", i);
+		cr_assert_eq(memcmp(at + d[0].iov_len, d[1].iov_base, d[1].iov_len), 0,
 			     "datagram %zu's payload", i);
-		at += sizeof(hdr[i]) + n;
+		at += d[0].iov_len + d[1].iov_len;
 	}
 	cr_assert_eq((size_t) (at - bytes), len, "entry %zu: bytes past its datagrams", k);
 }
@@ -130,13 +130,73 @@ static size_t queue_lens(const size_t *lens, size_t n, uint16_t port)
 	return n;
 }
 
+/* Whether packing put datagram queued as `queued` at position at. */
+static bool moved_to(size_t queued, size_t at)
+{
+	return batch[at].msg_hdr.msg_iov == iov[queued];
+}
+
 Test(udp_gso, a_shorter_datagram_ends_its_run)
 {
-	static const size_t lens[] = { 1472, 1472, 700, 1472, 1472 };
+	static const size_t lens[] = { 1472, 1472, 700, 200, 200 };
 
 	cr_assert_eq(rdmx_udp_gso_pack(&gso, batch, queue_lens(lens, 5, 5000)), 2);
 	expect_entry(0, 0, 3, 1472);
-	expect_entry(1, 3, 2, 1472);
+	expect_entry(1, 3, 2, 200);
+	cr_assert_eq(gso.trails, 0, "nothing moved");
+}
+
+/*
+ * A shorter datagram (a medium message's last packet) followed by longer
+ * ones of its run's size (the next message's) leaves at the end of the
+ * run, so that they do not start another: every run costs the kernel
+ * about as much as a whole one.
+ */
+Test(udp_gso, a_shorter_datagram_leaves_at_the_end_of_its_run)
+{
+	static const size_t lens[] = { 1472, 1472, 700, 1472, 1472 };
+
+	cr_assert_eq(rdmx_udp_gso_pack(&gso, batch, queue_lens(lens, 5, 5000)), 1);
+	expect_entry(0, 0, 5, 1472);
+	cr_assert(moved_to(2, 4));
+	cr_assert(moved_to(3, 2));
+	cr_assert(moved_to(4, 3));
+	cr_assert_eq(gso.trails, 1, "the move is told (swsrd's fast retransmit waits)");
+	cr_assert_eq(gso.trail_at[0], 4);
+	cr_assert_eq(gso.trail_by[0], 2);
+}
+
+/*
+ * It moves only as far as its run has room, and only behind datagrams of
+ * its run's size and path: the kernel's byte limit leaves 45 datagrams
+ * here (44 of 1,472 bytes and it); a datagram to another peer stops it.
+ */
+Test(udp_gso, a_shorter_datagram_moves_no_further_than_its_run_has_room)
+{
+	size_t n = 0;
+
+	queue(n++, 1472, 5000);
+	queue(n++, 1472, 5000);
+	queue(n++, 700, 5000);
+	while (n < 53)
+		queue(n++, 1472, 5000);
+	cr_assert_eq(rdmx_udp_gso_pack(&gso, batch, n), 2);
+	expect_entry(0, 0, 45, 1472);
+	expect_entry(1, 45, 8, 1472);
+	cr_assert(moved_to(2, 44));
+	cr_assert_eq(gso.trails, 1);
+	cr_assert_eq(gso.trail_by[0], 42);
+
+	n = 0;
+	queue(n++, 1472, 5000);
+	queue(n++, 700, 5000);
+	queue(n++, 1472, 5000);
+	queue(n++, 1472, 5001);
+	queue(n++, 1472, 5000);
+	cr_assert_eq(rdmx_udp_gso_pack(&gso, batch, n), 3);
+	expect_entry(0, 0, 3, 1472);
+	cr_assert(moved_to(1, 2));
+	cr_assert(moved_to(3, 3), "another peer's datagram stays where it was");
 }
 
 Test(udp_gso, a_longer_datagram_starts_a_new_run)

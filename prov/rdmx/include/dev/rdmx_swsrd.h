@@ -105,6 +105,8 @@ struct rdmx_swsrd_slot {
 	bool			path_lost;	/* counted as its path's loss */
 	bool			held;		/* timed out while the probe was
 						   unanswered: waits for its answer */
+	uint8_t			trail;		/* later packets the device sent
+						   before it (rdmx_swsrd_trailed) */
 	uint64_t		hole_ns;	/* sent once, first seen missing by
 						   an ack after a packet another
 						   path sent no earlier was
@@ -319,6 +321,16 @@ static inline bool rdmx_swsrd_authentic(const struct rdmx_swsrd_peer *peer,
 bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 		     const struct rdmx_srd_hdr *hdr, size_t payload_len,
 		     enum rdmx_srd_room room, uint64_t now);
+
+/*
+ * The device sent the packet whose swsrd header is hdr (as xmit was given
+ * it) after `later` packets that xmit took after it (to end a run of
+ * segmentation: rdmx_udp_gso.h): until three packets past those are
+ * acknowledged, its absence is no loss. Any header but that of a packet
+ * in flight is ignored.
+ */
+void rdmx_swsrd_trailed(struct rdmx_swsrd *srd, const struct rdmx_wire_srd *hdr,
+			unsigned later);
 
 /*
  * Runs timers (retransmissions, unreachable peers) and sends the acks the

@@ -51,6 +51,10 @@ struct rdmx_udp_gso {
 	struct iovec		iov[RDMX_UDP_TX_BATCH * (1 + RDMX_DEV_SGE_MAX)];
 	union rdmx_udp_gso_ctl	ctl[RDMX_UDP_TX_BATCH];
 	size_t			cnt;
+	/* Datagrams moved to the end of their run: where, behind how many. */
+	size_t			trail_at[RDMX_UDP_TX_BATCH];
+	unsigned		trail_by[RDMX_UDP_TX_BATCH];
+	size_t			trails;
 	size_t			staged;		/* bytes of stage the runs fill */
 	uint8_t			stage[RDMX_UDP_TX_BATCH * RDMX_UDP_GSO_STAGE_SEG];
 };
@@ -59,9 +63,12 @@ struct rdmx_udp_gso {
  * Packs the n (<= RDMX_UDP_TX_BATCH) datagrams of batch into g->msgs:
  * runs of two or more with UDP_SEGMENT (of small datagrams, copied into
  * g->stage), others as they are (pointing into batch's iovecs, names and
- * control). Returns g->cnt.
+ * control). A shorter datagram that would cut a run short leaves at its
+ * end instead, behind up to RDMX_UDP_GSO_SEGS - 2 later ones of its path:
+ * batch is reordered so, and g->trail_at/trail_by say which moved, behind
+ * how many. Returns g->cnt.
  */
-size_t rdmx_udp_gso_pack(struct rdmx_udp_gso *g, const struct mmsghdr *batch, size_t n);
+size_t rdmx_udp_gso_pack(struct rdmx_udp_gso *g, struct mmsghdr *batch, size_t n);
 
 /* Datagrams in g->msgs[i]. */
 static inline size_t rdmx_udp_gso_segs(const struct rdmx_udp_gso *g, size_t i)

@@ -207,6 +207,15 @@ static void rdmx_udp_flush_gso(struct rdmx_udp_dev *udp)
 	for (size_t i = 0; i < stop; i++)
 		if (rdmx_udp_gso_segs(gso, i) > 1)
 			udp->dg.dev.stats.tx_gso += rdmx_udp_gso_segs(gso, i);
+	for (size_t i = 0; i < gso->trails; i++) {
+		const struct iovec *d = udp->tx_msgs[gso->trail_at[i]].msg_hdr.msg_iov;
+		struct rdmx_wire_srd hdr;
+
+		if (d[0].iov_len < sizeof(hdr))
+			continue;
+		memcpy(&hdr, d[0].iov_base, sizeof(hdr));
+		rdmx_swsrd_trailed(&udp->dg.srd, &hdr, gso->trail_by[i]);
+	}
 	if (stop < n) {
 		RDMX_WARN(FI_LOG_EP_DATA, "udp: segmentation offload refused (%s), "
 			  "off for this endpoint\n", strerror(errno));

@@ -461,7 +461,8 @@ static bool rdmx_srd_overtaken(const struct rdmx_swsrd_peer *peer,
 }
 
 /*
- * Retransmits holes that three later acknowledged packets jumped over,
+ * Retransmits holes that three later acknowledged packets jumped over
+ * (three past the later ones the device sent before it: rdmx_swsrd_trailed),
  * and resends that later packets overtook.
  */
 static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
@@ -477,7 +478,8 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 		struct rdmx_swsrd_slot *slot = rdmx_srd_slot(peer, psn);
 		enum rdmx_srd_hole hole;
 
-		if (!slot->in_use || slot->rnr)
+		if (!slot->in_use || slot->rnr ||
+		    (int32_t) (high - psn) < RDMX_SRD_DUPTHRESH + slot->trail)
 			continue;
 		if (slot->copies > 1)
 			hole = rdmx_srd_overtaken(peer, slot) ? RDMX_SRD_HOLE_LOST :
@@ -491,6 +493,22 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 			rdmx_srd_loss(peer, psn, false, now);
 		rdmx_srd_xmit_slot(srd, peer, psn, now);
 	}
+}
+
+void rdmx_swsrd_trailed(struct rdmx_swsrd *srd, const struct rdmx_wire_srd *hdr,
+			unsigned later)
+{
+	struct rdmx_swsrd_peer *peer = rdmx_swsrd_peer_by_tag(srd, le64toh(hdr->src_tag));
+	uint32_t psn = le32toh(hdr->psn);
+	struct rdmx_swsrd_slot *slot;
+
+	if (!peer || !peer->slots || hdr->type != RDMX_SRD_DATA ||
+	    le32toh(hdr->epoch) != peer->tx_epoch ||
+	    !rdmx_srd_before(psn, peer->snd_nxt) || rdmx_srd_before(psn, peer->snd_una))
+		return;
+	slot = rdmx_srd_slot(peer, psn);
+	if (slot->in_use)
+		slot->trail = (uint8_t) RDMX_MAX(slot->trail, RDMX_MIN(later, UINT8_MAX));
 }
 
 /* Resends the slot at psn, its timeout a loss. */

@@ -23,13 +23,49 @@ static bool rdmx_udp_gso_same_path(const struct msghdr *a, const struct msghdr *
 		!memcmp(a->msg_control, b->msg_control, a->msg_controllen));
 }
 
+/* Whether batch[k] goes on m's path and is seg bytes long. */
+static bool rdmx_udp_gso_joins(const struct msghdr *m, const struct mmsghdr *batch, size_t k,
+			       size_t seg)
+{
+	return rdmx_udp_gso_same_path(m, &batch[k].msg_hdr) &&
+	       rdmx_iov_len(batch[k].msg_hdr.msg_iov, batch[k].msg_hdr.msg_iovlen) == seg;
+}
+
+/*
+ * A datagram of len < seg bytes at batch[j] that would end the run of
+ * m's path started at batch[i] (bytes so far) moves behind the datagrams
+ * of seg bytes on that path right after it, as many as the run has room
+ * for beside it: a medium message's last packet, shorter, would cut the
+ * run of the next message's packets, and every run costs the kernel
+ * about as much as a whole one. Returns where it is now.
+ */
+static size_t rdmx_udp_gso_trail(struct rdmx_udp_gso *g, struct mmsghdr *batch, size_t i,
+				 size_t j, size_t n, size_t seg, size_t bytes, size_t len)
+{
+	const struct msghdr *m = &batch[i].msg_hdr;
+	struct mmsghdr short_one = batch[j];
+	size_t k = j + 1;
+
+	while (k < n && k - i < RDMX_UDP_GSO_SEGS &&
+	       bytes + (k - j) * seg + len <= RDMX_UDP_GSO_BYTES &&
+	       rdmx_udp_gso_joins(m, batch, k, seg))
+		k++;
+	if (k == j + 1)
+		return j;
+	memmove(&batch[j], &batch[j + 1], (k - j - 1) * sizeof(*batch));
+	batch[k - 1] = short_one;
+	g->trail_at[g->trails] = k - 1;
+	g->trail_by[g->trails++] = (unsigned) (k - j - 1);
+	return k - 1;
+}
+
 /*
  * The end of the run that starts at batch[i]: datagrams on its path, each
- * as long as the first, the last perhaps shorter, within the kernel's
- * limits.
+ * as long as the first, the last perhaps shorter (moved to the end:
+ * rdmx_udp_gso_trail), within the kernel's limits.
  */
-static size_t rdmx_udp_gso_run(const struct mmsghdr *batch, size_t i, size_t n,
-			       size_t seg)
+static size_t rdmx_udp_gso_run(struct rdmx_udp_gso *g, struct mmsghdr *batch, size_t i,
+			       size_t n, size_t seg)
 {
 	const struct msghdr *m = &batch[i].msg_hdr;
 	size_t j = i + 1, bytes = seg;
@@ -41,10 +77,13 @@ static size_t rdmx_udp_gso_run(const struct mmsghdr *batch, size_t i, size_t n,
 
 		if (len > seg || bytes + len > RDMX_UDP_GSO_BYTES)
 			break;
+		if (len < seg) {
+			size_t at = rdmx_udp_gso_trail(g, batch, i, j, n, seg, bytes, len);
+
+			return at + 1;
+		}
 		bytes += len;
 		j++;
-		if (len < seg)
-			break;
 	}
 	return j;
 }
@@ -105,17 +144,18 @@ static void rdmx_udp_gso_join(struct rdmx_udp_gso *g, size_t k, struct iovec *io
 	memcpy(CMSG_DATA(c), &size, sizeof(size));
 }
 
-size_t rdmx_udp_gso_pack(struct rdmx_udp_gso *g, const struct mmsghdr *batch, size_t n)
+size_t rdmx_udp_gso_pack(struct rdmx_udp_gso *g, struct mmsghdr *batch, size_t n)
 {
 	struct iovec *iov = g->iov;
 	size_t i = 0;
 
 	g->cnt = 0;
+	g->trails = 0;
 	g->staged = 0;
 	while (i < n) {
 		const struct msghdr *m = &batch[i].msg_hdr;
 		size_t seg = rdmx_iov_len(m->msg_iov, m->msg_iovlen);
-		size_t j = seg && seg <= UINT16_MAX ? rdmx_udp_gso_run(batch, i, n, seg) :
+		size_t j = seg && seg <= UINT16_MAX ? rdmx_udp_gso_run(g, batch, i, n, seg) :
 			   i + 1;
 
 		g->first[g->cnt] = i;

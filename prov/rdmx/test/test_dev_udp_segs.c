@@ -232,3 +232,30 @@ Test(dev_udp_segs, what_cannot_be_cut_as_asked_is_refused)
 		     "no payload");
 	cr_assert_eq(a->stats.tx_segs, 0);
 }
+
+/*
+ * A post's last packet, shorter, queued before a post of whole segments
+ * to the same peer, leaves at the end of their run (rdmx_udp_gso.h), and
+ * the device tells swsrd so: its slot waits for three acked packets past
+ * the three that went before it.
+ */
+Test(dev_udp_segs, a_shorter_last_packet_moved_behind_the_next_post_is_told)
+{
+	struct rdmx_swsrd_peer *peer =
+		&rdmx_container_of(up.a_to_b, struct rdmx_dgram_ah, ah)->srd;
+	const struct rdmx_swsrd_slot *moved = NULL;
+
+	cr_assert_eq(post_segs(2 * SEG + 37, 1, RDMX_DEV_SEND_MORE), 0);
+	cr_assert_eq(post_segs(3 * SEG, 2, 0), 0);
+	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
+		const struct rdmx_swsrd_slot *slot = &peer->slots[psn & (peer->slot_cnt - 1)];
+
+		if (slot->in_use && slot->send &&
+		    rdmx_iov_len(slot->send->iov, slot->send->iov_cnt) == HDR + 37)
+			moved = slot;
+		else
+			cr_assert_eq(slot->trail, 0, "psn %u was not moved", psn);
+	}
+	cr_assert_not_null(moved, "the short packet left");
+	cr_assert_eq(moved->trail, 3, "trail %u", moved->trail);
+}

@@ -280,15 +280,19 @@ static const struct rdmx_wire_srd *sent_hdr(struct sim *sim, uint32_t psn)
 	return &peer->slots[psn & (peer->slot_cnt - 1)].hdr;
 }
 
-/* Drops psn 5 once, posts 30 messages, and tells A's swsrd hdr went late. */
-static struct sim *trailed_run(const struct rdmx_wire_srd *(*hdr)(struct sim *, uint32_t))
+/*
+ * Drops psn 5 once, posts n messages, and tells A's swsrd that hdr's
+ * packet went after `later` others.
+ */
+static struct sim *trailed_run(size_t n, unsigned later,
+			       const struct rdmx_wire_srd *(*hdr)(struct sim *, uint32_t))
 {
-	struct sim *sim = sim_open(&sim_cfg, 40, 0x3);
+	struct sim *sim = sim_open(&sim_cfg, 100, 0x3);
 
 	sim->drop_psn = 5;
 	sim->drop_left = 1;
-	sim_post_n(sim, A, 30);
-	rdmx_swsrd_trailed(&sim->node[A].srd, hdr(sim, 5), 30);
+	sim_post_n(sim, A, n);
+	rdmx_swsrd_trailed(&sim->node[A].srd, hdr(sim, 5), later);
 	cr_assert(sim_run_all_done(sim, SIM_T0 + 50 * MS));
 	sim_settle(sim);
 	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);
@@ -300,14 +304,36 @@ static struct sim *trailed_run(const struct rdmx_wire_srd *(*hdr)(struct sim *, 
  * A packet the device sent after 30 later ones (rdmx_swsrd_trailed: the
  * end of a segmentation run) is no hole until three packets past those
  * were acknowledged: 30 messages in all never make it one, and its loss
- * is found by its timer.
+ * is found by its timer; with 60, three past them are acknowledged and
+ * it is resent at once.
  */
 Test(swsrd, a_packet_sent_after_later_ones_is_no_hole_until_three_past_them)
 {
-	struct sim *sim = trailed_run(sent_hdr);
+	struct sim *sim = trailed_run(30, 30, sent_hdr);
 
 	cr_assert_eq(sim->node[A].stats.fast_retransmits, 0);
 	cr_assert_eq(sim->node[A].stats.retransmits, 1);
+}
+
+Test(swsrd, a_packet_sent_after_later_ones_is_a_hole_three_past_them)
+{
+	struct sim *sim = trailed_run(60, 30, sent_hdr);
+
+	cr_assert_eq(sim->node[A].stats.fast_retransmits, 1);
+	cr_assert_eq(sim->node[A].stats.retransmits, 0);
+}
+
+/*
+ * However far the device says it moved a packet, acks can still show it
+ * missing: they report 64 packets past the first missing one, so the
+ * wait stops at 60 and the hole is resent at once, not by its timer.
+ */
+Test(swsrd, a_wait_past_what_acks_report_is_cut_to_it)
+{
+	struct sim *sim = trailed_run(100, 62, sent_hdr);
+
+	cr_assert_eq(sim->node[A].stats.fast_retransmits, 1);
+	cr_assert_eq(sim->node[A].stats.retransmits, 0);
 }
 
 /* The same packet's header of another session. */
@@ -323,7 +349,7 @@ static const struct rdmx_wire_srd *stale_hdr(struct sim *sim, uint32_t psn)
 /* A header of another session tells nothing: the hole is resent at once. */
 Test(swsrd, a_late_packet_of_another_session_is_not_waited_for)
 {
-	struct sim *sim = trailed_run(stale_hdr);
+	struct sim *sim = trailed_run(30, 30, stale_hdr);
 
 	cr_assert_eq(sim->node[A].stats.fast_retransmits, 1);
 	cr_assert_eq(sim->node[A].stats.retransmits, 0);

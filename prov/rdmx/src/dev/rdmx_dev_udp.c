@@ -194,9 +194,24 @@ static size_t rdmx_udp_send_msgs(struct rdmx_udp_dev *udp, struct mmsghdr *msgs,
 	return n;
 }
 
+/* Tells swsrd which datagrams packing moved behind later ones. */
+static void rdmx_udp_tell_trails(struct rdmx_udp_dev *udp, const struct rdmx_udp_gso *gso)
+{
+	for (size_t i = 0; i < gso->trails; i++) {
+		const struct iovec *d = udp->tx_msgs[gso->trail_at[i]].msg_hdr.msg_iov;
+		struct rdmx_wire_srd hdr;
+
+		if (d[0].iov_len < sizeof(hdr))
+			continue;
+		memcpy(&hdr, d[0].iov_base, sizeof(hdr));
+		rdmx_swsrd_trailed(&udp->dg.srd, &hdr, gso->trail_by[i]);
+	}
+}
+
 /*
  * Sends the batch as UDP_SEGMENT runs. When the route refuses one, the
- * endpoint stops segmenting and sends the rest a datagram at a time.
+ * endpoint stops segmenting and sends the rest a datagram at a time (in
+ * the order packing left them).
  */
 static void rdmx_udp_flush_gso(struct rdmx_udp_dev *udp)
 {
@@ -207,15 +222,6 @@ static void rdmx_udp_flush_gso(struct rdmx_udp_dev *udp)
 	for (size_t i = 0; i < stop; i++)
 		if (rdmx_udp_gso_segs(gso, i) > 1)
 			udp->dg.dev.stats.tx_gso += rdmx_udp_gso_segs(gso, i);
-	for (size_t i = 0; i < gso->trails; i++) {
-		const struct iovec *d = udp->tx_msgs[gso->trail_at[i]].msg_hdr.msg_iov;
-		struct rdmx_wire_srd hdr;
-
-		if (d[0].iov_len < sizeof(hdr))
-			continue;
-		memcpy(&hdr, d[0].iov_base, sizeof(hdr));
-		rdmx_swsrd_trailed(&udp->dg.srd, &hdr, gso->trail_by[i]);
-	}
 	if (stop < n) {
 		RDMX_WARN(FI_LOG_EP_DATA, "udp: segmentation offload refused (%s), "
 			  "off for this endpoint\n", strerror(errno));
@@ -223,6 +229,7 @@ static void rdmx_udp_flush_gso(struct rdmx_udp_dev *udp)
 		rdmx_udp_send_msgs(udp, udp->tx_msgs + gso->first[stop],
 				   udp->tx_cnt - gso->first[stop], NULL);
 	}
+	rdmx_udp_tell_trails(udp, gso);
 }
 
 /* Hands the batch to the socket. */

@@ -210,6 +210,8 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 
 	rdmx_srd_fill_ack(peer, &hdr);
 	rdmx_wire_srd_encode(&slot->hdr, &hdr);
+	/* This copy is in order till the device says otherwise. */
+	slot->trail = 0;
 	iov[0].iov_base = &slot->hdr;
 	iov[0].iov_len = sizeof(slot->hdr);
 	if (slot->send) {
@@ -507,8 +509,11 @@ void rdmx_swsrd_trailed(struct rdmx_swsrd *srd, const struct rdmx_wire_srd *hdr,
 	    !rdmx_srd_before(psn, peer->snd_nxt) || rdmx_srd_before(psn, peer->snd_una))
 		return;
 	slot = rdmx_srd_slot(peer, psn);
+	/* No more than acks can report past it with three more. */
 	if (slot->in_use)
-		slot->trail = (uint8_t) RDMX_MAX(slot->trail, RDMX_MIN(later, UINT8_MAX));
+		slot->trail = (uint8_t) RDMX_MAX(slot->trail,
+						 RDMX_MIN(later, RDMX_SRD_SACK_BITS - 1 -
+								 RDMX_SRD_DUPTHRESH));
 }
 
 /* Resends the slot at psn, its timeout a loss. */

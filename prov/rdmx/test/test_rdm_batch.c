@@ -32,6 +32,7 @@ Test(rdm_batch, a_long_run_waits_for_each_batch_s_last_send)
 	for (size_t i = 1; i <= RUN; i++)
 		cr_assert_eq(rdmx_send_more(&ep, 0), i > 32 && i % 32, "send %zu of a run", i);
 	cr_assert(rdmx_send_more(&ep, FI_MORE), "FI_MORE always waits");
+	cr_assert(rdmx_send_holding(&ep), "held by FI_MORE");
 	g_rdmx_params.tx_batch = 0;
 	for (size_t i = 1; i <= RUN; i++)
 		cr_assert_not(rdmx_send_more(&ep, 0), "FI_RDMX_TX_BATCH=0 held send %zu", i);
@@ -72,6 +73,21 @@ static void batch_arrive(struct rdmx_test_pair *tp, uint8_t (*in)[8], uint8_t (*
 		cr_assert_eq(rdmx_test_pair_wait(tp, 0, &comp, NULL), 0);
 }
 
+/* Posts the n messages of out (each its index + 1) with flags. */
+static void batch_post(struct rdmx_test_pair *tp, uint8_t (*out)[8], size_t n, uint64_t flags)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct iovec iov = { out[i], sizeof(out[i]) };
+		struct fi_msg_tagged msg = {
+			.msg_iov = &iov, .iov_count = 1, .addr = tp->peer[0],
+			.tag = TAG, .context = out[i],
+		};
+
+		memset(out[i], (int) i + 1, sizeof(out[i]));
+		cr_assert_eq(fi_tsendmsg(tp->ep[0], &msg, flags), 0, "send %zu", i);
+	}
+}
+
 /*
  * A run of sends posted with no call between arrives whole and in order
  * once the application reads its completion queue, and a progress pass
@@ -97,6 +113,27 @@ Test(rdm_batch, a_run_arrives_whole_after_a_progress_pass)
 }
 
 /*
+ * Posts n sends with FI_INJECT_COMPLETE and flags, which the endpoint
+ * holds: a read that finds their completions ready still progresses, and
+ * lets them go.
+ */
+static void read_lets_held_go(size_t n, uint64_t flags)
+{
+	static uint8_t in[40][8], out[40][8];
+	struct rdmx_test_pair tp;
+	struct fi_cq_tagged_entry comp;
+	struct rdmx_ep *ep = batch_open(&tp, in, n);
+
+	batch_post(&tp, out, n, FI_COMPLETION | FI_INJECT_COMPLETE | flags);
+	cr_assert(rdmx_send_holding(ep));
+	cr_assert_eq(fi_cq_read(tp.cq[0], &comp, 1), 1);
+	cr_assert_not(rdmx_send_holding(ep), "a read with entries ready did not progress");
+	batch_arrive(&tp, in, out, n, 1);
+	rdmx_test_pair_close(&tp);
+	cr_assert_eq(fake_ibv_live(), 0);
+}
+
+/*
  * Completions written at posting (FI_INJECT_COMPLETE) keep the queue from
  * ever being empty: a read that finds them still lets the held sends go,
  * so an application that reads each completion as it comes and then
@@ -104,26 +141,13 @@ Test(rdm_batch, a_run_arrives_whole_after_a_progress_pass)
  */
 Test(rdm_batch, a_read_with_entries_ready_lets_held_sends_go)
 {
-	static uint8_t in[40][8], out[40][8];
-	struct rdmx_test_pair tp;
-	struct fi_cq_tagged_entry comp;
-	struct rdmx_ep *ep = batch_open(&tp, in, 40);
+	read_lets_held_go(40, 0);
+}
 
-	for (size_t i = 0; i < 40; i++) {
-		struct iovec iov = { out[i], sizeof(out[i]) };
-		struct fi_msg_tagged msg = {
-			.msg_iov = &iov, .iov_count = 1, .addr = tp.peer[0],
-			.tag = TAG, .context = out[i],
-		};
-
-		cr_assert_eq(fi_tsendmsg(tp.ep[0], &msg, FI_COMPLETION | FI_INJECT_COMPLETE), 0);
-	}
-	cr_assert(rdmx_send_holding(ep));
-	cr_assert_eq(fi_cq_read(tp.cq[0], &comp, 1), 1);
-	cr_assert_not(rdmx_send_holding(ep), "a read with entries ready did not progress");
-	batch_arrive(&tp, in, out, 40, 1);
-	rdmx_test_pair_close(&tp);
-	cr_assert_eq(fake_ibv_live(), 0);
+/* The same for two sends held with FI_MORE. */
+Test(rdm_batch, a_send_with_fi_more_lets_a_read_with_entries_ready_progress)
+{
+	read_lets_held_go(2, FI_MORE);
 }
 
 #define QPN	0x4242

@@ -133,6 +133,7 @@ struct rdmx_ep {
 	uint64_t		now;		/* clock at the latest progress */
 	uint64_t		tick;		/* rdmx_clock_ticked's mark */
 	size_t			tx_run;		/* sends since the latest progress */
+	bool			tx_more;	/* a send with FI_MORE since then */
 	uint64_t		due_retried;	/* a past timer rdmx_ep_wait_arm
 						   had progressed once */
 	struct rdmx_hs_local	hs_local;	/* this endpoint in handshakes */

@@ -221,8 +221,10 @@ ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req);
  */
 bool rdmx_send_more(struct rdmx_ep *ep, uint64_t flags);
 
-/* Whether sends of the endpoint's run may be held: past a batch, not at
-   the end of one. */
+/*
+ * Whether the endpoint may hold sends back: one with FI_MORE since its
+ * latest progress pass, or a run past a batch and not at the end of one.
+ */
 bool rdmx_send_holding(const struct rdmx_ep *ep);
 
 /*

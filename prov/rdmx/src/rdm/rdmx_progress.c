@@ -248,6 +248,7 @@ void rdmx_ep_progress(struct rdmx_ep *ep)
 	if (rdmx_send_holding(ep))
 		rdmx_lanes_poll_nic_next(&ep->lanes);
 	ep->tx_run = 0;
+	ep->tx_more = false;
 	n = rdmx_lanes_poll(&ep->lanes, cqe, RDMX_PROGRESS_BATCH);
 	if (!n) {
 		/* The timers below may be late by a coarse tick when nothing came. */

@@ -406,19 +406,27 @@ static void rdmx_send_fill(struct rdmx_ep *ep, struct rdmx_txe *txe,
 	rdmx_tx_pke_init(&txe->pke, txe, peer, false);
 }
 
-bool rdmx_send_more(struct rdmx_ep *ep, uint64_t flags)
-{
-	if (flags & FI_MORE)
-		return true;
-	ep->tx_run++;
-	return rdmx_send_holding(ep);
-}
-
-bool rdmx_send_holding(const struct rdmx_ep *ep)
+/* Whether the send just counted in tx_run waits for its batch's last. */
+static bool rdmx_send_batched(const struct rdmx_ep *ep)
 {
 	size_t batch = g_rdmx_params.tx_batch;
 
 	return batch && ep->tx_run > batch && ep->tx_run % batch;
+}
+
+bool rdmx_send_more(struct rdmx_ep *ep, uint64_t flags)
+{
+	if (flags & FI_MORE) {
+		ep->tx_more = true;
+		return true;
+	}
+	ep->tx_run++;
+	return rdmx_send_batched(ep);
+}
+
+bool rdmx_send_holding(const struct rdmx_ep *ep)
+{
+	return ep->tx_more || rdmx_send_batched(ep);
 }
 
 ssize_t rdmx_send(struct rdmx_ep *ep, const struct rdmx_send_req *req)

@@ -288,11 +288,13 @@ static struct sim *trailed_run(size_t n, unsigned later,
 			       const struct rdmx_wire_srd *(*hdr)(struct sim *, uint32_t))
 {
 	struct sim *sim = sim_open(&sim_cfg, 100, 0x3);
+	struct rdmx_srd_hdr sent;
 
 	sim->drop_psn = 5;
 	sim->drop_left = 1;
 	sim_post_n(sim, A, n);
-	rdmx_swsrd_trailed(&sim->node[A].srd, hdr(sim, 5), later);
+	cr_assert_eq(rdmx_wire_srd_decode(hdr(sim, 5), sizeof(struct rdmx_wire_srd), &sent), 0);
+	rdmx_swsrd_trailed(&sim->node[A].srd, &sent, later);
 	cr_assert(sim_run_all_done(sim, SIM_T0 + 50 * MS));
 	sim_settle(sim);
 	sim_expect(sim, 0, sim->nmsgs, RDMX_DEV_OK, 1);

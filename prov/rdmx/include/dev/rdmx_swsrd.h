@@ -324,13 +324,13 @@ bool rdmx_swsrd_recv(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 
 /*
  * The device sent the packet whose swsrd header is hdr (as xmit was given
- * it) after `later` packets that xmit took after it (to end a run of
+ * it, decoded) after `later` packets that xmit took after it (to end a run of
  * segmentation: rdmx_udp_gso.h): until three packets past those are
  * acknowledged, its absence is no loss (60 at most: past that no ack
  * could tell). It holds for the copy last sent. Any header but that of a
  * packet in flight is ignored.
  */
-void rdmx_swsrd_trailed(struct rdmx_swsrd *srd, const struct rdmx_wire_srd *hdr,
+void rdmx_swsrd_trailed(struct rdmx_swsrd *srd, const struct rdmx_srd_hdr *hdr,
 			unsigned later);
 
 /*

@@ -199,12 +199,10 @@ static void rdmx_udp_tell_trails(struct rdmx_udp_dev *udp, const struct rdmx_udp
 {
 	for (size_t i = 0; i < gso->trails; i++) {
 		const struct iovec *d = udp->tx_msgs[gso->trail_at[i]].msg_hdr.msg_iov;
-		struct rdmx_wire_srd hdr;
+		struct rdmx_srd_hdr hdr;
 
-		if (d[0].iov_len < sizeof(hdr))
-			continue;
-		memcpy(&hdr, d[0].iov_base, sizeof(hdr));
-		rdmx_swsrd_trailed(&udp->dg.srd, &hdr, gso->trail_by[i]);
+		if (!rdmx_wire_srd_decode(d[0].iov_base, d[0].iov_len, &hdr))
+			rdmx_swsrd_trailed(&udp->dg.srd, &hdr, gso->trail_by[i]);
 	}
 }
 

@@ -497,15 +497,14 @@ static void rdmx_srd_fast_rexmit(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer 
 	}
 }
 
-void rdmx_swsrd_trailed(struct rdmx_swsrd *srd, const struct rdmx_wire_srd *hdr,
+void rdmx_swsrd_trailed(struct rdmx_swsrd *srd, const struct rdmx_srd_hdr *hdr,
 			unsigned later)
 {
-	struct rdmx_swsrd_peer *peer = rdmx_swsrd_peer_by_tag(srd, le64toh(hdr->src_tag));
-	uint32_t psn = le32toh(hdr->psn);
+	struct rdmx_swsrd_peer *peer = rdmx_swsrd_peer_by_tag(srd, hdr->src_tag);
+	uint32_t psn = hdr->psn;
 	struct rdmx_swsrd_slot *slot;
 
-	if (!peer || !peer->slots || hdr->type != RDMX_SRD_DATA ||
-	    le32toh(hdr->epoch) != peer->tx_epoch ||
+	if (!peer || !peer->slots || hdr->type != RDMX_SRD_DATA || hdr->epoch != peer->tx_epoch ||
 	    !rdmx_srd_before(psn, peer->snd_nxt) || rdmx_srd_before(psn, peer->snd_una))
 		return;
 	slot = rdmx_srd_slot(peer, psn);

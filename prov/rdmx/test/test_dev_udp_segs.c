@@ -176,18 +176,23 @@ Test(dev_udp_segs, a_post_the_send_queue_cannot_hold_whole_is_refused)
 }
 
 /*
- * A post of 10 packets (held by RDMX_DEV_SEND_MORE) and a reset of its
- * peer, before the packets left or, after a poll of A, with them in
- * flight: the post completes once, flushed.
+ * A post of pkts packets (held by RDMX_DEV_SEND_MORE) and a reset of its
+ * peer, before the packets left or, after a poll of A, with them (those
+ * the window takes) in flight: the post completes once, flushed.
  */
-static void reset_completes_once_flushed(uint64_t wr_id, bool in_flight)
+static void reset_completes_once_flushed(uint64_t wr_id, size_t pkts, bool in_flight)
 {
+	struct rdmx_swsrd_peer *peer =
+		&rdmx_container_of(up.a_to_b, struct rdmx_dgram_ah, ah)->srd;
 	struct rdmx_dev_cqe done[2];
 	size_t got = 0;
 
-	cr_assert_eq(post_segs(10 * SEG, wr_id, RDMX_DEV_SEND_MORE), 0);
-	if (in_flight)
+	cr_assert_eq(post_segs(pkts * SEG, wr_id, RDMX_DEV_SEND_MORE), 0);
+	if (in_flight) {
 		got = poll_a(done, got, 1);
+		cr_assert_eq(peer->snd_nxt - peer->snd_una,
+			     RDMX_MIN(pkts, rdmx_srd_cc_window(&peer->cc)));
+	}
 	up.a->ops->ah_reset(up.a, up.a_to_b);
 	for (int polls = 0; polls < 1000; polls++)
 		got = poll_a(done, got, 1);
@@ -199,12 +204,22 @@ static void reset_completes_once_flushed(uint64_t wr_id, bool in_flight)
 
 Test(dev_udp_segs, a_post_to_a_reset_peer_completes_once_flushed)
 {
-	reset_completes_once_flushed(5, false);
+	reset_completes_once_flushed(5, 10, false);
 }
 
 Test(dev_udp_segs, a_post_in_flight_at_a_reset_completes_once_flushed)
 {
-	reset_completes_once_flushed(6, true);
+	reset_completes_once_flushed(6, 10, true);
+}
+
+/* More packets than a new peer's window: some in flight, the rest waiting. */
+Test(dev_udp_segs, a_post_part_in_flight_at_a_reset_completes_once_flushed)
+{
+	struct rdmx_swsrd_peer *peer =
+		&rdmx_container_of(up.a_to_b, struct rdmx_dgram_ah, ah)->srd;
+
+	cr_assert_lt(rdmx_srd_cc_window(&peer->cc), RDMX_DEV_SEGS_MAX);
+	reset_completes_once_flushed(7, RDMX_DEV_SEGS_MAX, true);
 }
 
 Test(dev_udp_segs, what_cannot_be_cut_as_asked_is_refused)
@@ -250,8 +265,8 @@ Test(dev_udp_segs, a_shorter_last_packet_moved_behind_the_next_post_is_told)
 	for (uint32_t psn = peer->snd_una; psn != peer->snd_nxt; psn++) {
 		const struct rdmx_swsrd_slot *slot = &peer->slots[psn & (peer->slot_cnt - 1)];
 
-		if (slot->in_use && slot->send &&
-		    rdmx_iov_len(slot->send->iov, slot->send->iov_cnt) == HDR + 37)
+		/* The first post's third packet, of 37 bytes. */
+		if (slot->in_use && slot->send && slot->send->wr_id == 1 && slot->pkt == 2)
 			moved = slot;
 		else
 			cr_assert_eq(slot->trail, 0, "psn %u was not moved", psn);

@@ -90,10 +90,12 @@ static int two_xmit(void *ctx, struct rdmx_swsrd_peer *peer, unsigned path,
 	return 0;
 }
 
-static void two_sent(void *ctx, struct rdmx_swsrd_send *send, enum rdmx_dev_status status)
+static void two_sent(void *ctx, struct rdmx_swsrd_send *send, unsigned pkt,
+		     enum rdmx_dev_status status)
 {
 	(void) ctx;
 	(void) send;
+	(void) pkt;
 	cr_assert_eq(status, RDMX_DEV_FLUSHED);
 	two_done++;
 }

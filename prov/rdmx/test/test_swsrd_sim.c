@@ -209,12 +209,13 @@ static int sim_xmit(void *ctx, struct rdmx_swsrd_peer *peer, unsigned path,
 	return 0;
 }
 
-static void sim_done(void *ctx, struct rdmx_swsrd_send *send,
+static void sim_done(void *ctx, struct rdmx_swsrd_send *send, unsigned pkt,
 		     enum rdmx_dev_status status)
 {
 	struct sim_node *n = ctx;
 	struct sim_msg *msg = rdmx_container_of(send, struct sim_msg, send);
 
+	cr_assert_eq(pkt, 0, "a message of one packet");
 	cr_assert_lt(send->wr_id, n->sim->nmsgs);
 	cr_assert_eq(msg, &n->sim->msgs[send->wr_id], "done() with a foreign send");
 	cr_assert_eq(msg->from, n->idx, "done() on the wrong engine");

@@ -53,7 +53,8 @@ struct rdmx_dgram_ops {
 	/*
 	 * Sends one datagram gathered from iov to ah, from the path'th of
 	 * the device's source addresses (0: its own; fewer than
-	 * srd.cfg.paths); iov[0] is the swsrd header, the caller's until
+	 * srd.cfg.paths); iov[0] is the swsrd header and, for a packet of a
+	 * post of segments, iov[1] its own header, both the caller's until
 	 * xmit returns. 0, or -FI_EAGAIN, which swsrd treats as a loss.
 	 */
 	int	(*xmit)(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah, unsigned path,
@@ -86,17 +87,16 @@ struct rdmx_dgram_ops {
 };
 
 /*
- * A send handed to swsrd, and one swsrd is done with. The packets of one
- * post_send_segs are sends of their own, each with its header here; the
- * first (lead) completes for them all when the last is done.
+ * A send handed to swsrd, and one swsrd is done with: a post_send's
+ * packet, or the packets of a post_send_segs, which swsrd cuts from the
+ * header template copied here and completes one by one; the send
+ * completes when the last is done.
  */
 struct rdmx_dgram_send {
 	struct rdmx_swsrd_send	srd;
-	struct rdmx_dgram_send	*lead;		/* NULL: a post_send's */
-	uint32_t		off;		/* its payload's place in the post */
-	uint32_t		left;		/* lead: packets not done */
-	enum rdmx_dev_status	status;		/* lead: the post's (post_send_segs) */
-	uint32_t		fail_off;	/* lead: the first failed packet's off */
+	uint32_t		left;		/* packets not done */
+	enum rdmx_dev_status	status;		/* the post's */
+	uint32_t		fail_off;	/* payload before the first failed packet */
 	uint64_t		hdr[RDMX_DEV_SEG_HDR_MAX / sizeof(uint64_t)];
 };
 
@@ -114,6 +114,8 @@ struct rdmx_dgram {
 	size_t				anon_cnt;
 	struct rdmx_swsrd		srd;
 	struct rdmx_pool		send_pool;	/* of rdmx_dgram_send */
+	size_t				pkts_out;	/* packets posted, not done:
+							   at most sq_size */
 
 	/*
 	 * Sends swsrd finished, not yet reported: a ring of sq_size. A send

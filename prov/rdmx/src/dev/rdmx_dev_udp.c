@@ -61,6 +61,8 @@
 /* A single datagram up to this size is gathered and sent with sendto. */
 #define RDMX_UDP_GATHER_MAX	1024
 #define RDMX_UDP_HDR		sizeof(struct rdmx_wire_srd)
+/* A datagram's headers at most: swsrd's and a segment's. */
+#define RDMX_UDP_HDRS		(RDMX_UDP_HDR + RDMX_DEV_SEG_HDR_MAX)
 /*
  * Datagrams read per poll at most: a flood of packets that complete
  * nothing (acks, refusals, junk) must not keep the caller inside.
@@ -103,7 +105,8 @@ struct rdmx_udp_dev {
 
 	struct mmsghdr		tx_msgs[RDMX_UDP_TX_BATCH];
 	struct iovec		tx_iov[RDMX_UDP_TX_BATCH][1 + RDMX_DEV_SGE_MAX];
-	struct rdmx_wire_srd	tx_hdr[RDMX_UDP_TX_BATCH];	/* headers, copied */
+	/* Headers, copied (rdmx_udp_own_hdrs). */
+	uint64_t		tx_hdr[RDMX_UDP_TX_BATCH][RDMX_UDP_HDRS / sizeof(uint64_t)];
 	union rdmx_udp_addr	tx_to[RDMX_UDP_TX_BATCH];	/* destinations, copied */
 	union rdmx_udp_ctl	tx_ctl[RDMX_UDP_TX_BATCH];	/* wildcard: source */
 	size_t			tx_cnt;
@@ -243,12 +246,32 @@ static void rdmx_udp_flush(struct rdmx_udp_dev *udp)
 }
 
 /*
+ * Makes tx_iov[k] the datagram of iov from swsrd, with its headers
+ * copied into tx_hdr[k], one piece: iov[0], swsrd's, and iov[1] when no
+ * longer than a segment's header (a packet of a post of segments has its
+ * own there). swsrd reuses their storage as soon as its xmit returns,
+ * and several ACKs to one peer may wait in a batch. Returns the pieces.
+ */
+static size_t rdmx_udp_own_hdrs(struct rdmx_udp_dev *udp, size_t k, const struct iovec *iov,
+				size_t iov_cnt)
+{
+	struct iovec *d = udp->tx_iov[k];
+	size_t hdrs = iov_cnt > 1 && iov[1].iov_len <= RDMX_DEV_SEG_HDR_MAX ? 2 : 1;
+
+	d[0] = (struct iovec) { udp->tx_hdr[k], 0 };
+	for (size_t i = 0; i < hdrs; i++) {
+		memcpy((uint8_t *) d[0].iov_base + d[0].iov_len, iov[i].iov_base, iov[i].iov_len);
+		d[0].iov_len += iov[i].iov_len;
+	}
+	memcpy(d + 1, iov + hdrs, (iov_cnt - hdrs) * sizeof(*iov));
+	return 1 + iov_cnt - hdrs;
+}
+
+/*
  * Queues one datagram to to, sent by socket fd from the local address
  * from when it is not AF_UNSPEC (else the kernel picks), in the batch
  * (flushing first a full batch, or one that goes by another socket).
- * With own_hdr, iov[0] is a swsrd header, copied here because swsrd
- * reuses its storage at once (several ACKs to one peer may wait in a
- * batch).
+ * With own_hdr, iov is swsrd's (rdmx_udp_own_hdrs).
  */
 static void rdmx_udp_queue(struct rdmx_udp_dev *udp, int fd, const union rdmx_udp_addr *to,
 			   const union rdmx_udp_addr *from,
@@ -261,12 +284,10 @@ static void rdmx_udp_queue(struct rdmx_udp_dev *udp, int fd, const union rdmx_ud
 	udp->tx_fd = fd;
 	m = &udp->tx_msgs[udp->tx_cnt].msg_hdr;
 	memset(m, 0, sizeof(*m));
-	memcpy(udp->tx_iov[udp->tx_cnt], iov, iov_cnt * sizeof(*iov));
-	if (own_hdr) {
-		memcpy(&udp->tx_hdr[udp->tx_cnt], iov[0].iov_base,
-		       sizeof(udp->tx_hdr[0]));
-		udp->tx_iov[udp->tx_cnt][0].iov_base = &udp->tx_hdr[udp->tx_cnt];
-	}
+	if (own_hdr)
+		iov_cnt = rdmx_udp_own_hdrs(udp, udp->tx_cnt, iov, iov_cnt);
+	else
+		memcpy(udp->tx_iov[udp->tx_cnt], iov, iov_cnt * sizeof(*iov));
 	udp->tx_to[udp->tx_cnt] = *to;
 	m->msg_name = &udp->tx_to[udp->tx_cnt];
 	m->msg_namelen = rdmx_udp_addr_len(to);

@@ -29,34 +29,28 @@ static int rdmx_dgram_xmit(void *ctx, struct rdmx_swsrd_peer *peer, unsigned pat
 }
 
 /*
- * A packet of a post of segments is reported with the last of them, by
- * its lead: a failure other than RNR before RNR, which the caller posts
- * again from the first packet that failed.
+ * A post is reported once its last packet is done: a failure other than
+ * RNR before RNR, with the payload before the first packet that failed,
+ * from which the caller posts it again.
  */
-static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *srd,
+static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *srd, unsigned pkt,
 			    enum rdmx_dev_status status)
 {
 	struct rdmx_dgram *dg = ctx;
 	struct rdmx_dgram_send *send = rdmx_container_of(srd, struct rdmx_dgram_send, srd);
-	struct rdmx_dgram_send *lead = send->lead;
 	struct rdmx_dgram_done *d;
 
-	if (lead) {
-		if (status != RDMX_DEV_OK) {
-			lead->fail_off = RDMX_MIN(lead->fail_off, send->off);
-			if (lead->status == RDMX_DEV_OK || lead->status == RDMX_DEV_RNR)
-				lead->status = status;
-		}
-		if (send != lead)
-			rdmx_pool_release(&dg->send_pool, send);
-		if (--lead->left)
-			return;
-		send = lead;
-		status = lead->status;
+	dg->pkts_out--;
+	if (status != RDMX_DEV_OK) {
+		send->fail_off = RDMX_MIN(send->fail_off, pkt * srd->seg_len);
+		if (send->status == RDMX_DEV_OK || send->status == RDMX_DEV_RNR)
+			send->status = status;
 	}
+	if (--send->left)
+		return;
 	d = &dg->done[dg->done_tail++ % dg->done_cap];
 	d->send = send;
-	d->status = status;
+	d->status = send->status;
 }
 
 static const struct rdmx_swsrd_ops rdmx_dgram_srd_ops = {
@@ -301,7 +295,7 @@ static int rdmx_dgram_send_unrel(struct rdmx_dgram *dg, struct rdmx_dgram_ah *ah
 	memcpy(all + 1, iov, iov_cnt * sizeof(*iov));
 	ret = dg->ops->xmit(dg, ah, 0, all, iov_cnt + 1);
 	if (!ret)
-		rdmx_dgram_done(dg, &send->srd, RDMX_DEV_OK);
+		rdmx_dgram_done(dg, &send->srd, 0, RDMX_DEV_OK);
 	return ret;
 }
 
@@ -340,6 +334,40 @@ static bool rdmx_dgram_rx_unrel(struct rdmx_dgram *dg, const struct rdmx_srd_hdr
 	return true;
 }
 
+/*
+ * A send of pkts packets from the pool, its payload iov, or NULL when the
+ * device holds sq_size packets already (-FI_EAGAIN).
+ */
+static struct rdmx_dgram_send *rdmx_dgram_send_new(struct rdmx_dgram *dg,
+						   const struct iovec *iov, size_t iov_cnt,
+						   size_t pkts, uint64_t wr_id, unsigned flags)
+{
+	struct rdmx_dgram_send *send;
+
+	/* A send done is the pool's again once reported: either may be short. */
+	if (dg->pkts_out + pkts > dg->send_pool.count ||
+	    !(send = rdmx_pool_alloc(&dg->send_pool)))
+		return NULL;
+	memcpy(send->srd.iov, iov, iov_cnt * sizeof(*iov));
+	send->srd.iov_cnt = iov_cnt;
+	send->srd.pkts = (uint16_t) pkts;
+	send->srd.seg_len = 0;
+	send->srd.wr_id = wr_id;
+	send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
+	send->left = (uint32_t) pkts;
+	send->status = RDMX_DEV_OK;
+	send->fail_off = UINT32_MAX;
+	dg->pkts_out += pkts;
+	return send;
+}
+
+/* Gives an unsent send back. */
+static void rdmx_dgram_send_drop(struct rdmx_dgram *dg, struct rdmx_dgram_send *send)
+{
+	dg->pkts_out -= send->left;
+	rdmx_pool_release(&dg->send_pool, send);
+}
+
 int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			 const struct iovec *iov, size_t iov_cnt,
 			 uint64_t wr_id, unsigned flags)
@@ -350,37 +378,20 @@ int rdmx_dgram_post_send(struct rdmx_dev *dev, struct rdmx_ah *ah,
 
 	if (iov_cnt > RDMX_DEV_SGE_MAX || rdmx_iov_len(iov, iov_cnt) > dev->caps.mtu)
 		return -FI_EINVAL;
-	send = rdmx_pool_alloc(&dg->send_pool);
+	send = rdmx_dgram_send_new(dg, iov, iov_cnt, 1, wr_id, flags);
 	if (!send)
 		return -FI_EAGAIN;
-	send->lead = NULL;
 	if (dg->unreliable) {
-		send->srd.wr_id = wr_id;
 		ret = rdmx_dgram_send_unrel(dg, rdmx_dgram_ah(ah), iov, iov_cnt, send);
 		if (ret)
-			rdmx_pool_release(&dg->send_pool, send);
+			rdmx_dgram_send_drop(dg, send);
 		return ret;
 	}
-	send->srd.wr_id = wr_id;
-	send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
-	memcpy(send->srd.iov, iov, iov_cnt * sizeof(*iov));
-	send->srd.iov_cnt = iov_cnt;
 	ret = rdmx_swsrd_send(&dg->srd, &rdmx_dgram_ah(ah)->srd, &send->srd,
 			      flags & RDMX_DEV_SEND_MORE);
 	if (ret)
-		rdmx_pool_release(&dg->send_pool, send);
+		rdmx_dgram_send_drop(dg, send);
 	return ret;
-}
-
-/* Makes send the packet of payload bytes [off, off + len) of a post of segments. */
-static void rdmx_dgram_seg(struct rdmx_dgram_send *send, const struct iovec *iov,
-			   size_t iov_cnt, size_t off_at, size_t off, size_t len)
-{
-	memcpy(send->hdr, iov[0].iov_base, iov[0].iov_len);
-	rdmx_le64_add(&send->hdr[off_at / sizeof(send->hdr[0])], off);
-	send->srd.iov[0] = (struct iovec) { send->hdr, iov[0].iov_len };
-	send->srd.iov_cnt = 1 + rdmx_iov_slice(&send->srd.iov[1], iov + 1, iov_cnt - 1,
-					       off, len);
 }
 
 int rdmx_dgram_post_send_segs(struct rdmx_dev *dev, struct rdmx_ah *ah,
@@ -388,9 +399,9 @@ int rdmx_dgram_post_send_segs(struct rdmx_dev *dev, struct rdmx_ah *ah,
 			      size_t off_at, uint64_t wr_id, unsigned flags)
 {
 	struct rdmx_dgram *dg = rdmx_dgram(dev);
-	struct rdmx_swsrd_peer *peer = &rdmx_dgram_ah(ah)->srd;
-	struct rdmx_dgram_send *lead = NULL;
+	struct rdmx_dgram_send *send;
 	size_t len, cnt;
+	int ret;
 
 	if (dg->unreliable || !iov_cnt || iov_cnt > RDMX_DEV_SGE_MAX || !seg_len ||
 	    iov[0].iov_len > RDMX_DEV_SEG_HDR_MAX || off_at % sizeof(uint64_t) ||
@@ -401,31 +412,19 @@ int rdmx_dgram_post_send_segs(struct rdmx_dev *dev, struct rdmx_ah *ah,
 	cnt = (len + seg_len - 1) / seg_len;
 	if (!cnt || cnt > rdmx_dev_segs_max(dev))
 		return -FI_EINVAL;
-	if (dg->send_pool.count - dg->send_pool.in_use < cnt)
+	send = rdmx_dgram_send_new(dg, iov, iov_cnt, cnt, wr_id, flags);
+	if (!send)
 		return -FI_EAGAIN;
-	for (size_t i = 0; i < cnt; i++) {
-		struct rdmx_dgram_send *send = rdmx_pool_alloc(&dg->send_pool);
-		size_t off = i * seg_len;
-		int ret;
-
-		rdmx_dgram_seg(send, iov, iov_cnt, off_at, off, RDMX_MIN(seg_len, len - off));
-		send->srd.wr_id = wr_id;
-		send->srd.awaited = flags & RDMX_DEV_SEND_AWAITED;
-		send->off = (uint32_t) off;
-		if (!lead) {
-			lead = send;
-			lead->left = (uint32_t) cnt;
-			lead->status = RDMX_DEV_OK;
-			lead->fail_off = UINT32_MAX;
-		}
-		send->lead = lead;
-		/* Only a peer's first send can fail (its window's memory). */
-		ret = rdmx_swsrd_send(&dg->srd, peer, &send->srd,
-				      (flags & RDMX_DEV_SEND_MORE) || i + 1 < cnt);
-		if (ret) {
-			rdmx_pool_release(&dg->send_pool, send);
-			return ret;
-		}
+	memcpy(send->hdr, iov[0].iov_base, iov[0].iov_len);
+	send->srd.iov[0].iov_base = send->hdr;
+	send->srd.seg_len = (uint32_t) seg_len;
+	send->srd.off_at = (uint32_t) off_at;
+	/* Only a peer's first send can fail (its window's memory). */
+	ret = rdmx_swsrd_send(&dg->srd, &rdmx_dgram_ah(ah)->srd, &send->srd,
+			      flags & RDMX_DEV_SEND_MORE);
+	if (ret) {
+		rdmx_dgram_send_drop(dg, send);
+		return ret;
 	}
 	dev->stats.tx_segs += cnt;
 	return 0;
@@ -506,7 +505,7 @@ int rdmx_dgram_report(struct rdmx_dgram *dg, struct rdmx_dev_cqe *cqe, int max)
 		struct rdmx_dgram_done *d = &dg->done[dg->done_head++ % dg->done_cap];
 
 		cqe[done].wr_id = d->send->srd.wr_id;
-		cqe[done].len = d->send->lead && d->status != RDMX_DEV_OK ? d->send->fail_off : 0;
+		cqe[done].len = d->status != RDMX_DEV_OK ? d->send->fail_off : 0;
 		rdmx_pool_release(&dg->send_pool, d->send);
 		cqe[done].op = RDMX_DEV_OP_SEND;
 		cqe[done].status = d->status;

@@ -189,6 +189,31 @@ static unsigned rdmx_srd_slot_path(struct rdmx_swsrd *srd, struct rdmx_swsrd_pee
 	return slot->last_path;
 }
 
+/*
+ * Gives iov (from iov[1] on) the packet of a slot, its header built in
+ * hdr when its send is of several packets; returns the pieces.
+ */
+static size_t rdmx_srd_packet(const struct rdmx_swsrd_slot *slot, struct iovec *iov,
+			      uint64_t hdr[RDMX_DEV_SEG_HDR_MAX / sizeof(uint64_t)])
+{
+	const struct rdmx_swsrd_send *send = slot->send;
+	size_t off, len;
+
+	if (!send)
+		return 0;
+	if (send->pkts == 1) {
+		memcpy(iov, send->iov, send->iov_cnt * sizeof(*iov));
+		return send->iov_cnt;
+	}
+	off = (size_t) slot->pkt * send->seg_len;
+	len = rdmx_iov_len(send->iov + 1, send->iov_cnt - 1);
+	memcpy(hdr, send->iov[0].iov_base, send->iov[0].iov_len);
+	rdmx_le64_add(&hdr[send->off_at / sizeof(hdr[0])], off);
+	iov[0] = (struct iovec) { hdr, send->iov[0].iov_len };
+	return 1 + rdmx_iov_slice(iov + 1, send->iov + 1, send->iov_cnt - 1, off,
+				  RDMX_MIN(send->seg_len, len - off));
+}
+
 /* (Re)transmits the packet of a slot, with fresh acknowledgement fields. */
 static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			       uint32_t psn, uint64_t now)
@@ -204,7 +229,8 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 		.src_tag = peer->local_tag,
 	};
 	struct iovec iov[1 + RDMX_DEV_SGE_MAX];
-	size_t cnt = 1;
+	uint64_t seg_hdr[RDMX_DEV_SEG_HDR_MAX / sizeof(uint64_t)];
+	size_t cnt;
 	uint64_t wait = peer->rto_ns << RDMX_MIN(slot->retries, 16);
 	unsigned path = rdmx_srd_slot_path(srd, peer, slot, psn);
 
@@ -214,10 +240,7 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	slot->trail = 0;
 	iov[0].iov_base = &slot->hdr;
 	iov[0].iov_len = sizeof(slot->hdr);
-	if (slot->send) {
-		memcpy(&iov[1], slot->send->iov, slot->send->iov_cnt * sizeof(*iov));
-		cnt += slot->send->iov_cnt;
-	}
+	cnt = 1 + rdmx_srd_packet(slot, iov + 1, seg_hdr);
 	if (!slot->copies++)
 		rdmx_srd_cc_datagram(&peer->cc, rdmx_iov_len(iov, cnt));
 	/* A refused send to the socket is a loss: the timer recovers it. */
@@ -281,8 +304,10 @@ static void rdmx_srd_pump(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			return;
 		slot = rdmx_srd_slot(peer, psn);
 		memset(slot, 0, sizeof(*slot));
-		slot->send = rdmx_container_of(rdmx_dlist_pop_front(&peer->waiting),
-					       struct rdmx_swsrd_send, link);
+		slot->send = rdmx_container_of(peer->waiting.next, struct rdmx_swsrd_send, link);
+		slot->pkt = slot->send->next++;
+		if (slot->send->next == slot->send->pkts)
+			rdmx_dlist_remove(&slot->send->link);
 		slot->in_use = true;
 		slot->first_ns = now;
 		peer->snd_nxt++;
@@ -299,6 +324,8 @@ int rdmx_swsrd_send(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *peer,
 			return -FI_ENOMEM;
 		peer->slot_cnt = RDMX_SRD_WINDOW;
 	}
+	send->pkts = RDMX_MAX(send->pkts, 1);	/* 0: one */
+	send->next = 0;
 	rdmx_dlist_insert_tail(&peer->waiting, &send->link);
 	rdmx_srd_activate(srd, peer);
 	if (srd->holding && srd->holding != peer)
@@ -317,7 +344,7 @@ static void rdmx_srd_complete(struct rdmx_swsrd *srd, struct rdmx_swsrd_slot *sl
 	slot->in_use = false;
 	slot->send = NULL;
 	if (send)
-		srd->ops->done(srd->ctx, send, status);
+		srd->ops->done(srd->ctx, send, slot->pkt, status);
 }
 
 /* RFC 6298 estimate from one sample of a packet sent once. */
@@ -735,9 +762,13 @@ static void rdmx_srd_fail_all(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *pe
 		if (slot->in_use)
 			rdmx_srd_complete(srd, slot, status);
 	}
-	while ((it = rdmx_dlist_pop_front(&peer->waiting)))
-		srd->ops->done(srd->ctx, rdmx_container_of(it, struct rdmx_swsrd_send, link),
-			       status);
+	while ((it = rdmx_dlist_pop_front(&peer->waiting))) {
+		struct rdmx_swsrd_send *send = rdmx_container_of(it, struct rdmx_swsrd_send, link);
+
+		/* Its packets not given a psn yet; the others went above. */
+		while (send->next < send->pkts)
+			srd->ops->done(srd->ctx, send, send->next++, status);
+	}
 	peer->snd_una = peer->snd_nxt;
 }
 

@@ -5,7 +5,8 @@
  * payload, and one completion for them all: when every packet is done,
  * with what failed (RNR only if nothing worse, and where the first
  * failed packet starts), only if the whole post fits the send queue,
- * and every send given back after.
+ * and every send given back after; the same under drops, duplicates,
+ * reordering, refusals and resets.
  */
 #include <endian.h>
 
@@ -22,16 +23,22 @@ static struct rdmx_test_udp_pair up;
 static uint8_t hdr[HDR];
 static uint8_t payload[RDMX_DEV_SEGS_MAX * SEG];
 
-static void setup(void)
+/* The header template (its offset BASE) and the payload posts take from. */
+static void fill(void)
 {
 	uint64_t base = htole64(BASE);
 
-	rdmx_test_udp_pair_open(&up, 1);
 	for (size_t i = 0; i < sizeof(hdr); i++)
 		hdr[i] = (uint8_t) (0xa0 + i);
 	memcpy(hdr + OFF_AT, &base, sizeof(base));
 	for (size_t i = 0; i < sizeof(payload); i++)
 		payload[i] = (uint8_t) (i * 7 + i / 251);
+}
+
+static void setup(void)
+{
+	rdmx_test_udp_pair_open(&up, 1);
+	fill();
 }
 
 static void teardown(void)
@@ -273,4 +280,230 @@ Test(dev_udp_segs, a_shorter_last_packet_moved_behind_the_next_post_is_told)
 	}
 	cr_assert_not_null(moved, "the short packet left");
 	cr_assert_eq(moved->trail, 3, "trail %u", moved->trail);
+}
+
+/*
+ * Under faults: posts of 1 to 32 segments (the last shorter, the payload
+ * in 1 to 4 pieces, a quarter held with RDMX_DEV_SEND_MORE) and single
+ * posts, over udp dropping 10%, duplicating 5% and reordering 10% of
+ * the datagrams each way; in variants B keeps only 8 buffers posted
+ * (refusals, posts given up RNR), the peer is reset now and then, A
+ * sends by 3 paths. Every post completes exactly once, OK, FLUSHED or
+ * RNR, a failed one with len a segment boundary inside it; B receives
+ * only whole, correct segments; A never counts more packets out than its
+ * send queue holds, and ends with none and every send back in its pool.
+ */
+#define STRESS_POSTS	3000
+#define STRESS_SINGLE	200	/* payload bytes of a single post */
+
+static struct stress {
+	unsigned	done[STRESS_POSTS];
+	size_t		len[STRESS_POSTS];
+	enum rdmx_dev_status how[STRESS_POSTS];
+	uint32_t	seen[STRESS_POSTS];	/* segments B received */
+	bool		single[STRESS_POSTS];
+	unsigned	status[RDMX_DEV_STATUS_MAX];
+	bool		hold;			/* B keeps buffers back */
+	uint64_t	held[RDMX_TEST_UDP_BUFS];
+	size_t		held_cnt;
+} st;
+
+static void stress_open(size_t paths)
+{
+	fill();
+	g_rdmx_params.udp_drop = 10;
+	g_rdmx_params.udp_dup = 5;
+	g_rdmx_params.udp_reorder = 10;
+	g_rdmx_params.udp_seed = 12345;
+	rdmx_test_udp_pair_open(&up, paths);
+	g_rdmx_params.udp_drop = g_rdmx_params.udp_dup = g_rdmx_params.udp_reorder = 0;
+	memset(&st, 0, sizeof(st));
+}
+
+static void stress_repost(uint64_t wr_id)
+{
+	size_t stride = RDMX_TEST_UDP_FRONT + up.b->caps.mtu;
+
+	cr_assert_eq(up.b->ops->post_recv(up.b, up.bufs + wr_id * stride + RDMX_TEST_UDP_FRONT,
+					  up.b->caps.mtu, wr_id), 0);
+}
+
+/* Checks what B received; its buffers go back, or are held. */
+static void stress_poll_b(void)
+{
+	struct rdmx_dev_cqe cqe[16];
+	size_t stride = RDMX_TEST_UDP_FRONT + up.b->caps.mtu;
+	int n = up.b->ops->poll_cq(up.b, cqe, 16);
+
+	for (int k = 0; k < n; k++) {
+		const uint8_t *pkt = cqe[k].data ? cqe[k].data :
+				     up.bufs + cqe[k].wr_id * stride + RDMX_TEST_UDP_FRONT;
+		uint64_t at;
+		size_t off;
+
+		cr_assert_eq(cqe[k].op, RDMX_DEV_OP_RECV);
+		if (cqe[k].len == STRESS_SINGLE) {
+			cr_assert_eq(memcmp(pkt, payload + 5, STRESS_SINGLE), 0, "a single post");
+		} else {
+			uint64_t id;
+
+			cr_assert_gt(cqe[k].len, HDR);
+			cr_assert_leq(cqe[k].len - HDR, SEG);
+			memcpy(&id, pkt, sizeof(id));
+			memcpy(&at, pkt + OFF_AT, sizeof(at));
+			off = le64toh(at) - BASE;
+			cr_assert_lt(id, STRESS_POSTS);
+			cr_assert_eq(off % SEG, 0, "offset %zu is not a segment's", off);
+			cr_assert_lt(off, st.len[id]);
+			cr_assert_eq(cqe[k].len - HDR, RDMX_MIN((size_t) SEG, st.len[id] - off));
+			cr_assert_eq(memcmp(pkt + sizeof(id), hdr + sizeof(id), OFF_AT - sizeof(id)), 0);
+			cr_assert_eq(memcmp(pkt + HDR, payload + off, cqe[k].len - HDR), 0,
+				     "segment at %zu", off);
+			st.seen[id] |= 1u << (off / SEG);
+		}
+		if (cqe[k].data)
+			continue;
+		if (st.hold)
+			st.held[st.held_cnt++] = cqe[k].wr_id;
+		else
+			stress_repost(cqe[k].wr_id);
+	}
+}
+
+/* Takes A's completions; returns how many. */
+static size_t stress_poll_a(void)
+{
+	struct rdmx_dev_cqe cqe[16];
+	int n = up.a->ops->poll_cq(up.a, cqe, 16);
+
+	for (int k = 0; k < n; k++) {
+		uint64_t id = cqe[k].wr_id;
+
+		cr_assert_eq(cqe[k].op, RDMX_DEV_OP_SEND);
+		cr_assert_lt(id, STRESS_POSTS);
+		cr_assert_eq(st.done[id]++, 0, "post %lu completed twice", (unsigned long) id);
+		cr_assert(cqe[k].status == RDMX_DEV_OK || cqe[k].status == RDMX_DEV_FLUSHED ||
+			  cqe[k].status == RDMX_DEV_RNR, "post %lu: status %d",
+			  (unsigned long) id, cqe[k].status);
+		if (cqe[k].status == RDMX_DEV_OK) {
+			cr_assert_eq(cqe[k].len, 0);
+		} else {
+			cr_assert_lt(cqe[k].len, st.len[id]);
+			cr_assert_eq(cqe[k].len % SEG, 0, "len %u", cqe[k].len);
+		}
+		st.status[cqe[k].status]++;
+		st.how[id] = cqe[k].status;
+	}
+	return (size_t) n;
+}
+
+/* Posts post number id as rng draws it; 0 or -FI_EAGAIN. */
+static int stress_post(uint64_t rng, uint64_t id)
+{
+	unsigned flags = (rng >> 8) % 4 ? 0 : RDMX_DEV_SEND_MORE;
+	uint8_t tmpl[HDR];	/* hdr, its first 8 bytes the post's number */
+	struct iovec iov[5] = { { tmpl, HDR } };
+	size_t len, pieces, at = 0;
+
+	memcpy(tmpl, hdr, HDR);
+	memcpy(tmpl, &id, sizeof(id));
+
+	if ((rng >> 12) % 5 == 0) {
+		iov[0] = (struct iovec) { payload + 5, STRESS_SINGLE };
+		st.len[id] = STRESS_SINGLE;
+		st.single[id] = true;
+		return up.a->ops->post_send(up.a, up.a_to_b, iov, 1, id, flags);
+	}
+	len = 1 + (rng >> 16) % (RDMX_DEV_SEGS_MAX * SEG);
+	pieces = 1 + (rng >> 32) % 4;
+	for (size_t p = 0; p < pieces; p++) {
+		size_t take = p + 1 == pieces ? len - at :
+			      RDMX_MIN(len - at, (size_t) (rng >> (40 + 4 * p)) % 70);
+
+		iov[1 + p] = (struct iovec) { payload + at, take };
+		at += take;
+	}
+	st.len[id] = len;
+	return up.a->ops->post_send_segs(up.a, up.a_to_b, iov, 1 + pieces, SEG, OFF_AT, id,
+					 flags);
+}
+
+static void stress(bool resets, bool refusals, size_t paths)
+{
+	struct rdmx_dgram *a, *b;
+	uint64_t rng = 88172645463325252ULL;
+	size_t posted = 0, completed = 0;
+	struct rdmx_dgram_buf buf;
+
+	stress_open(paths);
+	a = rdmx_container_of(up.a, struct rdmx_dgram, dev);
+	b = rdmx_container_of(up.b, struct rdmx_dgram, dev);
+	st.hold = refusals;
+	while (refusals && b->rq_cnt > 8) {
+		cr_assert(rdmx_dgram_buf_take(b, &buf));
+		st.held[st.held_cnt++] = buf.wr_id;
+	}
+	for (int iter = 0; completed < STRESS_POSTS && iter < 5000000; iter++) {
+		int ret;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		if (posted < STRESS_POSTS && rng % 3) {
+			ret = stress_post(rng, posted);
+			cr_assert(ret == 0 || ret == -FI_EAGAIN, "post: %d", ret);
+			posted += !ret;
+		}
+		if (resets && (rng >> 20) % 997 == 0)
+			up.a->ops->ah_reset(up.a, up.a_to_b);
+		completed += stress_poll_a();
+		stress_poll_b();
+		for (int r = 0; st.hold && (rng >> 24) % 50 == 0 && r < 8 && st.held_cnt; r++)
+			stress_repost(st.held[--st.held_cnt]);
+		cr_assert_leq(a->pkts_out, a->send_pool.count);
+	}
+	st.hold = false;
+	while (st.held_cnt)
+		stress_repost(st.held[--st.held_cnt]);
+	for (int polls = 0; polls < 1000; polls++) {
+		completed += stress_poll_a();
+		stress_poll_b();
+	}
+	cr_assert_eq(completed, STRESS_POSTS, "%zu of %d posts completed", completed,
+		     STRESS_POSTS);
+	for (size_t id = 0; id < STRESS_POSTS; id++) {
+		size_t segs = (st.len[id] + SEG - 1) / SEG;
+
+		if (st.how[id] == RDMX_DEV_OK && !st.single[id])
+			cr_assert_eq(st.seen[id], segs == 32 ? UINT32_MAX : (1u << segs) - 1,
+				     "post %zu done with segments missing", id);
+	}
+	cr_assert_eq(a->send_pool.in_use, 0);
+	cr_assert_eq(a->pkts_out, 0);
+	cr_assert_gt(up.a->stats.retransmits + up.a->stats.fast_retransmits, 0,
+		     "the faults made no resend");
+	cr_assert(!refusals || st.status[RDMX_DEV_RNR], "no post was refused");
+	cr_assert(!resets || st.status[RDMX_DEV_FLUSHED], "no post was flushed");
+}
+
+TestSuite(dev_udp_segs_faults, .fini = teardown, .timeout = 60);
+
+Test(dev_udp_segs_faults, posts_complete_once)
+{
+	stress(false, false, 1);
+}
+
+Test(dev_udp_segs_faults, refused_posts_complete_once)
+{
+	stress(false, true, 1);
+}
+
+Test(dev_udp_segs_faults, posts_at_resets_complete_once)
+{
+	stress(true, false, 1);
+}
+
+Test(dev_udp_segs_faults, refused_posts_at_resets_by_three_paths_complete_once)
+{
+	stress(true, true, 3);
 }

@@ -277,9 +277,18 @@ Test(swsrd, fast_retransmit_fills_a_hole_before_the_timeout)
 /* The header node A sent the packet of psn with, as its device has it. */
 static const struct rdmx_wire_srd *sent_hdr(struct sim *sim, uint32_t psn)
 {
-	struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+	static struct rdmx_wire_srd wire;
+	const struct rdmx_swsrd_peer *peer = &sim->node[A].peer;
+	const struct rdmx_srd_hdr hdr = {
+		.type = RDMX_SRD_DATA,
+		.epoch = peer->tx_epoch,
+		.psn = psn,
+		.dst_tag = peer->peer_tag,
+		.src_tag = peer->local_tag,
+	};
 
-	return &peer->slots[psn & (peer->slot_cnt - 1)].hdr;
+	rdmx_wire_srd_encode(&wire, &hdr);
+	return &wire;
 }
 
 /*

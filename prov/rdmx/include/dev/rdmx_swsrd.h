@@ -104,7 +104,6 @@ struct rdmx_swsrd_send {
 /* A psn in flight: a send, or the SKIP that replaced an abandoned one. */
 struct rdmx_swsrd_slot {
 	struct rdmx_swsrd_send	*send;		/* NULL for a SKIP */
-	struct rdmx_wire_srd	hdr;
 	uint64_t		first_ns;	/* first transmission */
 	uint64_t		sent_ns;	/* last transmission */
 	uint64_t		due_ns;		/* next retransmission */

@@ -228,6 +228,7 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 		.dst_tag = peer->peer_tag,
 		.src_tag = peer->local_tag,
 	};
+	struct rdmx_wire_srd wire;
 	struct iovec iov[1 + RDMX_DEV_SGE_MAX];
 	uint64_t seg_hdr[RDMX_DEV_SEG_HDR_MAX / sizeof(uint64_t)];
 	size_t cnt;
@@ -235,11 +236,11 @@ static void rdmx_srd_xmit_slot(struct rdmx_swsrd *srd, struct rdmx_swsrd_peer *p
 	unsigned path = rdmx_srd_slot_path(srd, peer, slot, psn);
 
 	rdmx_srd_fill_ack(peer, &hdr);
-	rdmx_wire_srd_encode(&slot->hdr, &hdr);
+	rdmx_wire_srd_encode(&wire, &hdr);
 	/* This copy is in order till the device says otherwise. */
 	slot->trail = 0;
-	iov[0].iov_base = &slot->hdr;
-	iov[0].iov_len = sizeof(slot->hdr);
+	iov[0].iov_base = &wire;
+	iov[0].iov_len = sizeof(wire);
 	cnt = 1 + rdmx_srd_packet(slot, iov + 1, seg_hdr);
 	if (!slot->copies++)
 		rdmx_srd_cc_datagram(&peer->cc, rdmx_iov_len(iov, cnt));

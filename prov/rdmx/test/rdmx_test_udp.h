@@ -53,21 +53,29 @@ static inline struct rdmx_ah *rdmx_test_udp_ah(struct rdmx_dev *from, struct rdm
 }
 
 /* Opens A, sending from a_paths sockets, and B, with all its buffers posted. */
+/* B's receive buffer i (its wr_id), past its front room. */
+static inline uint8_t *rdmx_test_udp_buf(const struct rdmx_test_udp_pair *p, uint64_t i)
+{
+	return p->bufs + i * (RDMX_TEST_UDP_FRONT + p->b->caps.mtu) + RDMX_TEST_UDP_FRONT;
+}
+
+/* Posts B's receive buffer i again. */
+static inline void rdmx_test_udp_repost(struct rdmx_test_udp_pair *p, uint64_t i)
+{
+	cr_assert_eq(p->b->ops->post_recv(p->b, rdmx_test_udp_buf(p, i), p->b->caps.mtu, i), 0);
+}
+
 static inline void rdmx_test_udp_pair_open(struct rdmx_test_udp_pair *p, size_t a_paths)
 {
-	size_t stride;
-
 	rdmx_test_use_loopback();
 	p->a = rdmx_test_udp_open(a_paths);
 	p->b = rdmx_test_udp_open(1);
 	p->a_to_b = rdmx_test_udp_ah(p->a, p->b);
 	p->b_to_a = rdmx_test_udp_ah(p->b, p->a);
-	stride = RDMX_TEST_UDP_FRONT + p->b->caps.mtu;
-	p->bufs = calloc(RDMX_TEST_UDP_BUFS, stride);
+	p->bufs = calloc(RDMX_TEST_UDP_BUFS, RDMX_TEST_UDP_FRONT + p->b->caps.mtu);
 	cr_assert_not_null(p->bufs);
 	for (size_t i = 0; i < RDMX_TEST_UDP_BUFS; i++)
-		cr_assert_eq(p->b->ops->post_recv(p->b, p->bufs + i * stride + RDMX_TEST_UDP_FRONT,
-						  p->b->caps.mtu, i), 0);
+		rdmx_test_udp_repost(p, i);
 	p->sent_ok = p->received = 0;
 }
 

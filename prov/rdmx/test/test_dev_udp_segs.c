@@ -64,35 +64,47 @@ static int post_segs(size_t len, uint64_t wr_id, unsigned flags)
 	return up.a->ops->post_send_segs(up.a, up.a_to_b, iov, 3, SEG, OFF_AT, wr_id, flags);
 }
 
+/* The bytes of what B received (cqe): in its buffer, or the device's. */
+static const uint8_t *b_packet(const struct rdmx_dev_cqe *cqe)
+{
+	return cqe->data ? cqe->data : rdmx_test_udp_buf(&up, cqe->wr_id);
+}
+
 /*
- * Polls B once: each packet must be a segment of a len-byte post, its
- * header the template's but for its offset, its payload that offset's
- * slice; seen[] counts each segment.
+ * Checks pkt, a packet of pkt_len bytes, as a segment of a len-byte
+ * post: its header the template's but for its offset (and its first from
+ * bytes), its payload that offset's slice. Returns the offset.
+ */
+static size_t check_seg(const uint8_t *pkt, size_t pkt_len, size_t len, size_t from)
+{
+	uint64_t at;
+	size_t off, seg;
+
+	cr_assert_geq(pkt_len, HDR);
+	memcpy(&at, pkt + OFF_AT, sizeof(at));
+	off = le64toh(at) - BASE;
+	cr_assert_eq(off % SEG, 0, "offset %zu is not a segment's", off);
+	cr_assert_lt(off, len);
+	seg = RDMX_MIN((size_t) SEG, len - off);
+	cr_assert_eq(pkt_len, HDR + seg, "segment at %zu: %zu bytes", off, pkt_len);
+	cr_assert_eq(memcmp(pkt + from, hdr + from, OFF_AT - from), 0);
+	cr_assert_eq(memcmp(pkt + OFF_AT + 8, hdr + OFF_AT + 8, HDR - OFF_AT - 8), 0);
+	cr_assert_eq(memcmp(pkt + HDR, payload + off, seg), 0, "segment at %zu", off);
+	return off;
+}
+
+/*
+ * Polls B once: each packet must be a segment of a len-byte post
+ * (check_seg); seen[] counts each segment.
  */
 static void poll_segs(size_t len, unsigned *seen)
 {
 	struct rdmx_dev_cqe cqe[16];
-	size_t stride = RDMX_TEST_UDP_FRONT + up.b->caps.mtu;
 	int n = up.b->ops->poll_cq(up.b, cqe, 16);
 
 	for (int k = 0; k < n; k++) {
-		const uint8_t *pkt = cqe[k].data ? cqe[k].data :
-				     up.bufs + cqe[k].wr_id * stride + RDMX_TEST_UDP_FRONT;
-		uint64_t at;
-		size_t off, seg;
-
 		cr_assert_eq(cqe[k].op, RDMX_DEV_OP_RECV);
-		cr_assert_geq(cqe[k].len, HDR);
-		memcpy(&at, pkt + OFF_AT, sizeof(at));
-		off = le64toh(at) - BASE;
-		cr_assert_eq(off % SEG, 0, "offset %zu is not a segment's", off);
-		cr_assert_lt(off, len);
-		seg = RDMX_MIN((size_t) SEG, len - off);
-		cr_assert_eq(cqe[k].len, HDR + seg, "segment at %zu: %u bytes", off, cqe[k].len);
-		cr_assert_eq(memcmp(pkt, hdr, OFF_AT), 0);
-		cr_assert_eq(memcmp(pkt + OFF_AT + 8, hdr + OFF_AT + 8, HDR - OFF_AT - 8), 0);
-		cr_assert_eq(memcmp(pkt + HDR, payload + off, seg), 0, "segment at %zu", off);
-		seen[off / SEG]++;
+		seen[check_seg(b_packet(&cqe[k]), cqe[k].len, len, 0) / SEG]++;
 		up.received++;
 	}
 }
@@ -320,26 +332,14 @@ static void stress_open(size_t paths)
 	memset(&st, 0, sizeof(st));
 }
 
-static void stress_repost(uint64_t wr_id)
-{
-	size_t stride = RDMX_TEST_UDP_FRONT + up.b->caps.mtu;
-
-	cr_assert_eq(up.b->ops->post_recv(up.b, up.bufs + wr_id * stride + RDMX_TEST_UDP_FRONT,
-					  up.b->caps.mtu, wr_id), 0);
-}
-
 /* Checks what B received; its buffers go back, or are held. */
 static void stress_poll_b(void)
 {
 	struct rdmx_dev_cqe cqe[16];
-	size_t stride = RDMX_TEST_UDP_FRONT + up.b->caps.mtu;
 	int n = up.b->ops->poll_cq(up.b, cqe, 16);
 
 	for (int k = 0; k < n; k++) {
-		const uint8_t *pkt = cqe[k].data ? cqe[k].data :
-				     up.bufs + cqe[k].wr_id * stride + RDMX_TEST_UDP_FRONT;
-		uint64_t at;
-		size_t off;
+		const uint8_t *pkt = b_packet(&cqe[k]);
 
 		cr_assert_eq(cqe[k].op, RDMX_DEV_OP_RECV);
 		if (cqe[k].len == STRESS_SINGLE) {
@@ -347,26 +347,17 @@ static void stress_poll_b(void)
 		} else {
 			uint64_t id;
 
-			cr_assert_gt(cqe[k].len, HDR);
-			cr_assert_leq(cqe[k].len - HDR, SEG);
 			memcpy(&id, pkt, sizeof(id));
-			memcpy(&at, pkt + OFF_AT, sizeof(at));
-			off = le64toh(at) - BASE;
 			cr_assert_lt(id, STRESS_POSTS);
-			cr_assert_eq(off % SEG, 0, "offset %zu is not a segment's", off);
-			cr_assert_lt(off, st.len[id]);
-			cr_assert_eq(cqe[k].len - HDR, RDMX_MIN((size_t) SEG, st.len[id] - off));
-			cr_assert_eq(memcmp(pkt + sizeof(id), hdr + sizeof(id), OFF_AT - sizeof(id)), 0);
-			cr_assert_eq(memcmp(pkt + HDR, payload + off, cqe[k].len - HDR), 0,
-				     "segment at %zu", off);
-			st.seen[id] |= 1u << (off / SEG);
+			st.seen[id] |= 1u << (check_seg(pkt, cqe[k].len, st.len[id], sizeof(id)) /
+					      SEG);
 		}
 		if (cqe[k].data)
 			continue;
 		if (st.hold)
 			st.held[st.held_cnt++] = cqe[k].wr_id;
 		else
-			stress_repost(cqe[k].wr_id);
+			rdmx_test_udp_repost(&up, cqe[k].wr_id);
 	}
 }
 
@@ -459,12 +450,12 @@ static void stress(bool resets, bool refusals, size_t paths)
 		completed += stress_poll_a();
 		stress_poll_b();
 		for (int r = 0; st.hold && (rng >> 24) % 50 == 0 && r < 8 && st.held_cnt; r++)
-			stress_repost(st.held[--st.held_cnt]);
+			rdmx_test_udp_repost(&up, st.held[--st.held_cnt]);
 		cr_assert_leq(a->pkts_out, a->send_pool.count);
 	}
 	st.hold = false;
 	while (st.held_cnt)
-		stress_repost(st.held[--st.held_cnt]);
+		rdmx_test_udp_repost(&up, st.held[--st.held_cnt]);
 	for (int polls = 0; polls < 1000; polls++) {
 		completed += stress_poll_a();
 		stress_poll_b();

@@ -100,11 +100,6 @@ struct rdmx_dgram_send {
 	uint64_t		hdr[RDMX_DEV_SEG_HDR_MAX / sizeof(uint64_t)];
 };
 
-struct rdmx_dgram_done {
-	struct rdmx_dgram_send	*send;
-	enum rdmx_dev_status	status;
-};
-
 struct rdmx_dgram {
 	struct rdmx_dev			dev;
 	const struct rdmx_dgram_ops	*ops;
@@ -122,7 +117,7 @@ struct rdmx_dgram {
 	 * goes back to the pool only when reported, so the ring never holds
 	 * more than the pool has.
 	 */
-	struct rdmx_dgram_done		*done;
+	struct rdmx_dgram_send		**done;
 	size_t				done_cap;
 	uint64_t			done_head, done_tail;
 

@@ -38,7 +38,6 @@ static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *srd, unsigned pkt
 {
 	struct rdmx_dgram *dg = ctx;
 	struct rdmx_dgram_send *send = rdmx_container_of(srd, struct rdmx_dgram_send, srd);
-	struct rdmx_dgram_done *d;
 
 	dg->pkts_out--;
 	if (status != RDMX_DEV_OK) {
@@ -48,9 +47,7 @@ static void rdmx_dgram_done(void *ctx, struct rdmx_swsrd_send *srd, unsigned pkt
 	}
 	if (--send->left)
 		return;
-	d = &dg->done[dg->done_tail++ % dg->done_cap];
-	d->send = send;
-	d->status = send->status;
+	dg->done[dg->done_tail++ % dg->done_cap] = send;
 }
 
 static const struct rdmx_swsrd_ops rdmx_dgram_srd_ops = {
@@ -502,13 +499,13 @@ int rdmx_dgram_report(struct rdmx_dgram *dg, struct rdmx_dev_cqe *cqe, int max)
 	int done = 0;
 
 	while (done < max && dg->done_head != dg->done_tail) {
-		struct rdmx_dgram_done *d = &dg->done[dg->done_head++ % dg->done_cap];
+		struct rdmx_dgram_send *send = dg->done[dg->done_head++ % dg->done_cap];
 
-		cqe[done].wr_id = d->send->srd.wr_id;
-		cqe[done].len = d->status != RDMX_DEV_OK ? d->send->fail_off : 0;
-		rdmx_pool_release(&dg->send_pool, d->send);
+		cqe[done].wr_id = send->srd.wr_id;
+		cqe[done].status = send->status;
+		cqe[done].len = send->status != RDMX_DEV_OK ? send->fail_off : 0;
+		rdmx_pool_release(&dg->send_pool, send);
 		cqe[done].op = RDMX_DEV_OP_SEND;
-		cqe[done].status = d->status;
 		cqe[done].src_ah = NULL;
 		cqe[done].src_addr = NULL;
 		done++;

@@ -9,7 +9,8 @@
 # 0: every completion, length, tag and payload checked out, no wait timed
 # out), rdmx printed a RESULT line with a number for each test and
 # size, and --plot drew each benchmark with a line for rdmx. A crafted
-# kept run checks that a ratio is the median of each repetition's own.
+# kept run checks that a ratio is the median of each repetition's own,
+# over every run and over those whose CPUs were near or far (--cpus).
 # tcp;ofi_rxm runs as a check of the programs themselves; its absence is
 # reported, not fatal. Then, where upstream.sh (earlier in make check)
 # built fabtests 1.17.0, libfabric's own fi_rdm_tagged_pingpong,
@@ -81,28 +82,42 @@ done
 grep -q '^tcp;ofi_rxm: unavailable' "$T_DIR/run.out" &&
 	echo "note: tcp;ofi_rxm is not available here; rdmx and udp_floor ran"
 
+# Every run is tagged with its CPUs' distance before and after it.
+[ "$(nproc)" -lt 2 ] || grep -q ' cpu_rtt=[0-9]*/[0-9]* rep=' "$raw" ||
+	t_fail "run tagged no RESULT line with two cpu_rtt readings"
+
 # The ratio columns pair each repetition's runs. A kept run (--from-raw)
 # of a machine with two speeds: rdmx ran fast in repetitions 2 and 3,
 # tcp;ofi_rxm only in 2. The ratio of the medians would be 2.00 (bw)
 # and 2.40 (lat); the repetitions' own ratios are 1.25, 1.25, 2.00 and
-# 1.20, 1.20, 2.40, whose medians the tables must show.
+# 1.20, 1.20, 2.40, whose medians the tables must show. Repetition 3
+# ran with the CPUs far apart: --cpus near keeps 1 and 2 (ratios 1.25
+# and 1.20 of medians 1,500 and 1,200 MB/s, 7.5 and 9 us), --cpus far 3.
 kept=$T_DIR/kept.raw
 {
 	echo "# mode: two network namespaces (crafted); reps 3"
-	for r in "1 1000 800 10 12" "2 2000 1600 5 6" "3 2000 1000 5 12"; do
+	for r in "1 1000 800 10 12 60/70" "2 2000 1600 5 6 65/62" "3 2000 1000 5 12 320/331"; do
 		set -- $r
-		echo "RESULT test=bw size=1048576 mbps=$2 rep=$1 key=rdmx"
-		echo "RESULT test=bw size=1048576 mbps=$3 rep=$1 key=tcp"
-		echo "RESULT test=lat size=8 median_us=$4 rep=$1 key=rdmx"
-		echo "RESULT test=lat size=8 median_us=$5 rep=$1 key=tcp"
+		echo "RESULT test=bw size=1048576 mbps=$2 cpu_rtt=$6 rep=$1 key=rdmx"
+		echo "RESULT test=bw size=1048576 mbps=$3 cpu_rtt=$6 rep=$1 key=tcp"
+		echo "RESULT test=lat size=8 median_us=$4 cpu_rtt=$6 rep=$1 key=rdmx"
+		echo "RESULT test=lat size=8 median_us=$5 cpu_rtt=$6 rep=$1 key=tcp"
 	done
 } >"$kept"
-sh "$(dirname "$0")/run" --from-raw "$kept" --builddir "$RDMX_BUILDDIR" \
-	>"$T_DIR/kept.out" 2>&1 || t_fail "run --from-raw exited non-zero"
-grep -Eq '^ +1048576 +2000\.0 +1000\.0 \| +1\.25$' "$T_DIR/kept.out" ||
-	t_fail "bw ratio is not the median of the repetitions' ratios: $(cat "$T_DIR/kept.out")"
-grep -Eq '^ +8 +5\.00 +12\.00 \| +1\.20$' "$T_DIR/kept.out" ||
-	t_fail "lat ratio is not the median of the repetitions' ratios: $(cat "$T_DIR/kept.out")"
+# smoke_kept cpus bw_line lat_line: the tables of the kept run for --cpus.
+smoke_kept() {
+	sh "$(dirname "$0")/run" --from-raw "$kept" --cpus "$1" --builddir "$RDMX_BUILDDIR" \
+		>"$T_DIR/kept.out" 2>&1 || t_fail "run --from-raw --cpus $1 exited non-zero"
+	grep -Eq "$2" "$T_DIR/kept.out" ||
+		t_fail "--cpus $1: bw is not the median of the repetitions' ratios: $(cat "$T_DIR/kept.out")"
+	grep -Eq "$3" "$T_DIR/kept.out" ||
+		t_fail "--cpus $1: lat is not the median of the repetitions' ratios: $(cat "$T_DIR/kept.out")"
+}
+smoke_kept all '^ +1048576 +2000\.0 +1000\.0 \| +1\.25$' '^ +8 +5\.00 +12\.00 \| +1\.20$'
+grep -q ': 8 runs near, 4 far, 0 moved during the run; the tables above: every run$' \
+	"$T_DIR/kept.out" || t_fail "no count of the runs by CPUs: $(cat "$T_DIR/kept.out")"
+smoke_kept near '^ +1048576 +1500\.0 +1200\.0 \| +1\.25$' '^ +8 +7\.50 +9\.00 \| +1\.20$'
+smoke_kept far '^ +1048576 +2000\.0 +1000\.0 \| +2\.00$' '^ +8 +5\.00 +12\.00 \| +2\.40$'
 
 # Only a build that is there: building it would not fit in the cap.
 if [ -n "$(up_find_tarball fabtests-1.17.0.tar.gz)" ] &&

@@ -74,7 +74,8 @@ t_veth() {
 
 # t_loss ns percent [protocols]: nftables drops percent% of the packets
 # of protocols (an nft set, default udp) that ns receives, at random
-# (there is no netem here).
+# (there is no netem here). A packet is what the input hook sees: over a
+# veth, a whole segmented send (UDP_SEGMENT or TSO, up to 64 KiB).
 t_loss() {
 	ip netns exec "$1" nft -f - <<NFT || t_fail "nft could not load the drop rule in $1"
 table inet rdmx_loss {

@@ -133,6 +133,42 @@ Test(swsrd_cc, random_loss_keeps_the_path_full)
 }
 
 /*
+ * After a loss event the window grows back half the way to where the
+ * loss found it per round trip, a quantum at most (a path that drops
+ * trains of packets every millisecond or two kept a window of about 100
+ * packets where 400 filled it, growing one packet a round trip); past
+ * that point, one packet a round trip. Silence forgets the point.
+ */
+Test(swsrd_cc, grows_back_to_where_a_loss_found_it)
+{
+	struct path p;
+	uint32_t full, cut;
+
+	path_run(&p, 100, 30);
+	full = rdmx_srd_cc_window(&p.cc);
+	rdmx_srd_cc_loss(&p.cc, false);
+	cut = rdmx_srd_cc_window(&p.cc);
+	cr_assert_lt(cut, full * 3 / 4);
+	for (int i = 0; i < 3; i++)
+		round_trip(&p);
+	cr_log_info("a loss: window %u -> %u, %u 3 round trips later\n", full, cut,
+		    rdmx_srd_cc_window(&p.cc));
+	cr_assert_geq(rdmx_srd_cc_window(&p.cc), full * 8 / 10);
+	for (int i = 0; i < 7; i++)
+		round_trip(&p);
+	cr_assert_geq(rdmx_srd_cc_window(&p.cc), full * 98 / 100);
+
+	rdmx_srd_cc_loss(&p.cc, true);
+	rdmx_srd_cc_loss(&p.cc, true);
+	cut = rdmx_srd_cc_window(&p.cc);
+	for (int i = 0; i < 8; i++)
+		round_trip(&p);
+	cr_assert_leq(rdmx_srd_cc_window(&p.cc), cut + 8 + 1,
+		      "after silence: window %u -> %u in 8 round trips", cut,
+		      rdmx_srd_cc_window(&p.cc));
+}
+
+/*
  * Timeouts (nothing got through: many senders to one receiver) halve the
  * window down to its least, whatever the product was.
  */

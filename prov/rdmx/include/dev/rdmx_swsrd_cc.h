@@ -4,15 +4,19 @@
  * delivers (docs/protocol.md, "Window and congestion").
  *
  * The window starts at RDMX_SRD_CWND_INIT packets and doubles per round
- * trip (slow start) up to the threshold the first loss sets, then grows
- * by one packet per window. Once the path's bandwidth-delay product is
- * measured (packets acknowledged per interval of a round trip, times the
- * least round trip seen in the last RDMX_SRD_MIN_RTT_NS), the window is
- * held at most at twice the product plus an allowance: the queue a
- * stream builds on the path stays about one product deep, and round
- * trips near their least, as in BBR. A quantum (RDMX_SRD_QUANTUM) is
- * what the stack moves as one: a segmented send or a merged read holds
- * up to 45 datagrams of an MTU of 1,500 bytes, and an ack covers 16.
+ * trip (slow start) up to the threshold the first loss sets; then it
+ * grows per window by half the way back to where the last loss event
+ * found it, at most a quantum, at least a packet (BIC's binary search
+ * increase; one packet per window left a path that drops a train every
+ * millisecond or two with a quarter of the window that fills it). Once
+ * the path's bandwidth-delay product is measured (packets acknowledged
+ * per interval of a round trip, times the least round trip seen in the
+ * last RDMX_SRD_MIN_RTT_NS), the window is held at most at twice the
+ * product plus an allowance: the queue a stream builds on the path stays
+ * about one product deep, and round trips near their least, as in BBR.
+ * A quantum (RDMX_SRD_QUANTUM) is what the stack moves as one: a
+ * segmented send or a merged read holds up to 45 datagrams of an MTU of
+ * 1,500 bytes, and an ack covers 16.
  * The allowance is RDMX_SRD_ALLOW_BYTES of the largest datagram sent
  * to the peer, at least three quanta and at most eight: with room for
  * only three quanta of MTU 1,500 datagrams, each ack opens a few
@@ -24,8 +28,8 @@
  * would lose it whole, and wait for a timeout), and one whose queue
  * overflowed drains it. Silence (swsrd saw nothing sent after a packet
  * get through over two of its timeouts) halves the window and the
- * product, down to RDMX_SRD_CWND_MIN: a dead path backs off however big
- * its window was.
+ * product, down to RDMX_SRD_CWND_MIN, and forgets where the window was:
+ * a dead path backs off however big its window was.
  */
 #ifndef RDMX_SWSRD_CC_H
 #define RDMX_SWSRD_CC_H
@@ -43,6 +47,7 @@
 struct rdmx_srd_cc {
 	uint32_t	cwnd_x16;	/* the window, 1/16 packets */
 	uint32_t	ssthresh_x16;	/* slow start below this */
+	uint32_t	wmax_x16;	/* the window the last loss event found */
 	uint32_t	bdp_x16;	/* bandwidth-delay product; 0: not known */
 	uint64_t	min_rtt_ns;	/* least round trip; 0: none yet */
 	uint64_t	min_rtt_at;	/* when it was seen */

@@ -55,12 +55,24 @@ static void rdmx_srd_cc_measure(struct rdmx_srd_cc *cc, uint64_t srtt, uint64_t 
 	cc->mark_delivered = cc->delivered;
 }
 
+/*
+ * What the window grows by per window of data past slow start: half the
+ * way back to where the last loss event found it, at most a quantum,
+ * at least a packet (BIC's binary search increase).
+ */
+static uint32_t rdmx_srd_cc_step(const struct rdmx_srd_cc *cc)
+{
+	uint32_t back = cc->cwnd_x16 < cc->wmax_x16 ? (cc->wmax_x16 - cc->cwnd_x16) / 2 : 0;
+
+	return RDMX_MAX(RDMX_MIN(back, RDMX_SRD_QUANTUM * 16), 16);
+}
+
 void rdmx_srd_cc_acked(struct rdmx_srd_cc *cc, uint32_t newly, uint64_t srtt,
 		       uint32_t limit, uint64_t now)
 {
 	uint32_t pkts = RDMX_MAX(cc->cwnd_x16 / 16, 1);
 	uint32_t grow = cc->cwnd_x16 < cc->ssthresh_x16 ? newly * 16 :
-			RDMX_MAX(newly * 16 / pkts, 1);
+			RDMX_MAX(newly * rdmx_srd_cc_step(cc) / pkts, 1);
 	uint32_t cap = limit * 16;
 
 	cc->delivered += newly;
@@ -74,9 +86,11 @@ void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc, bool silent)
 {
 	uint32_t floor = RDMX_MIN(cc->bdp_x16 + RDMX_SRD_QUANTUM * 16, cc->cwnd_x16);
 
+	cc->wmax_x16 = cc->cwnd_x16;
 	if (silent) {
 		/* Nothing gets through: what was measured may be gone too. */
 		cc->bdp_x16 /= 2;
+		cc->wmax_x16 = 0;
 		floor = 0;
 	}
 	cc->cwnd_x16 = RDMX_MAX(RDMX_MAX(cc->cwnd_x16 / 2, floor), RDMX_SRD_CWND_MIN);

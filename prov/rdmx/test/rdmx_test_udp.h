@@ -52,19 +52,19 @@ static inline struct rdmx_ah *rdmx_test_udp_ah(struct rdmx_dev *from, struct rdm
 	return ah;
 }
 
-/* Opens A, sending from a_paths sockets, and B, with all its buffers posted. */
 /* B's receive buffer i (its wr_id), past its front room. */
 static inline uint8_t *rdmx_test_udp_buf(const struct rdmx_test_udp_pair *p, uint64_t i)
 {
 	return p->bufs + i * (RDMX_TEST_UDP_FRONT + p->b->caps.mtu) + RDMX_TEST_UDP_FRONT;
 }
 
-/* Posts B's receive buffer i again. */
+/* Posts B's receive buffer i (at the start, and each time it is read). */
 static inline void rdmx_test_udp_repost(struct rdmx_test_udp_pair *p, uint64_t i)
 {
 	cr_assert_eq(p->b->ops->post_recv(p->b, rdmx_test_udp_buf(p, i), p->b->caps.mtu, i), 0);
 }
 
+/* Opens A, sending from a_paths sockets, and B, with all its buffers posted. */
 static inline void rdmx_test_udp_pair_open(struct rdmx_test_udp_pair *p, size_t a_paths)
 {
 	rdmx_test_use_loopback();

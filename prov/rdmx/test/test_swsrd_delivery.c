@@ -274,7 +274,10 @@ Test(swsrd, fast_retransmit_fills_a_hole_before_the_timeout)
 	cr_assert_lt(hole->done_ns - hole->first_xmit_ns, sim_cfg.rto_min_ns);
 }
 
-/* The header node A sent the packet of psn with, as its device has it. */
+/*
+ * The header of node A's packet of psn, as far as rdmx_swsrd_trailed
+ * reads it (type, session, psn, tags; not the ack fields it carried).
+ */
 static const struct rdmx_wire_srd *sent_hdr(struct sim *sim, uint32_t psn)
 {
 	static struct rdmx_wire_srd wire;

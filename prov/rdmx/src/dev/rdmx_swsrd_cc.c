@@ -86,11 +86,10 @@ void rdmx_srd_cc_loss(struct rdmx_srd_cc *cc, bool silent)
 {
 	uint32_t floor = RDMX_MIN(cc->bdp_x16 + RDMX_SRD_QUANTUM * 16, cc->cwnd_x16);
 
-	cc->wmax_x16 = cc->cwnd_x16;
+	cc->wmax_x16 = silent ? 0 : cc->cwnd_x16;
 	if (silent) {
 		/* Nothing gets through: what was measured may be gone too. */
 		cc->bdp_x16 /= 2;
-		cc->wmax_x16 = 0;
 		floor = 0;
 	}
 	cc->cwnd_x16 = RDMX_MAX(RDMX_MAX(cc->cwnd_x16 / 2, floor), RDMX_SRD_CWND_MIN);

@@ -11,16 +11,21 @@
 #   fabtests/benchmarks/lossy_ab.sh BUILD_A BUILD_B [REPS [COUNT [LOSS]]]
 #
 # BUILD_x: a build folder (rdmx_stream in fabtests/functional/, the
-# provider in .libs/). Prints every run's seconds, then the medians and
-# B / A. Needs root, ip and nft. Exit 1 when a run fails.
+# provider in .libs/). BUILD_B may be the word tcp: libfabric's
+# tcp;ofi_rxm through BUILD_A's rdmx_stream, the namespaces then also
+# dropping LOSS percent of the TCP packets they receive; a tcp run that
+# does not finish within AB_TCP_WAIT seconds (default 60) counts as that
+# long and is marked. Prints every run's seconds, then the medians and
+# B / A. Needs root, ip and nft. Exit 1 when an rdmx run fails.
 set -eu
 
 [ $# -ge 2 ] || { sed -n '3,16p' "$0" >&2; exit 2; }
 AB_A=$(cd "$1" && pwd)
-AB_B=$(cd "$2" && pwd)
+if [ "$2" = tcp ]; then AB_B=tcp; else AB_B=$(cd "$2" && pwd); fi
 AB_REPS=${3:-5}
 AB_COUNT=${4:-20000}
 AB_LOSS=${5:-5}
+AB_TCP_WAIT=${AB_TCP_WAIT:-60}
 RDMX_BUILDDIR=$AB_A
 export RDMX_BUILDDIR
 
@@ -30,29 +35,46 @@ t_netns_require nft
 t_env_defaults
 t_init
 t_lossy_link ab 10.213.11 "$AB_LOSS"
+if [ "$AB_B" = tcp ]; then
+	t_loss "$ns_s" "$AB_LOSS" tcp
+	t_loss "$ns_r" "$AB_LOSS" tcp
+fi
 
-# ab_run build name: one stream with build's provider, its output under
-# name; prints its seconds.
+# ab_run build name: one stream with build's provider (or tcp;ofi_rxm),
+# its output under name; prints its seconds, with a trailing + when a tcp
+# stream did not finish in AB_TCP_WAIT seconds.
 ab_run() {
 	local env="env FI_PROVIDER_PATH=$1/.libs FI_PROVIDER=rdmx FI_RDMX_LONG_READ=0"
-	local t0 t1
+	local prog="$1/fabtests/functional/rdmx_stream" t0 t1 rs rr
 
-	t_start_server "$2-r" "ip netns exec $ns_r $env" \
-		"$1/fabtests/functional/rdmx_stream" -r -b "$addr_r" -p 0
+	if [ "$1" = tcp ]; then
+		env="timeout $AB_TCP_WAIT env FI_PROVIDER=tcp;ofi_rxm"
+		prog="$AB_A/fabtests/functional/rdmx_stream"
+	fi
+	t_start_server "$2-r" "ip netns exec $ns_r $env" "$prog" -r -b "$addr_r" -p 0
 	t0=$(date +%s%N)
-	t_spawn_with "$2-s" "ip netns exec $ns_s $env" \
-		"$1/fabtests/functional/rdmx_stream" \
+	t_spawn_with "$2-s" "ip netns exec $ns_s $env" "$prog" \
 		-p "$T_SERVER_PORT" -n "$AB_COUNT" --sizes mixed "$addr_r"
-	t_reap "$T_LAST_PID" "$2 sender"
+	t_collect "$T_LAST_PID"
+	rs=$T_RC
 	t1=$(date +%s%N)
-	t_reap "$T_SERVER_PID" "$2 receiver"
+	t_collect "$T_SERVER_PID"
+	rr=$T_RC
+	if [ "$1" = tcp ] && [ $((rs + rr)) -ne 0 ]; then
+		echo "$AB_TCP_WAIT+"
+		return
+	fi
+	[ "$rs" -eq 0 ] || t_fail "$2 sender exited with status $rs"
+	[ "$rr" -eq 0 ] || t_fail "$2 receiver exited with status $rr"
 	echo "$t0 $t1" | awk '{ printf "%.3f\n", ($2 - $1) / 1e9 }'
 }
 
-# median: of the numbers on stdin.
+# median: of the numbers on stdin; a trailing + (a run that did not
+# finish) carries to the median when it counted there.
 median() {
-	sort -n | awk '{ v[NR] = $1 }
-		END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m }'
+	sort -n | awk '{ v[NR] = $1 + 0; c[NR] = ($1 ~ /[+]$/) ? "+" : "" }
+		END { a = (NR % 2) ? (NR + 1) / 2 : NR / 2; b = (NR % 2) ? a : a + 1
+		      print (v[a] + v[b]) / 2 c[b] }'
 }
 
 echo "== $AB_COUNT messages (mixed sizes), $AB_LOSS% loss each way, $AB_REPS runs each"
@@ -70,5 +92,6 @@ mb=$(median <"$T_DIR/b.s")
 echo "| build | median s | messages/s |"
 echo "|---|---|---|"
 echo "$ma $AB_COUNT" | awk '{ printf "| A | %.3f | %.0f |\n", $1, $2 / $1 }'
-echo "$mb $AB_COUNT" | awk '{ printf "| B | %.3f | %.0f |\n", $1, $2 / $1 }'
-echo "$ma $mb" | awk '{ printf "B / A time: %.2f\n", $2 / $1 }'
+echo "$mb $AB_COUNT" | awk '{ m = ($1 ~ /[+]$/)
+	printf "| B | %s%.3f | %s%.0f |\n", m ? "at least " : "", $1, m ? "at most " : "", $2 / $1 }'
+echo "$ma $mb" | awk '{ printf "B / A time: %s%.2f\n", ($2 ~ /[+]$/) ? "at least " : "", $2 / $1 }'

@@ -39,6 +39,16 @@
 #    a MiB that is never completed, from the attacker's own session while
 #    a stream runs: the same bounds.
 #
+# 5. A forged ICMP "fragmentation needed" naming ATTACK_PMTU, sent to the
+#    sender as from a router on its way to the receiver and quoting a
+#    datagram of its running stream: the sender's kernel records that
+#    path MTU (`ip route get` shows it; else the check proves nothing and
+#    fails), yet the stream keeps sending in runs (its tx_gso at least
+#    half the baseline's, which an endpoint that gave up segmenting does
+#    not reach), and a new stream started after it cuts its messages at
+#    the interface MTU, not at the forged one (its tx_gso below one and a
+#    half times the baseline's; 524-byte packets give about three times).
+#
 # Every check runs; the test fails at the end if any did. Needs root and
 # ip; skips (77) without them or without network namespaces. Capped at
 # ATTACK_CAP_S seconds; namespaces and processes go on every exit path.
@@ -76,6 +86,7 @@ ATTACK_FLOOD_STREAM_N=60000
 ATTACK_FLOOD_STREAM_RATE=3000
 ATTACK_HOLD=100000		# medium packets of messages never completed
 ATTACK_LOG_MAX=100
+ATTACK_PMTU=552			# the kernel's floor for a learned path MTU
 ATTACK_SEED=20261125
 # No wait of a stream for a completion lasts 30 s, under any attack.
 ATTACK_WAIT_S=30
@@ -279,6 +290,29 @@ a_attack dack-to-tx s --kind dack
 a_attack hs-to-tx s --kind hs
 a_attack challenge-tx s --kind challenge
 a_attack near-to-tx s --kind all --content near
+
+a_phase "a forged ICMP fragmentation needed (MTU $ATTACK_PMTU) at the sender during a stream, then a new stream"
+base_gso=$(t_field base-s tx_gso)
+a_stream_start pmtu "$ATTACK_STREAM_N" "$ATTACK_STREAM_RATE"
+a_forge pmtu-forge "$ns_r" --from "$addr_s:$SPORT" --icmp-too-big "$ATTACK_PMTU" \
+	"$addr_r" "$RPORT"
+learned=$(ip -n "$ns_s" route get "$addr_r" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
+a_stream_end pmtu
+a_stream_start pmtu-next "$ATTACK_STREAM_N" "$ATTACK_STREAM_RATE"
+a_stream_end pmtu-next
+next_result=$RESULT
+ip -n "$ns_s" route flush cache
+echo "   the sender's kernel learned path MTU ${learned:-none}; tx_gso: baseline $base_gso," \
+	"during $(t_field pmtu-s tx_gso), the next stream $(t_field pmtu-next-s tx_gso)"
+echo "   streams: $RESULT, then $next_result"
+[ "$learned" = "$ATTACK_PMTU" ] ||
+	a_fail "the sender's kernel did not take the forged ICMP (path MTU ${learned:-none}): nothing was checked"
+[ "$RESULT" = PASS ] || a_fail "the stream during the forged ICMP: $RESULT"
+[ "$next_result" = PASS ] || a_fail "the stream after the forged ICMP: $next_result"
+[ "$(($(t_field pmtu-s tx_gso) * 2))" -ge "$base_gso" ] ||
+	a_fail "the stream stopped segmenting after the forged ICMP (tx_gso $(t_field pmtu-s tx_gso), baseline $base_gso)"
+[ "$(($(t_field pmtu-next-s tx_gso) * 2))" -lt "$((base_gso * 3))" ] ||
+	a_fail "the stream after the forged ICMP sent small packets (tx_gso $(t_field pmtu-next-s tx_gso), baseline $base_gso)"
 
 # a_newcomer name [anon]: a receiver, with anon anonymous senders first
 # (none if not given), then a newcomer's stream of 1000 messages killed

@@ -28,6 +28,7 @@
 #define FG_ANSWER_MS	200	/* wait for a CHALLENGE or an answer */
 #define FG_TRIES	10	/* --auth: hellos, then RESETs, at most */
 #define FG_RX_MAX	(FG_DGRAM_MAX - sizeof(struct rdmx_wire_srd))
+#define FG_QUOTED_LEN	65535	/* --icmp-too-big: the quoted datagram's size */
 #define FG_MIN(a, b)	((a) < (b) ? (a) : (b))
 
 enum fg_kind {
@@ -91,6 +92,7 @@ struct fg {
 	const char		*observe;
 	const char		*tag_file;
 	uint64_t		secs;
+	uint64_t		icmp_mtu;	/* --icmp-too-big */
 
 	/* State. */
 	int			fd;
@@ -125,6 +127,7 @@ size_t fg_make(struct fg *fg, uint64_t i, uint8_t *buf);
 /* sockets.c */
 int fg_send(struct fg *fg, const uint8_t *dgram, size_t len);
 int fg_open_raw(struct fg *fg);
+int fg_icmp_too_big(struct fg *fg);
 int fg_open_udp(const struct sockaddr_in *addr, bool quiet);
 ssize_t fg_recv(int fd, uint8_t *buf, size_t len, int ms);
 

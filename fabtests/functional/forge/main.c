@@ -47,6 +47,12 @@
  * values of the swsrd datagrams arriving at port (host ignored) into
  * file, one hex value a line, for a later --tags stale.
  *
+ * --icmp-too-big MTU (with --from addr:port): one ICMP "fragmentation
+ * needed" naming MTU, sent to addr as a router on the way to host would
+ * send it, quoting a datagram from addr:port to host:port. Nothing in it
+ * is secret: whether addr's kernel lowers its path MTU to host, and what
+ * its endpoint then does, is the attack.
+ *
  * Prints what it sent on one line: "rdmx_forge: sent=N bytes=B ...".
  * Exit status: 0, 1 on a failure (socket, file), 2 on bad options.
  */
@@ -62,6 +68,8 @@ static int fg_run(struct fg *fg)
 
 	if (fg->observe)
 		return fg_observe(fg);
+	if (fg->icmp_mtu)
+		return fg_icmp_too_big(fg);
 	if (fg->anon_ports)
 		return fg_anon(fg);
 	for (size_t m = 0; m < fg->ntags; m++)

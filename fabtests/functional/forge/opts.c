@@ -30,7 +30,9 @@ void fg_usage(void)
 		"  -n count --rate pps --seed s\n"
 		"  --auth             from our own address, inside a session we open\n"
 		"  --anon-ports N [--port-base P]  N anonymous peers\n"
-		"  --observe file --secs S  record the tags arriving at port\n");
+		"  --observe file --secs S  record the tags arriving at port\n"
+		"  --icmp-too-big MTU one ICMP fragmentation needed to --from's address,\n"
+		"                     quoting a datagram from --from to host:port\n");
 }
 
 /* Parses "addr:port" into sa; 0 or -1. */
@@ -125,6 +127,7 @@ static const struct option fg_long_opts[] = {
 	{ "port-base", required_argument, NULL, 'B' },
 	{ "observe", required_argument, NULL, 'O' },
 	{ "secs", required_argument, NULL, 's' },
+	{ "icmp-too-big", required_argument, NULL, 'I' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -147,6 +150,7 @@ static int fg_parse_opt(struct fg *fg, int c, const char *arg)
 	case 'B': return ft_parse_num(arg, 1, 65535, &fg->port_base);
 	case 'O': fg->observe = arg; return 0;
 	case 's': return ft_parse_num(arg, 1, 3600, &fg->secs);
+	case 'I': return ft_parse_num(arg, 68, 65535, &fg->icmp_mtu);
 	default: return -1;
 	}
 }
@@ -173,6 +177,8 @@ int fg_parse(struct fg *fg, int argc, char **argv)
 			fg->tags[fg->ntags++] = (enum fg_tags) m;
 	if (fg->spoof && fg->auth)
 		return ft_fail("--auth sends from our own address: no --from");
+	if (fg->icmp_mtu && !fg->spoof)
+		return ft_fail("--icmp-too-big needs --from (the datagram it quotes)");
 	if (fg->observe && !fg->secs)
 		return ft_fail("--observe needs --secs");
 	return 0;

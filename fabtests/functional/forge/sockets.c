@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmx_forge: the sockets: a raw one that spoofs --from (its IP and UDP
- * headers and checksum) or a plain one, sending and receiving.
+ * headers and checksum) or a plain one, sending and receiving; and the
+ * raw ICMP one of --icmp-too-big.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/ip.h>
+#include <netinet/ip_icmp.h>
 #include <netinet/udp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -47,14 +49,9 @@ static uint16_t fg_udp_csum(const struct iphdr *ip, const uint8_t *udp, size_t l
 	return htons(csum ? csum : 0xffff);
 }
 
-/* Sends len bytes at dgram, from --from through the raw socket. */
-static ssize_t fg_send_raw(struct fg *fg, const uint8_t *dgram, size_t len)
+/* The IP and UDP headers of a datagram of ulen UDP bytes from --from to host. */
+static void fg_ip_udp(const struct fg *fg, struct iphdr *ip, struct udphdr *udp, size_t ulen)
 {
-	uint8_t pkt[sizeof(struct iphdr) + sizeof(struct udphdr) + FG_DGRAM_MAX];
-	struct iphdr *ip = (struct iphdr *) pkt;
-	struct udphdr *udp = (struct udphdr *) (pkt + sizeof(*ip));
-	size_t ulen = sizeof(*udp) + len;
-
 	*ip = (struct iphdr) {
 		.version = 4, .ihl = 5, .ttl = 64, .protocol = IPPROTO_UDP,
 		.tot_len = htons((uint16_t) (sizeof(*ip) + ulen)),
@@ -64,6 +61,17 @@ static ssize_t fg_send_raw(struct fg *fg, const uint8_t *dgram, size_t len)
 		.source = fg->from.sin_port, .dest = fg->to.sin_port,
 		.len = htons((uint16_t) ulen),
 	};
+}
+
+/* Sends len bytes at dgram, from --from through the raw socket. */
+static ssize_t fg_send_raw(struct fg *fg, const uint8_t *dgram, size_t len)
+{
+	uint8_t pkt[sizeof(struct iphdr) + sizeof(struct udphdr) + FG_DGRAM_MAX];
+	struct iphdr *ip = (struct iphdr *) pkt;
+	struct udphdr *udp = (struct udphdr *) (pkt + sizeof(*ip));
+	size_t ulen = sizeof(*udp) + len;
+
+	fg_ip_udp(fg, ip, udp, ulen);
 	memcpy(udp + 1, dgram, len);
 	udp->check = fg_udp_csum(ip, (const uint8_t *) udp, ulen);
 	return sendto(fg->fd, pkt, sizeof(*ip) + ulen, 0,
@@ -92,6 +100,36 @@ int fg_send(struct fg *fg, const uint8_t *dgram, size_t len)
 	}
 	fg->sent++;
 	fg->bytes += len;
+	return 0;
+}
+
+int fg_icmp_too_big(struct fg *fg)
+{
+	struct {
+		struct icmphdr	icmp;
+		struct iphdr	ip;
+		struct udphdr	udp;
+	} pkt;
+	struct sockaddr_in victim = { .sin_family = AF_INET, .sin_addr = fg->from.sin_addr };
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+	ssize_t ret;
+
+	if (fd < 0)
+		return ft_fail("raw ICMP socket: %s (needs root)", strerror(errno)), -1;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.icmp.type = ICMP_DEST_UNREACH;
+	pkt.icmp.code = ICMP_FRAG_NEEDED;
+	pkt.icmp.un.frag.mtu = htons((uint16_t) fg->icmp_mtu);
+	/* The datagram it quotes: larger than the MTU it names, "don't fragment". */
+	fg_ip_udp(fg, &pkt.ip, &pkt.udp, FG_QUOTED_LEN - sizeof(pkt.ip));
+	pkt.ip.frag_off = htons(IP_DF);
+	pkt.ip.check = htons(fg_csum_fold(fg_csum_add(0, &pkt.ip, sizeof(pkt.ip))));
+	pkt.icmp.checksum = htons(fg_csum_fold(fg_csum_add(0, &pkt, sizeof(pkt))));
+	ret = sendto(fd, &pkt, sizeof(pkt), 0, (const struct sockaddr *) &victim, sizeof(victim));
+	close(fd);
+	if (ret < 0)
+		return ft_fail("sendto: %s", strerror(errno)), -1;
+	printf(FG_NAME ": icmp_too_big mtu=%" PRIu64 " sent=1\n", fg->icmp_mtu);
 	return 0;
 }
 

@@ -108,7 +108,19 @@ int rdmx_udp_domains(const void *src, const void *dest,
  */
 size_t rdmx_udp_family_mtu(int family);
 
-/* The largest rdm packet the route to dest carries; 0 if unknown. */
+/*
+ * Makes the socket fd of family send up to its interface's MTU with "do
+ * not fragment" set, whatever path MTU the kernel learned from ICMP
+ * (IP_PMTUDISC_PROBE): anyone can forge those (rdmx_udp_route.h). 0 or
+ * -errno.
+ */
+int rdmx_udp_pmtu_fixed(int fd, int family);
+
+/*
+ * The largest rdm packet the route to dest carries as configured: the
+ * route's own MTU or its interface's, never a path MTU learned from
+ * ICMP; 0 if unknown (no route, several next hops).
+ */
 size_t rdmx_udp_route_mtu(const union rdmx_udp_addr *dest);
 
 #endif /* RDMX_DEV_UDP_H */

@@ -851,6 +851,7 @@ static int rdmx_udp_socket(struct rdmx_udp_dev *udp, const union rdmx_udp_addr *
 	}
 	if ((bound.sa.sa_family == AF_INET6 &&
 	     setsockopt(udp->fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on))) ||
+	    rdmx_udp_pmtu_fixed(udp->fd, bound.sa.sa_family) ||
 	    (udp->wildcard && rdmx_udp_ctl_enable(udp->fd, bound.sa.sa_family)) ||
 	    bind(udp->fd, &bound.sa, rdmx_udp_addr_len(&bound)) ||
 	    getsockname(udp->fd, &bound.sa, &len)) {
@@ -888,6 +889,7 @@ static int rdmx_udp_paths_open(struct rdmx_udp_dev *udp)
 		if (fd < 0 ||
 		    (bound.sa.sa_family == AF_INET6 &&
 		     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on))) ||
+		    rdmx_udp_pmtu_fixed(fd, bound.sa.sa_family) ||
 		    bind(fd, &bound.sa, rdmx_udp_addr_len(&bound))) {
 			int ret = -errno;
 

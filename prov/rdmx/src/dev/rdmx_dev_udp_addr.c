@@ -16,6 +16,7 @@
 
 #include "rdmx.h"
 #include "rdmx_dev_udp.h"
+#include "rdmx_udp_route.h"
 #include "rdmx_wire_srd.h"
 
 /* The largest UDP payload over IPv4 (IPv6 allows 20 bytes more). */
@@ -187,6 +188,17 @@ int rdmx_udp_ctl_enable(int fd, int family)
 	return 0;
 }
 
+int rdmx_udp_pmtu_fixed(int fd, int family)
+{
+	int probe = family == AF_INET ? IP_PMTUDISC_PROBE : IPV6_PMTUDISC_PROBE;
+
+	if (family == AF_INET ?
+	    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &probe, sizeof(probe)) :
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &probe, sizeof(probe)))
+		return -errno;
+	return 0;
+}
+
 void rdmx_udp_ctl_set_src(struct msghdr *m, union rdmx_udp_ctl *ctl,
 			  const union rdmx_udp_addr *src)
 {
@@ -351,19 +363,17 @@ size_t rdmx_udp_family_mtu(int family)
 
 size_t rdmx_udp_route_mtu(const union rdmx_udp_addr *dest)
 {
-	int family = dest->sa.sa_family, mtu = 0;
-	socklen_t len = sizeof(mtu);
-	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	bool ok;
+	unsigned ifindex, route_mtu;
+	char name[IF_NAMESIZE];
+	size_t mtu;
 
-	if (fd < 0)
+	if (rdmx_udp_route_get(&dest->sa, &ifindex, &route_mtu) ||
+	    !if_indextoname(ifindex, name))
 		return 0;
-	/* Connecting a UDP socket looks the route up and sends nothing. */
-	ok = !connect(fd, &dest->sa, rdmx_udp_addr_len(dest)) &&
-	     !(family == AF_INET ? getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len) :
-	       getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len));
-	close(fd);
-	return ok && mtu > 0 ? rdmx_udp_payload((size_t) mtu, family) : 0;
+	mtu = rdmx_udp_iface_mtu(name, dest->sa.sa_family);
+	if (route_mtu)
+		mtu = RDMX_MIN(mtu, rdmx_udp_payload(route_mtu, dest->sa.sa_family));
+	return mtu;
 }
 
 /* Writes the domain of interface address ifa, with port, to out. */

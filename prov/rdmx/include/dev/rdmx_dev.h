@@ -31,7 +31,8 @@
 #define RDMX_DEV_STATUSES(X)						\
 	X(OK,		0,			"success")		\
 	X(RNR,		FI_ENORX,		"receiver not ready")	\
-	X(UNREACH,	FI_EHOSTUNREACH,	"peer unreachable")	\
+	X(UNREACH,	FI_EHOSTUNREACH,	"peer unreachable (udp: or a narrow " \
+	  "path, see FI_RDMX_MTU)")					\
 	X(MSGSIZE,	FI_EMSGSIZE,		"packet too large")	\
 	X(FLUSHED,	FI_ECANCELED,		"flushed on close")	\
 	X(ACCESS,	FI_EACCES,		"remote access refused") \

@@ -11,7 +11,8 @@
 #   fabtests/benchmarks/lossy_ab.sh BUILD_A BUILD_B [REPS [COUNT [LOSS]]]
 #
 # BUILD_x: a build folder (rdmx_stream in fabtests/functional/, the
-# provider in .libs/). BUILD_B may be the word tcp: libfabric's
+# provider in .libs/; `make fabtests/functional/rdmx_stream` there builds
+# the program). BUILD_B may be the word tcp: libfabric's
 # tcp;ofi_rxm through BUILD_A's rdmx_stream, the namespaces then also
 # dropping LOSS percent of the TCP packets they receive; a tcp run that
 # does not finish within AB_TCP_WAIT seconds (default 60) counts as that
@@ -19,9 +20,16 @@
 # B / A. Needs root, ip and nft. Exit 1 when an rdmx run fails.
 set -eu
 
-[ $# -ge 2 ] || { sed -n '3,16p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '3,/^set -eu/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 AB_A=$(cd "$1" && pwd)
 if [ "$2" = tcp ]; then AB_B=tcp; else AB_B=$(cd "$2" && pwd); fi
+for b in "$AB_A" "$AB_B"; do
+	[ "$b" = tcp ] || [ -x "$b/fabtests/functional/rdmx_stream" ] || {
+		echo "lossy_ab.sh: $b/fabtests/functional/rdmx_stream not built" \
+			"(make -C $b fabtests/functional/rdmx_stream)" >&2
+		exit 2
+	}
+done
 AB_REPS=${3:-5}
 AB_COUNT=${4:-20000}
 AB_LOSS=${5:-5}
@@ -92,6 +100,7 @@ mb=$(median <"$T_DIR/b.s")
 echo "| build | median s | messages/s |"
 echo "|---|---|---|"
 echo "$ma $AB_COUNT" | awk '{ printf "| A | %.3f | %.0f |\n", $1, $2 / $1 }'
-echo "$mb $AB_COUNT" | awk '{ m = ($1 ~ /[+]$/)
-	printf "| B | %s%.3f | %s%.0f |\n", m ? "at least " : "", $1, m ? "at most " : "", $2 / $1 }'
+echo "$mb $AB_COUNT $AB_B" | awk '{ m = ($1 ~ /[+]$/)
+	printf "| B%s | %s%.3f | %s%.0f |\n", $3 == "tcp" ? " (tcp;ofi_rxm)" : "",
+	       m ? "at least " : "", $1, m ? "at most " : "", $2 / $1 }'
 echo "$ma $mb" | awk '{ printf "B / A time: %s%.2f\n", ($2 ~ /[+]$/) ? "at least " : "", $2 / $1 }'

@@ -203,7 +203,7 @@ t_cap_runtime() {
 t_init() {
 	T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rdmx-test.XXXXXX")
 	trap t_cleanup EXIT
-	trap 'exit 1' INT TERM HUP
+	trap 'exit 1' INT TERM HUP PIPE
 }
 
 # Prints the captured output of every process started so far.

@@ -199,10 +199,13 @@ void rdmx_rma_resp_lost(struct rdmx_ep *ep, struct rdmx_peer *peer, const struct
  * application's sends are never failed for them, nor they for the
  * application's. A reader that cannot take a chunk now (not connected,
  * in RNR backoff, its queue full) is passed over, not waited for, and
- * progress tries again. A peer has RDMX_RMA_PEER_ANSWERS at most, the
- * peers outside the AV (anonymous: a forger may make several)
- * RDMX_RMA_ANON_ANSWERS together: a read past that, or past the
- * endpoint's RDMX_RMA_ANSWERS, is refused FI_EAGAIN. A chunk that fails sends the reader a VOID (rdmx_tx_void); a
+ * progress tries again. A peer has RDMX_RMA_PEER_ANSWERS at most with
+ * chunks left to send (an answer whose last chunk went, or that was
+ * refused, no longer counts: its reader may see the read end before the
+ * chunk's send does, and post the next), the peers outside the AV
+ * (anonymous: a forger may make several) RDMX_RMA_ANON_ANSWERS together
+ * until their answers end: a read past that, or past the endpoint's
+ * RDMX_RMA_ANSWERS, is refused FI_EAGAIN. A chunk that fails sends the reader a VOID (rdmx_tx_void); a
  * region closed meanwhile, a DACK with the key's refusal.
  */
 #define RDMX_RMA_ANSWERS	256
@@ -224,6 +227,7 @@ struct rdmx_rma_answer {
 						   has one, empty) */
 	bool			failed;		/* the reader was told */
 	bool			anon;		/* counted in rdmx_rma_answers.anon */
+	bool			counted;	/* in its peer's answers: chunks left */
 	bool			fetched;	/* an atomic's: the bytes are result's,
 						   and addr an offset into it */
 	uint8_t			result[RDMX_ATOMIC_MAX_BYTES];
@@ -263,6 +267,14 @@ static struct rdmx_rma_answers *rdmx_rma_answers(struct rdmx_ep *ep)
 	return ans;
 }
 
+/* a has no chunk left to send: its reader may post another read. */
+static void rdmx_rma_answer_sent(struct rdmx_rma_answer *a)
+{
+	if (a->counted && a->peer)
+		a->peer->answers--;
+	a->counted = false;
+}
+
 /* a is over: the remote read counted if it went whole, its slot freed. */
 static void rdmx_rma_answer_end(struct rdmx_ep *ep, struct rdmx_rma_answer *a)
 {
@@ -273,8 +285,7 @@ static void rdmx_rma_answer_end(struct rdmx_ep *ep, struct rdmx_rma_answer *a)
 			rdmx_comp_count(ep->rx_comp, &entry);
 		rdmx_keys_accessed(ep->keys, a->key, FI_REMOTE_READ);
 	}
-	if (a->peer)
-		a->peer->answers--;
+	rdmx_rma_answer_sent(a);
 	if (a->anon)
 		ep->answers->anon--;
 	rdmx_dlist_remove(&a->link);
@@ -287,6 +298,7 @@ static void rdmx_rma_answer_refuse(struct rdmx_ep *ep, struct rdmx_rma_answer *a
 	rdmx_dack_send(ep, a->peer, a->req_flags, a->req_id, a->read_id, err);
 	a->failed = true;
 	a->left = 0;
+	rdmx_rma_answer_sent(a);
 }
 
 static void rdmx_rma_pump(struct rdmx_ep *ep);
@@ -303,6 +315,7 @@ static void rdmx_rma_chunk_ended(struct rdmx_ep *ep, struct rdmx_txe *txe)
 		/* The reader was sent a VOID, or its session is over. */
 		a->failed = true;
 		a->left = 0;
+		rdmx_rma_answer_sent(a);
 	}
 	if (!a->inflight && !a->left)
 		rdmx_rma_answer_end(ep, a);
@@ -374,6 +387,8 @@ static enum rdmx_rma_sent rdmx_rma_chunk(struct rdmx_ep *ep, struct rdmx_rma_ans
 	a->started = true;
 	a->addr += iov.iov_len;
 	a->left -= iov.iov_len;
+	if (!a->left)
+		rdmx_rma_answer_sent(a);
 	return RDMX_RMA_SENT;
 }
 
@@ -460,7 +475,7 @@ void rdmx_rma_forget(struct rdmx_ep *ep, struct rdmx_peer *peer)
 			continue;
 		}
 		/* Its chunks end later (their entries are the peer's too). */
-		peer->answers--;
+		rdmx_rma_answer_sent(a);
 		a->peer = NULL;
 	}
 }
@@ -493,6 +508,7 @@ static int rdmx_rma_answer_new(struct rdmx_ep *ep, struct rdmx_peer *peer,
 		.req_id = pkt->msg_id,
 		.req_flags = pkt->flags,
 		.anon = peer->anon,
+		.counted = true,
 	};
 	rdmx_dlist_insert_tail(&ans->queue, &a->link);
 	peer->answers++;

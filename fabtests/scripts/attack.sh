@@ -41,13 +41,15 @@
 #
 # 5. A forged ICMP "fragmentation needed" naming ATTACK_PMTU, sent to the
 #    sender as from a router on its way to the receiver and quoting a
-#    datagram of its running stream: the sender's kernel records that
-#    path MTU (`ip route get` shows it; else the check proves nothing and
-#    fails), yet the stream keeps sending in runs (its tx_gso at least
-#    half the baseline's, which an endpoint that gave up segmenting does
-#    not reach), and a new stream started after it cuts its messages at
-#    the interface MTU, not at the forged one (its tx_gso below one and a
-#    half times the baseline's; 524-byte packets give about three times).
+#    datagram of its running stream, and another quoting one of a plain
+#    socket beside it (a canary, port ATTACK_CANARY_PORT) so that the
+#    sender's kernel records that path MTU for the receiver (`ip route
+#    get` shows it; else the check proves nothing and fails). The stream
+#    keeps sending in runs (its tx_gso at least half the baseline's,
+#    which an endpoint that gave up segmenting does not reach), and a new
+#    stream started after it cuts its messages at the interface MTU, not
+#    at the forged one (its tx_gso below one and a half times the
+#    baseline's; 524-byte packets give about three times).
 #
 # Every check runs; the test fails at the end if any did. Needs root and
 # ip; skips (77) without them or without network namespaces. Capped at
@@ -87,6 +89,7 @@ ATTACK_FLOOD_STREAM_RATE=3000
 ATTACK_HOLD=100000		# medium packets of messages never completed
 ATTACK_LOG_MAX=100
 ATTACK_PMTU=552			# the kernel's floor for a learned path MTU
+ATTACK_CANARY_PORT=19999	# below the ephemeral range and ATTACK_PORT_BASE
 ATTACK_SEED=20261125
 # No wait of a stream for a completion lasts 30 s, under any attack.
 ATTACK_WAIT_S=30
@@ -296,7 +299,21 @@ base_gso=$(t_field base-s tx_gso)
 a_stream_start pmtu "$ATTACK_STREAM_N" "$ATTACK_STREAM_RATE"
 a_forge pmtu-forge "$ns_r" --from "$addr_s:$SPORT" --icmp-too-big "$ATTACK_PMTU" \
 	"$addr_r" "$RPORT"
+# The canary's datagrams (random bytes, 4 s of them) reach the receiver as garbage.
+ip netns exec "$ns_s" timeout 30 "$FORGE" --bind "$addr_s:$ATTACK_CANARY_PORT" \
+	--content random -n 200 --rate 50 "$addr_r" "$RPORT" >"$T_DIR/canary.out" 2>&1 &
+canary=$!
+n=0
+hex=$(printf '%04X' "$ATTACK_CANARY_PORT")
+until ip netns exec "$ns_s" grep -q ":$hex " /proc/net/udp || [ "$n" -ge 100 ]; do
+	sleep 0.02
+	n=$((n + 1))
+done
+a_forge pmtu-canary "$ns_r" --from "$addr_s:$ATTACK_CANARY_PORT" \
+	--icmp-too-big "$ATTACK_PMTU" "$addr_r" "$RPORT"
 learned=$(ip -n "$ns_s" route get "$addr_r" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
+kill "$canary" 2>/dev/null || :
+wait "$canary" 2>/dev/null || :
 a_stream_end pmtu
 a_stream_start pmtu-next "$ATTACK_STREAM_N" "$ATTACK_STREAM_RATE"
 a_stream_end pmtu-next

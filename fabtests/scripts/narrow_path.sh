@@ -1,15 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# narrow_path.sh: two hosts whose interfaces carry 9000-byte packets,
-# joined by a router whose link to the second carries 1500 (three
-# network namespaces of its own: a at 10.213.15.1, the router, b at
-# 10.213.16.1). rdmx ignores the path MTU the router's ICMP reports, since
-# anyone could forge one (attack.sh, part 5), so a user on such a path
-# must tell it. The test checks both sides of that:
+# narrow_path.sh: two IPv6 hosts whose interfaces carry 9000-byte
+# packets, joined by a router whose link to the second carries 1500
+# (three network namespaces of its own: a at fd13:15::1, the router, b at
+# fd13:16::1). rdmx ignores the path MTU the router's ICMPv6 "packet too
+# big" reports, since anyone could forge one (attack.sh, part 5), and an
+# IPv6 router never fragments (over IPv4 it does: gso.sh), so a user on
+# such a path must tell rdmx. The test checks both sides of that:
 # 1. With no FI_RDMX_* variable a stream of messages up to 64 KiB from a
 #    to b fails, not hangs: its sends complete in error within
 #    NP_FAIL_S seconds, and the error's text names FI_RDMX_MTU.
-# 2. With FI_RDMX_MTU=1424 (1500 less 76 bytes of IPv4, UDP and swsrd
+# 2. With FI_RDMX_MTU=1404 (1500 less 96 bytes of IPv6, UDP and swsrd
 #    headers) the same stream passes, every message exact.
 #
 # Needs root and ip; skips (77) without them or without network
@@ -20,7 +21,7 @@ set -eu
 NP_CAP_S=180
 NP_FAIL_S=60
 NP_COUNT=200
-NP_MTU_OK=1424
+NP_MTU_OK=1404
 
 . "$(dirname "$0")/testlib.sh"
 
@@ -37,17 +38,17 @@ ns_b=rdmx-np-b-$$
 t_netns_add "$ns_a" "$ns_g" "$ns_b"
 t_veth "$ns_a" npa$$ "$ns_g" npga$$
 t_veth "$ns_b" npb$$ "$ns_g" npgb$$
-ip -n "$ns_a" addr add 10.213.15.1/30 dev npa$$
-ip -n "$ns_g" addr add 10.213.15.2/30 dev npga$$
-ip -n "$ns_b" addr add 10.213.16.1/30 dev npb$$
-ip -n "$ns_g" addr add 10.213.16.2/30 dev npgb$$
+ip -n "$ns_a" addr add fd13:15::1/64 dev npa$$ nodad
+ip -n "$ns_g" addr add fd13:15::2/64 dev npga$$ nodad
+ip -n "$ns_b" addr add fd13:16::1/64 dev npb$$ nodad
+ip -n "$ns_g" addr add fd13:16::2/64 dev npgb$$ nodad
 ip -n "$ns_a" link set npa$$ mtu 9000
 ip -n "$ns_g" link set npga$$ mtu 9000
 ip -n "$ns_b" link set npb$$ mtu 9000
 ip -n "$ns_g" link set npgb$$ mtu 1500
-ip -n "$ns_a" route add default via 10.213.15.2
-ip -n "$ns_b" route add default via 10.213.16.2
-ip netns exec "$ns_g" sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward' ||
+ip -n "$ns_a" -6 route add default via fd13:15::2
+ip -n "$ns_b" -6 route add default via fd13:16::2
+ip netns exec "$ns_g" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/forwarding' ||
 	t_fail "cannot turn forwarding on in the router's namespace"
 
 # np_stream name [env]: a stream from a to b; sets S_RC (the sender's
@@ -55,10 +56,10 @@ ip netns exec "$ns_g" sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward' ||
 np_stream() {
 	local t0
 	t_start_server "$1-r" "ip netns exec $ns_b env ${2:-}" \
-		"$ST" -r -b 10.213.16.1 -p 0 -t "$NP_FAIL_S"
+		"$ST" -r -b fd13:16::1 -p 0 -t "$NP_FAIL_S"
 	t0=$(date +%s)
 	t_spawn_with "$1-s" "ip netns exec $ns_a env ${2:-}" \
-		"$ST" -p "$T_SERVER_PORT" -n "$NP_COUNT" --sizes mixed -t "$NP_FAIL_S" 10.213.16.1
+		"$ST" -p "$T_SERVER_PORT" -n "$NP_COUNT" --sizes mixed -t "$NP_FAIL_S" fd13:16::1
 	t_collect "$T_LAST_PID"
 	S_RC=$T_RC
 	SECS=$(($(date +%s) - t0))

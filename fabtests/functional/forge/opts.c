@@ -20,7 +20,7 @@ void fg_usage(void)
 	fprintf(stderr,
 		"usage: " FG_NAME " [options] host port\n"
 		"  --from addr:port   spoof this source (raw socket)\n"
-		"  --bind addr        a plain socket's address (default 0.0.0.0)\n"
+		"  --bind addr[:port] a plain socket's address (default 0.0.0.0:0)\n"
 		"  --kind list        hs-reset,hs-ack,hs-probe,hs-probe-ack,hs-ping,\n"
 		"                     hs-pong,hs-close,eager,void,medium,rts,cts,data,\n"
 		"                     dack,skip,ack,rnr,rnr-big,challenge; hs, rdm, all\n"
@@ -136,7 +136,8 @@ static int fg_parse_opt(struct fg *fg, int c, const char *arg)
 {
 	switch (c) {
 	case 'f': fg->spoof = true; return fg_parse_addr(arg, &fg->from);
-	case 'b': return inet_pton(AF_INET, arg, &fg->bind.sin_addr) == 1 ? 0 :
+	case 'b': return strchr(arg, ':') ? fg_parse_addr(arg, &fg->bind) :
+			 inet_pton(AF_INET, arg, &fg->bind.sin_addr) == 1 ? 0 :
 			 ft_fail("bad --bind '%s'", arg);
 	case 'k': return fg_each_word(fg, arg, fg_add_kind);
 	case 'T': return fg_each_word(fg, arg, fg_add_tags);

@@ -109,10 +109,12 @@ int rdmx_udp_domains(const void *src, const void *dest,
 size_t rdmx_udp_family_mtu(int family);
 
 /*
- * Makes the socket fd of family send up to its interface's MTU with "do
- * not fragment" set, whatever path MTU the kernel learned from ICMP
- * (IP_PMTUDISC_PROBE): anyone can forge those (rdmx_udp_route.h). 0 or
- * -errno.
+ * Makes the socket fd of family send up to its interface's MTU whatever
+ * path MTU ICMP reports, and not take such reports in at all
+ * (IP_PMTUDISC_OMIT, Linux 3.15): anyone can forge them
+ * (rdmx_udp_route.h). Over IPv4 its datagrams then leave without "do not
+ * fragment", so a router before a narrower link fragments them; IPv6
+ * routers never do. 0 or -errno.
  */
 int rdmx_udp_pmtu_fixed(int fd, int family);
 

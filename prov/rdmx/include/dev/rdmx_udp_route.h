@@ -9,6 +9,7 @@
  * with the two addresses alone, and which a socket's IP_MTU reports. One
  * forged datagram made every new session to a peer cut its data into
  * 524-byte packets for the ten minutes the kernel keeps what it learned.
+ * The sockets ignore such reports too (rdmx_udp_pmtu_fixed).
  */
 #ifndef RDMX_UDP_ROUTE_H
 #define RDMX_UDP_ROUTE_H

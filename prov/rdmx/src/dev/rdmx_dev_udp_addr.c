@@ -190,11 +190,11 @@ int rdmx_udp_ctl_enable(int fd, int family)
 
 int rdmx_udp_pmtu_fixed(int fd, int family)
 {
-	int probe = family == AF_INET ? IP_PMTUDISC_PROBE : IPV6_PMTUDISC_PROBE;
+	int omit = family == AF_INET ? IP_PMTUDISC_OMIT : IPV6_PMTUDISC_OMIT;
 
 	if (family == AF_INET ?
-	    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &probe, sizeof(probe)) :
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &probe, sizeof(probe)))
+	    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &omit, sizeof(omit)) :
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &omit, sizeof(omit)))
 		return -errno;
 	return 0;
 }

@@ -35,23 +35,9 @@ t_env_defaults
 t_init
 t_require_prog "$ST"
 
-ns_s=rdmx-gso-s-$$
-ns_m=rdmx-gso-m-$$
-ns_r=rdmx-gso-r-$$
-t_netns_add "$ns_s" "$ns_m" "$ns_r"
-t_veth "$ns_s" rxgs$$ "$ns_m" rxgms$$
-t_veth "$ns_m" rxgmr$$ "$ns_r" rxgr$$
-ip -n "$ns_m" link set rxgmr$$ mtu 1280
-ip -n "$ns_r" link set rxgr$$ mtu 1280
-ip -n "$ns_s" addr add "$GSO_NET.1/30" dev rxgs$$
-ip -n "$ns_m" addr add "$GSO_NET.2/30" dev rxgms$$
-ip -n "$ns_m" addr add "$GSO_NET.5/30" dev rxgmr$$
-ip -n "$ns_r" addr add "$GSO_NET.6/30" dev rxgr$$
-ip -n "$ns_s" route add default via "$GSO_NET.2"
-ip -n "$ns_r" route add default via "$GSO_NET.5"
-ip netns exec "$ns_m" sysctl -q -w net.ipv4.ip_forward=1
+t_routed gso "$GSO_NET.1" "$GSO_NET.2" "$GSO_NET.5" "$GSO_NET.6" 30 1500 1280 1280
 
-echo "== receiver in $ns_r ($GSO_NET.6, MTU 1280), sender in $ns_s ($GSO_NET.1, MTU 1500) via $ns_m"
+echo "== receiver in $ns_r ($GSO_NET.6, MTU 1280), sender in $ns_s ($GSO_NET.1, MTU 1500) via $ns_g"
 t_start_server receiver "ip netns exec $ns_r" "$ST" -r -b "$GSO_NET.6" -p 0 --ordered
 t_spawn_with sender "ip netns exec $ns_s env FI_LOG_LEVEL=warn" \
 	"$ST" -p "$T_SERVER_PORT" -n "$GSO_COUNT" --sizes mixed "$GSO_NET.6"
@@ -62,7 +48,7 @@ t_out_has receiver '^rdmx_stream: PASS receiver' || t_fail "the receiver printed
 cat "$T_DIR/sender.out"
 
 gso=$(t_counter sender tx_gso)
-frags=$(ip netns exec "$ns_m" awk '$1 == "Ip:" { if (!n++) { for (i = 2; i <= NF; i++)
+frags=$(ip netns exec "$ns_g" awk '$1 == "Ip:" { if (!n++) { for (i = 2; i <= NF; i++)
 	if ($i == "FragCreates") c = i } else print $c }' /proc/net/snmp)
 [ "${frags:-0}" -gt 0 ] || t_fail "the router made no fragment: the path was not narrower"
 [ "$gso" -gt 0 ] || t_fail "tx_gso=0: no segmentation run was sent"

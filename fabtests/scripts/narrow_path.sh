@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # narrow_path.sh: two IPv6 hosts whose interfaces carry 9000-byte
 # packets, joined by a router whose link to the second carries 1500
-# (three network namespaces of its own: a at fd13:15::1, the router, b at
-# fd13:16::1). rdmx ignores the path MTU the router's ICMPv6 "packet too
+# (three network namespaces of its own, testlib.sh's t_routed: a at
+# fd13:15::1, the router, b at fd13:16::1). rdmx ignores the path MTU the router's ICMPv6 "packet too
 # big" reports, since anyone could forge one (attack.sh, part 5), and an
 # IPv6 router never fragments (over IPv4 it does: gso.sh), so a user on
 # such a path must tell rdmx. The test checks both sides of that:
@@ -32,33 +32,16 @@ t_env_defaults
 t_init
 t_require_prog "$ST"
 
-ns_a=rdmx-np-a-$$
-ns_g=rdmx-np-g-$$
-ns_b=rdmx-np-b-$$
-t_netns_add "$ns_a" "$ns_g" "$ns_b"
-t_veth "$ns_a" npa$$ "$ns_g" npga$$
-t_veth "$ns_b" npb$$ "$ns_g" npgb$$
-ip -n "$ns_a" addr add fd13:15::1/64 dev npa$$ nodad
-ip -n "$ns_g" addr add fd13:15::2/64 dev npga$$ nodad
-ip -n "$ns_b" addr add fd13:16::1/64 dev npb$$ nodad
-ip -n "$ns_g" addr add fd13:16::2/64 dev npgb$$ nodad
-ip -n "$ns_a" link set npa$$ mtu 9000
-ip -n "$ns_g" link set npga$$ mtu 9000
-ip -n "$ns_b" link set npb$$ mtu 9000
-ip -n "$ns_g" link set npgb$$ mtu 1500
-ip -n "$ns_a" -6 route add default via fd13:15::2
-ip -n "$ns_b" -6 route add default via fd13:16::2
-ip netns exec "$ns_g" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/forwarding' ||
-	t_fail "cannot turn forwarding on in the router's namespace"
+t_routed np fd13:15::1 fd13:15::2 fd13:16::2 fd13:16::1 64 9000 1500 9000
 
 # np_stream name [env]: a stream from a to b; sets S_RC (the sender's
 # status) and SECS (how long it took).
 np_stream() {
 	local t0
-	t_start_server "$1-r" "ip netns exec $ns_b env ${2:-}" \
+	t_start_server "$1-r" "ip netns exec $ns_r env ${2:-}" \
 		"$ST" -r -b fd13:16::1 -p 0 -t "$NP_FAIL_S"
 	t0=$(date +%s)
-	t_spawn_with "$1-s" "ip netns exec $ns_a env ${2:-}" \
+	t_spawn_with "$1-s" "ip netns exec $ns_s env ${2:-}" \
 		"$ST" -p "$T_SERVER_PORT" -n "$NP_COUNT" --sizes mixed -t "$NP_FAIL_S" fd13:16::1
 	t_collect "$T_LAST_PID"
 	S_RC=$T_RC

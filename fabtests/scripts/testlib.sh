@@ -405,6 +405,37 @@ t_link() {
 	ip -n "$ns_r" addr add "$addr_r/30" dev "$veth_r"
 }
 
+# t_routed tag addr_s addr_gs addr_gr addr_r plen mtu_s mtu_gr mtu_r: a
+# sender's and a receiver's namespace (ns_s, ns_r) joined through a
+# router's (ns_g), so that a path can be narrower than both ends: the
+# sender's link to the router carries mtu_s at both ends, the router's
+# link to the receiver mtu_gr at the router's end and mtu_r at the
+# receiver's. The addresses (IPv4 or IPv6, prefix length plen) are the
+# sender's, the router's on either link, and the receiver's; both ends
+# route everything through the router, which forwards.
+t_routed() {
+	local tag=$1 six="" fwd=/proc/sys/net/ipv4/ip_forward
+	case $2 in *:*) six=nodad fwd=/proc/sys/net/ipv6/conf/all/forwarding ;; esac
+	ns_s=rdmx-$tag-s-$$
+	ns_g=rdmx-$tag-g-$$
+	ns_r=rdmx-$tag-r-$$
+	t_netns_add "$ns_s" "$ns_g" "$ns_r"
+	t_veth "$ns_s" rx${tag}s$$ "$ns_g" rx${tag}gs$$
+	t_veth "$ns_g" rx${tag}gr$$ "$ns_r" rx${tag}r$$
+	ip -n "$ns_s" addr add "$2/$6" dev rx${tag}s$$ $six
+	ip -n "$ns_g" addr add "$3/$6" dev rx${tag}gs$$ $six
+	ip -n "$ns_g" addr add "$4/$6" dev rx${tag}gr$$ $six
+	ip -n "$ns_r" addr add "$5/$6" dev rx${tag}r$$ $six
+	ip -n "$ns_s" link set rx${tag}s$$ mtu "$7"
+	ip -n "$ns_g" link set rx${tag}gs$$ mtu "$7"
+	ip -n "$ns_g" link set rx${tag}gr$$ mtu "$8"
+	ip -n "$ns_r" link set rx${tag}r$$ mtu "$9"
+	ip -n "$ns_s" route add default via "$3"
+	ip -n "$ns_r" route add default via "$4"
+	ip netns exec "$ns_g" sh -c "echo 1 >$fwd" ||
+		t_fail "cannot turn forwarding on in the router's namespace"
+}
+
 # t_udp_port ns: the local port of the one UDP socket in ns; empty while
 # there is none.
 t_udp_port() {
